@@ -1,0 +1,90 @@
+# actortrace: one build for everything; outputs go to build/.
+#   make         the library, tracedecode, the reference runtime and its programs
+#   make demo    trace the pingpong example and show the start of its JSONL
+#   make test    every test (unit, sanitizers, end-to-end, fault, fuzz); ends "N passed, N failed"
+#   make bench   benchmarks; they print figures, they assert nothing
+
+CC      ?= cc
+CFLAGS  ?= -O2 -g
+WARN    := -Wall -Wextra -Werror -std=gnu11
+CPPFLAGS := -Iinclude -D_GNU_SOURCE
+B       := build
+
+DEPS_OK := $(B)/.deps-ok
+
+COMMON_SRC  := $(wildcard common/*.c)
+PRELOAD_SRC := $(wildcard preload/*.c) $(wildcard shim/*.c)
+DECODER_SRC := $(wildcard decoder/*.c)
+RT_SRC      := tests/rt/runtime.c
+EXAMPLES    := $(patsubst tests/rt/examples/%.c,$(B)/examples/%,$(wildcard tests/rt/examples/*.c))
+UNIT_TESTS  := $(patsubst tests/unit/%.c,$(B)/tests/%,$(wildcard tests/unit/*.c))
+TEST_PROGS  := $(patsubst tests/progs/%.c,$(B)/tests/progs/%,$(wildcard tests/progs/*.c))
+
+PRELOAD_FLAGS := -fPIC -ftls-model=initial-exec -fvisibility=default -pthread
+SAN_FLAGS     := -O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
+
+.PHONY: all demo test bench clean deps fuzz
+all: $(B)/libactortrace.so $(B)/tracedecode $(B)/librefrt.so $(EXAMPLES)
+
+deps: $(DEPS_OK)
+$(DEPS_OK): scripts/install-deps.sh
+	@sh scripts/install-deps.sh
+	@mkdir -p $(B) && touch $@
+
+$(B)/libactortrace.so: $(PRELOAD_SRC) $(COMMON_SRC) $(wildcard include/*.h preload/*.h shim/*.h tests/rt/refrt.h) | $(DEPS_OK)
+	$(CC) $(CPPFLAGS) -Itests/rt $(CFLAGS) $(WARN) $(PRELOAD_FLAGS) -shared -Wl,-z,now -o $@ \
+		$(PRELOAD_SRC) $(COMMON_SRC) -lzstd -ldl -Wl,-z,defs
+
+$(B)/tracedecode: $(DECODER_SRC) $(COMMON_SRC) $(wildcard include/*.h decoder/*.h) | $(DEPS_OK)
+	$(CC) $(CPPFLAGS) $(CFLAGS) $(WARN) -o $@ $(DECODER_SRC) $(COMMON_SRC) -lzstd
+
+$(B)/asan/tracedecode: $(DECODER_SRC) $(COMMON_SRC) $(wildcard include/*.h decoder/*.h) | $(DEPS_OK)
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS) $(SAN_FLAGS) $(WARN) -o $@ $(DECODER_SRC) $(COMMON_SRC) -lzstd
+
+# The reference runtime: default visibility and no -Bsymbolic, so its calls to its own
+# exported functions go through the PLT, as in the real runtimes we trace.
+$(B)/librefrt.so: $(RT_SRC) tests/rt/refrt.h | $(DEPS_OK)
+	$(CC) $(CPPFLAGS) $(CFLAGS) $(WARN) -fPIC -shared -pthread -Wl,-soname,librefrt.so -o $@ $(RT_SRC)
+
+$(B)/examples/%: tests/rt/examples/%.c tests/rt/refrt.h $(B)/librefrt.so
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS) -Itests/rt $(CFLAGS) $(WARN) -pthread -o $@ $< $(B)/librefrt.so \
+		-Wl,-rpath,'$$ORIGIN/..'
+
+# Unit tests link the common code and the piece they test, built with the sanitizers.
+$(B)/tests/%: tests/unit/%.c $(wildcard tests/unit/*.h) $(COMMON_SRC) $(DECODER_SRC) $(wildcard include/*.h decoder/*.h) | $(DEPS_OK)
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS) -Idecoder $(SAN_FLAGS) $(WARN) -o $@ $< $(COMMON_SRC) \
+		$(filter-out decoder/main.c,$(DECODER_SRC)) -lzstd
+
+# Helper programs the end-to-end and fault tests trace (no runtime of their own).
+$(B)/tests/progs/%: tests/progs/%.c | $(DEPS_OK)
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS) -Itests/rt $(CFLAGS) $(WARN) -pthread -o $@ $< $(B)/librefrt.so \
+		-Wl,-rpath,'$$ORIGIN/../..'
+
+demo: all
+	@sh scripts/demo.sh
+
+test: all $(B)/asan/tracedecode $(UNIT_TESTS) $(TEST_PROGS)
+	@sh tests/run.sh
+
+# The benchmark's subjects: a no-op exported function, its caller, and a copy of the library
+# with a shim for it.
+BENCH := $(B)/bench/libnop.so $(B)/bench/hotpath $(B)/bench/libactortrace-bench.so
+$(B)/bench/libnop.so: tests/bench/nop.c
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) $(WARN) -fPIC -shared -Wl,-soname,libnop.so -o $@ $<
+$(B)/bench/hotpath: tests/bench/hotpath.c $(B)/bench/libnop.so
+	$(CC) $(CFLAGS) $(WARN) -o $@ $< $(B)/bench/libnop.so -Wl,-rpath,'$$ORIGIN'
+$(B)/bench/libactortrace-bench.so: $(PRELOAD_SRC) $(COMMON_SRC) tests/bench/nop_shim.c $(wildcard include/*.h preload/*.h)
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS) -Itests/rt $(CFLAGS) $(WARN) $(PRELOAD_FLAGS) -shared -Wl,-z,now -o $@ \
+		$(PRELOAD_SRC) $(COMMON_SRC) tests/bench/nop_shim.c -lzstd -ldl -Wl,-z,defs
+
+bench: all $(BENCH)
+	@sh tests/bench/run.sh
+
+clean:
+	rm -rf $(B)

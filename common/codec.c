@@ -1,0 +1,184 @@
+/* The columnar event block of an EVENTS frame (docs/FORMAT.md section 4): the recorder's writer
+ * encodes a block of slots with at_events_encode, the decoder reverses it with at_events_decode.
+ *
+ * The encoder reads each slot exactly once, because a slot that was uncommitted at the first
+ * look may be committed by the time of a second one (an exit-time flush races the threads that
+ * are still recording). One pass therefore writes every column at once, each into its own
+ * region of `out` sized for the worst case, and a second step moves the columns together. The
+ * first tsc delta is relative to the smallest tsc, which is known only after the pass, so the
+ * tsc region keeps room for its first varint and that one is written while compacting. */
+#include <errno.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "at_codec.h"
+
+/* Worst case bytes per event: kind 1, path 1, core 3 (u16), tsc, actor, peer and msg 10 each,
+ * name 5 (u32). FORMAT.md repeats this bound for readers. */
+enum {
+    COL_KIND = 0,
+    COL_PATH = 1,
+    COL_CORE = 2,
+    COL_TSC = 5,
+    COL_ACTOR = 15,
+    COL_PEER = 25,
+    COL_MSG = 35,
+    COL_NAME = 45,
+    BYTES_PER_EVENT = 50,
+};
+
+size_t at_events_encode_bound(uint32_t n)
+{
+    return (size_t)n * BYTES_PER_EVENT;
+}
+
+/* Write cursors of the eight column regions during the encoding pass. */
+struct regions {
+    uint8_t *kind, *path, *core, *tsc, *actor, *peer, *msg, *name;
+};
+
+static uint64_t slot_tail(const struct at_event *slot)
+{
+    /* The recorder stores name, core, path and kind as one word with release; acquire here
+     * makes the fields it stored before that word visible. */
+    return __atomic_load_n((const uint64_t *)(const void *)&slot->name, __ATOMIC_ACQUIRE);
+}
+
+/* The one pass over the slots. Returns the tsc of the first committed slot. */
+static uint64_t scan(const struct at_event *slots, uint32_t n, struct regions *r,
+                     struct at_block_info *info)
+{
+    uint64_t first = 0, prev_tsc = 0, prev_actor = 0, prev_peer = 0, prev_msg = 0;
+    for (uint32_t i = 0; i < n; i++) {
+        uint64_t tail = slot_tail(&slots[i]);
+        if ((tail >> 56) == 0) {
+            info->torn++;
+            continue;
+        }
+        const struct at_event *ev = &slots[i];
+        uint64_t tsc = ev->tsc;
+        *r->kind++ = (uint8_t)(tail >> 56);
+        *r->path++ = (uint8_t)(tail >> 48);
+        r->core += at_varint_put(r->core, (tail >> 32) & 0xffff);
+        if (info->count == 0) {
+            first = info->first_tsc = info->last_tsc = tsc;
+        } else {
+            r->tsc += at_varint_put(r->tsc, at_zigzag(tsc - prev_tsc));
+            info->first_tsc = tsc < info->first_tsc ? tsc : info->first_tsc;
+            info->last_tsc = tsc > info->last_tsc ? tsc : info->last_tsc;
+        }
+        r->actor += at_varint_put(r->actor, at_zigzag(ev->actor - prev_actor));
+        r->peer += at_varint_put(r->peer, at_zigzag(ev->peer - prev_peer));
+        r->msg += at_varint_put(r->msg, at_zigzag(ev->msg - prev_msg));
+        r->name += at_varint_put(r->name, (uint32_t)tail);
+        prev_tsc = tsc;
+        prev_actor = ev->actor;
+        prev_peer = ev->peer;
+        prev_msg = ev->msg;
+        info->count++;
+    }
+    return first;
+}
+
+/* Moves region [start, end) of out down to out + *len. Every region starts at or past the
+ * compacted length, because no column exceeds its worst-case size. */
+static void move_down(uint8_t *out, size_t *len, const uint8_t *start, const uint8_t *end)
+{
+    size_t size = (size_t)(end - start);
+    memmove(out + *len, start, size);
+    *len += size;
+}
+
+size_t at_events_encode(const struct at_event *slots, uint32_t n, uint8_t *out,
+                        struct at_block_info *info)
+{
+    *info = (struct at_block_info){0};
+    if (n == 0)
+        return 0;
+    size_t cap = n;
+    struct regions start = {
+        out + COL_KIND * cap,  out + COL_PATH * cap,  out + COL_CORE * cap,
+        out + COL_TSC * cap + AT_VARINT_MAX,          out + COL_ACTOR * cap,
+        out + COL_PEER * cap,  out + COL_MSG * cap,   out + COL_NAME * cap,
+    };
+    struct regions r = start;
+    uint64_t first = scan(slots, n, &r, info);
+    if (info->count == 0)
+        return 0;
+
+    size_t len = info->count; /* the kind column is already in place */
+    move_down(out, &len, start.path, r.path);
+    move_down(out, &len, start.core, r.core);
+    len += at_varint_put(out + len, at_zigzag(first - info->first_tsc));
+    move_down(out, &len, start.tsc, r.tsc);
+    move_down(out, &len, start.actor, r.actor);
+    move_down(out, &len, start.peer, r.peer);
+    move_down(out, &len, start.msg, r.msg);
+    move_down(out, &len, start.name, r.name);
+    return len;
+}
+
+/* Reads one varint; most are one byte, so that case skips the loop. */
+static inline int get(const uint8_t **p, const uint8_t *end, uint64_t *v)
+{
+    if (*p < end && **p < 0x80) {
+        *v = *(*p)++;
+        return 0;
+    }
+    return at_varint_get(p, end, v);
+}
+
+/* A column of zigzag deltas into the u64 field at `field` (an offsetof) of each event. */
+static int delta_column(const uint8_t **p, const uint8_t *end, uint32_t count, uint64_t prev,
+                        struct at_event *out, size_t field)
+{
+    for (uint32_t i = 0; i < count; i++) {
+        uint64_t z;
+        if (get(p, end, &z) < 0)
+            return -EINVAL;
+        prev += at_unzigzag(z);
+        memcpy((char *)&out[i] + field, &prev, sizeof prev);
+    }
+    return 0;
+}
+
+/* A column of plain values no larger than max: core (u16) or name (u32). */
+static int plain_column(const uint8_t **p, const uint8_t *end, uint32_t count, uint64_t max,
+                        struct at_event *out, int is_core)
+{
+    for (uint32_t i = 0; i < count; i++) {
+        uint64_t v;
+        if (get(p, end, &v) < 0 || v > max)
+            return -EINVAL;
+        if (is_core)
+            out[i].core = (uint16_t)v;
+        else
+            out[i].name = (uint32_t)v;
+    }
+    return 0;
+}
+
+int at_events_decode(const uint8_t *in, size_t len, uint32_t count, uint64_t first_tsc,
+                     struct at_event *out)
+{
+    if (count == 0)
+        return len == 0 ? 0 : -EINVAL;
+    if (len < 2 * (size_t)count)
+        return -EINVAL;
+    for (uint32_t i = 0; i < count; i++) {
+        if (in[i] == 0)
+            return -EINVAL;
+        out[i].kind = in[i];
+        out[i].path = in[count + i];
+    }
+    const uint8_t *p = in + 2 * (size_t)count, *end = in + len;
+    if (plain_column(&p, end, count, UINT16_MAX, out, 1) < 0 ||
+        delta_column(&p, end, count, first_tsc, out, offsetof(struct at_event, tsc)) < 0 ||
+        delta_column(&p, end, count, 0, out, offsetof(struct at_event, actor)) < 0 ||
+        delta_column(&p, end, count, 0, out, offsetof(struct at_event, peer)) < 0 ||
+        delta_column(&p, end, count, 0, out, offsetof(struct at_event, msg)) < 0 ||
+        plain_column(&p, end, count, UINT32_MAX, out, 0) < 0)
+        return -EINVAL;
+    return p == end ? 0 : -EINVAL;
+}

@@ -1,0 +1,100 @@
+/* Frame payloads: the stored bytes made raw (zstd or as they are), and an EVENTS payload
+ * decoded into events (FORMAT.md section 4, with at_events_decode doing the columns). */
+#include <errno.h>
+#include <stdlib.h>
+#include <zstd.h>
+
+#include "at_codec.h"
+#include "block.h"
+
+/* The fewest bytes one event takes in the columns: kind, path and six one-byte varints. Checked
+ * before the event array is sized, so a header cannot make us allocate for events that the
+ * payload could never hold. */
+#define EVENT_MIN_BYTES 8
+
+static int grow_buffer(struct unpacker *u, size_t need)
+{
+    if (need <= u->cap)
+        return 0;
+    size_t cap = u->cap ? u->cap : 64 << 10;
+    while (cap < need)
+        cap *= 2;
+    uint8_t *grown = realloc(u->buf, cap);
+    if (!grown)
+        return -ENOMEM;
+    u->buf = grown;
+    u->cap = cap;
+    return 0;
+}
+
+static int unzstd(struct unpacker *u, const uint8_t *payload, uint32_t payload_size,
+                  uint32_t raw_size, const char **why)
+{
+    if (!u->zstd && !(u->zstd = ZSTD_createDCtx()))
+        return -ENOMEM;
+    if (grow_buffer(u, raw_size) < 0)
+        return -ENOMEM;
+    size_t got = ZSTD_decompressDCtx(u->zstd, u->buf, raw_size, payload, payload_size);
+    if (ZSTD_isError(got)) {
+        *why = "the zstd payload does not decompress";
+        return -EINVAL;
+    }
+    if (got != raw_size) {
+        *why = "the payload decompresses to a size other than raw_size";
+        return -EINVAL;
+    }
+    return 0;
+}
+
+int at__unpack(struct unpacker *u, const uint8_t *payload, uint32_t payload_size,
+               uint32_t raw_size, uint8_t encoding, const uint8_t **raw, const char **why)
+{
+    if (encoding == AT_ENC_RAW) {
+        if (payload_size != raw_size) {
+            *why = "a raw payload whose size is not raw_size";
+            return -EINVAL;
+        }
+        *raw = payload;
+        return 0;
+    }
+    if (encoding != AT_ENC_ZSTD) {
+        *why = "unknown payload encoding";
+        return -ENOTSUP;
+    }
+    int err = unzstd(u, payload, payload_size, raw_size, why);
+    *raw = u->buf ? u->buf : (const uint8_t *)""; /* raw_size 0 allocates nothing */
+    return err;
+}
+
+int at__block_decode(struct unpacker *u, const struct trace *t, const struct frame_ref *f,
+                     struct at_event **events, size_t *cap, const char **why)
+{
+    if ((uint64_t)f->count * EVENT_MIN_BYTES > f->raw_size) {
+        *why = "more events than raw_size can hold";
+        return -EINVAL;
+    }
+    const uint8_t *raw;
+    int err = at__unpack(u, t->data + f->offset + f->header_size, f->payload_size, f->raw_size,
+                         f->encoding, &raw, why);
+    if (err < 0)
+        return err;
+    if (f->count > *cap) {
+        struct at_event *grown = realloc(*events, f->count * sizeof *grown);
+        if (!grown)
+            return -ENOMEM;
+        *events = grown;
+        *cap = f->count;
+    }
+    if (at_events_decode(raw, f->raw_size, f->count, f->first_tsc, *events) < 0) {
+        *why = "malformed event columns";
+        return -EINVAL;
+    }
+    return 0;
+}
+
+void at__unpacker_free(struct unpacker *u)
+{
+    ZSTD_freeDCtx(u->zstd);
+    free(u->buf);
+    *u = (struct unpacker){0};
+}

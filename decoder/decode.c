@@ -1,0 +1,127 @@
+/* One decoding session: open every trace, hand its threads and the merged events to the output
+ * format, then total the losses into the summary and decide the exit status. */
+#include <errno.h>
+#include <stdlib.h>
+
+#include "decode.h"
+#include "merge.h"
+
+int at__decode_open(struct decode *d, const char *const *paths, size_t n, FILE *diag)
+{
+    *d = (struct decode){.diag = diag};
+    d->traces = calloc(n ? n : 1, sizeof *d->traces);
+    if (!d->traces)
+        return -ENOMEM;
+    for (size_t i = 0; i < n; i++) {
+        int err = at__trace_open(&d->traces[i], paths[i], diag, &d->unpacker);
+        if (err < 0) {
+            at__decode_close(d);
+            return err;
+        }
+        d->ntraces++;
+    }
+    return 0;
+}
+
+static int each_thread(struct decode *d, const struct output_ops *ops, struct out *o)
+{
+    for (size_t i = 0; i < d->ntraces; i++) {
+        const struct trace *t = &d->traces[i];
+        for (size_t j = 0; j < t->nthreads; j++) {
+            int err = ops->thread(o, d, t, &t->threads[j]);
+            if (err < 0)
+                return err;
+        }
+    }
+    return 0;
+}
+
+static int each_event(struct decode *d, const struct output_ops *ops, struct out *o,
+                      uint64_t *events)
+{
+    struct merge m;
+    struct merged e;
+    int err = at__merge_init(&m, d->traces, d->ntraces, &d->unpacker);
+    while (err == 0 && (err = at__merge_next(&m, &e)) > 0) {
+        (*events)++;
+        err = ops->event ? ops->event(o, d, &e) : 0;
+        if (err == 0)
+            err = o->error; /* a full disk ends the work, not only the output */
+    }
+    at__merge_free(&m);
+    return err;
+}
+
+/* Events the recorder lost: its LOST records, or the END record's total when that is larger
+ * (threads still dropping when the process ended had no chance to write a LOST record). */
+static uint64_t trace_lost(const struct trace *t)
+{
+    uint64_t lost = 0;
+    for (size_t j = 0; j < t->nlost; j++)
+        lost += t->lost[j].count;
+    if (t->end.seen && t->end.events_dropped > lost)
+        lost = t->end.events_dropped;
+    return lost;
+}
+
+static struct summary summarise(const struct decode *d, uint64_t events)
+{
+    struct summary s = {.events = events, .files = d->ntraces};
+    for (size_t i = 0; i < d->ntraces; i++) {
+        const struct trace *t = &d->traces[i];
+        s.threads += t->nthreads;
+        s.damaged_frames += t->damaged;
+        s.torn += t->torn;
+        s.truncated |= t->cut || !t->end.seen;
+        s.dropped += trace_lost(t);
+    }
+    return s;
+}
+
+/* Reports the recorder's own loss counts, and checks the END record against what was decoded.
+ * Returns 1 when events are missing, 0 otherwise. */
+static int check_trace(const struct trace *t)
+{
+    uint64_t lost = trace_lost(t);
+    if (lost)
+        at__trace_warn(t, "the recorder lost %llu events (listed in the summary)",
+                       (unsigned long long)lost);
+    if (t->torn)
+        at__trace_warn(t, "%llu event slots were never committed (torn)",
+                       (unsigned long long)t->torn);
+    if (!t->end.seen || t->end.events_written == t->events_decoded)
+        return 0;
+    at__trace_warn(t, "the END record counts %llu events written; %llu were decoded",
+                   (unsigned long long)t->end.events_written,
+                   (unsigned long long)t->events_decoded);
+    return t->events_decoded < t->end.events_written;
+}
+
+int at__decode_run(struct decode *d, const struct output_ops *ops, struct out *o,
+                   struct summary *s)
+{
+    uint64_t events = 0;
+    int err = ops->begin ? ops->begin(o, d) : 0;
+    if (err == 0 && ops->thread)
+        err = each_thread(d, ops, o);
+    if (err == 0)
+        err = each_event(d, ops, o, &events);
+    struct summary sum = summarise(d, events);
+    int status = sum.truncated || sum.damaged_frames > 0;
+    for (size_t i = 0; i < d->ntraces; i++)
+        status |= check_trace(&d->traces[i]);
+    if (err == 0 && ops->end)
+        err = ops->end(o, d, &sum);
+    if (s)
+        *s = sum;
+    return err < 0 ? err : status;
+}
+
+void at__decode_close(struct decode *d)
+{
+    for (size_t i = 0; i < d->ntraces; i++)
+        at__trace_close(&d->traces[i]);
+    free(d->traces);
+    at__unpacker_free(&d->unpacker);
+    *d = (struct decode){0};
+}

@@ -1,0 +1,32 @@
+/* A decoding session: the traces named on the command line, read, merged onto one timeline
+ * and written through one output format, with the summary and the exit status. */
+#ifndef DECODE_H
+#define DECODE_H
+
+#include <stddef.h>
+#include <stdio.h>
+
+#include "block.h"
+#include "output.h"
+#include "trace.h"
+
+struct decode {
+    struct trace *traces;
+    size_t ntraces;
+    struct unpacker unpacker;
+    FILE *diag; /* damage, warnings and losses are reported here; NULL: silent */
+};
+
+/* Opens and indexes every trace. Returns 0, or the first trace's error (see at__trace_open),
+ * with nothing left open. */
+int at__decode_open(struct decode *d, const char *const *paths, size_t n, FILE *diag);
+
+/* Writes every event and the summary through ops into o (not flushed). Returns 0 when every
+ * trace was clean, 1 when one was damaged or cut (still decoded as far as possible), or a
+ * negative errno (-ENOMEM, or the format's error). The summary is copied to *s when s != NULL. */
+int at__decode_run(struct decode *d, const struct output_ops *ops, struct out *o,
+                   struct summary *s);
+
+void at__decode_close(struct decode *d);
+
+#endif

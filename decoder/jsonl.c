@@ -1,0 +1,159 @@
+/* The JSONL output: one JSON object per event in time order, then one summary object. Field
+ * names follow Aether's tracer (ts_ns, core, event, actor, sender, msg, msg_name) plus tid and
+ * path; the --help text in main.c is the reference for every field. */
+#include <errno.h>
+#include <stdbool.h>
+
+#include "at_events.h"
+#include "decode.h"
+#include "output.h"
+
+/* Room for everything but names: at most 13 keys and 9 numbers of 20 digits, with margin. */
+#define LINE_FIXED 512
+
+static size_t bound(const struct name *n)
+{
+    return n ? at__json_str_bound(n->len) : 0;
+}
+
+/* A name, or "prefixN" when the id has none. */
+static char *put_name(char *p, const struct name *n, const char *prefix, size_t prefix_len,
+                      uint64_t id)
+{
+    if (n)
+        return at__fmt_json_str(p, n->s, n->len);
+    *p++ = '"';
+    memcpy(p, prefix, prefix_len);
+    p = at__fmt_u64(p + prefix_len, id);
+    *p++ = '"';
+    return p;
+}
+
+static char *put_kind(char *p, unsigned kind, const struct name *registered)
+{
+    const char *builtin = at__kind_builtin(kind);
+    if (builtin) {
+        *p++ = '"';
+        size_t len = strlen(builtin);
+        memcpy(p, builtin, len);
+        p += len;
+        *p++ = '"';
+        return p;
+    }
+    return put_name(p, registered, "kind_", 5, kind);
+}
+
+/* The peer is the sender for send and recv, and written as "peer" for every other kind. */
+static char *put_peer(char *p, const struct at_event *ev, const struct name *peer_name)
+{
+    bool sender = ev->kind == AT_EV_SEND || ev->kind == AT_EV_RECV;
+    p = sender ? AT_PUT(p, ",\"sender\":") : AT_PUT(p, ",\"peer\":");
+    p = at__fmt_u64(p, ev->peer);
+    if (peer_name) {
+        p = sender ? AT_PUT(p, ",\"sender_name\":") : AT_PUT(p, ",\"peer_name\":");
+        p = at__fmt_json_str(p, peer_name->s, peer_name->len);
+    }
+    return p;
+}
+
+static int jsonl_event(struct out *o, const struct decode *d, const struct merged *e)
+{
+    const struct at_event *ev = e->ev;
+    const struct names *nm = &e->trace->names;
+    const struct name *msg_name = ev->name ? at__names_get(nm, AT_NAME_MSG, ev->name) : NULL;
+    const struct name *actor = ev->actor ? at__names_get(nm, AT_NAME_ACTOR, ev->actor) : NULL;
+    const struct name *peer = ev->peer ? at__names_get(nm, AT_NAME_ACTOR, ev->peer) : NULL;
+    const struct name *path = ev->path ? at__names_get(nm, AT_NAME_PATH, ev->path) : NULL;
+    const struct name *kind = at__names_get(nm, AT_NAME_EVENT, ev->kind);
+    char *p = at__out_reserve(o, LINE_FIXED + bound(msg_name) + bound(actor) + bound(peer) +
+                                     bound(path) + bound(kind));
+    if (!p)
+        return -ENOMEM;
+    p = at__fmt_u64(AT_PUT(p, "{\"ts_ns\":"), e->ts_ns);
+    p = at__fmt_u64(AT_PUT(p, ",\"core\":"), ev->core);
+    if (d->ntraces > 1)
+        p = at__fmt_u64(AT_PUT(p, ",\"pid\":"), e->trace->process.pid);
+    p = at__fmt_u64(AT_PUT(p, ",\"tid\":"), e->thread->tid);
+    p = put_kind(AT_PUT(p, ",\"event\":"), ev->kind, kind);
+    p = at__fmt_u64(AT_PUT(p, ",\"actor\":"), ev->actor);
+    if (actor)
+        p = at__fmt_json_str(AT_PUT(p, ",\"actor_name\":"), actor->s, actor->len);
+    if (ev->peer)
+        p = put_peer(p, ev, peer);
+    if (ev->msg)
+        p = at__fmt_u64(AT_PUT(p, ",\"msg\":"), ev->msg);
+    if (ev->name)
+        p = put_name(AT_PUT(p, ",\"msg_name\":"), msg_name, "name_", 5, ev->name);
+    if (ev->path)
+        p = put_name(AT_PUT(p, ",\"path\":"), path, "path_", 5, ev->path);
+    at__out_commit(o, AT_PUT(p, "}\n"));
+    return 0;
+}
+
+static char *put_reason(char *p, uint8_t reason)
+{
+    switch (reason) {
+    case AT_LOST_DROPPED:
+        return AT_PUT(p, "\"dropped\"");
+    case AT_LOST_WRITE_ERROR:
+        return AT_PUT(p, "\"write_error\"");
+    case AT_LOST_OVERWRITTEN:
+        return AT_PUT(p, "\"overwritten\"");
+    default:
+        return put_name(p, NULL, "reason_", 7, reason);
+    }
+}
+
+/* The "lost" array: every LOST record of every trace, its tsc range in nanoseconds. */
+static int put_lost(struct out *o, const struct decode *d)
+{
+    bool first = true;
+    for (size_t i = 0; i < d->ntraces; i++) {
+        const struct trace *t = &d->traces[i];
+        size_t hint = 0;
+        for (size_t j = 0; j < t->nlost; j++, first = false) {
+            const struct lost *l = &t->lost[j];
+            char *p = at__out_reserve(o, LINE_FIXED);
+            if (!p)
+                return -ENOMEM;
+            p = first ? AT_PUT(p, "{") : AT_PUT(p, ",{");
+            if (d->ntraces > 1)
+                p = AT_PUT(at__fmt_u64(AT_PUT(p, "\"pid\":"), t->process.pid), ",");
+            p = at__fmt_u64(AT_PUT(p, "\"tid\":"), l->tid);
+            p = put_reason(AT_PUT(p, ",\"reason\":"), l->reason);
+            p = at__fmt_u64(AT_PUT(p, ",\"count\":"), l->count);
+            uint64_t from = at__clock_ns(&t->clock, l->first_tsc, &hint);
+            uint64_t to = at__clock_ns(&t->clock, l->last_tsc, &hint);
+            p = at__fmt_u64(AT_PUT(p, ",\"from_ns\":"), from);
+            p = at__fmt_u64(AT_PUT(p, ",\"to_ns\":"), to);
+            at__out_commit(o, AT_PUT(p, "}"));
+        }
+    }
+    return 0;
+}
+
+static int jsonl_end(struct out *o, const struct decode *d, const struct summary *s)
+{
+    char *p = at__out_reserve(o, LINE_FIXED);
+    if (!p)
+        return -ENOMEM;
+    p = at__fmt_u64(AT_PUT(p, "{\"summary\":true,\"events\":"), s->events);
+    p = at__fmt_u64(AT_PUT(p, ",\"dropped\":"), s->dropped);
+    p = at__fmt_u64(AT_PUT(p, ",\"threads\":"), s->threads);
+    p = s->truncated ? AT_PUT(p, ",\"truncated\":true") : AT_PUT(p, ",\"truncated\":false");
+    p = at__fmt_u64(AT_PUT(p, ",\"damaged_frames\":"), s->damaged_frames);
+    p = at__fmt_u64(AT_PUT(p, ",\"torn\":"), s->torn);
+    at__out_commit(o, AT_PUT(p, ",\"lost\":["));
+    int err = put_lost(o, d);
+    if (err < 0 || !(p = at__out_reserve(o, LINE_FIXED)))
+        return err < 0 ? err : -ENOMEM;
+    p = at__fmt_u64(AT_PUT(p, "],\"files\":"), s->files);
+    at__out_commit(o, AT_PUT(p, "}\n"));
+    return 0;
+}
+
+const struct output_ops at__jsonl_ops = {
+    .name = "jsonl",
+    .event = jsonl_event,
+    .end = jsonl_end,
+};

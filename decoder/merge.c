@@ -1,0 +1,160 @@
+/* The k-way merge of every thread's events onto one timeline.
+ *
+ * Each thread of each trace is a stream: its EVENTS frames in seq order, of which one block at
+ * a time is decoded. The streams with events left sit in a binary min-heap keyed by their next
+ * event. The next event of the merge is the head of the top stream; stepping past it moves to
+ * the next event of that block, or decodes the thread's next frame (damaged ones are reported
+ * and skipped), and the stream sinks to its new place, or leaves the heap when the thread has
+ * nothing left. Memory is one decoded block per thread, whatever the size of the trace.
+ *
+ * Within a thread the recording order is kept even where timestamps step back (a signal
+ * handler that recorded between another event's slot and its rdtsc, or a migration between
+ * cores whose counters differ slightly): only a stream's head is ever compared. Between
+ * streams the key is (ts_ns, tsc, stream index): nanoseconds first, since with several files
+ * only they share a clock; then tsc, which keeps the order of events of one file that round to
+ * the same nanosecond; then the stream index (files in command-line order, threads by tid), so
+ * equal times always come out in the same order. */
+#include <errno.h>
+#include <stdbool.h>
+#include <stdlib.h>
+
+#include "merge.h"
+
+static bool earlier(const struct stream *a, const struct stream *b)
+{
+    if (a->ns != b->ns)
+        return a->ns < b->ns;
+    if (a->tsc != b->tsc)
+        return a->tsc < b->tsc;
+    return a->index < b->index;
+}
+
+static void set_key(struct stream *s)
+{
+    s->tsc = s->events[s->pos].tsc;
+    s->ns = at__clock_ns(&s->trace->clock, s->tsc, &s->clock_hint);
+}
+
+static void sift_down(struct merge *m, size_t i)
+{
+    struct stream *s = m->heap[i];
+    for (;;) {
+        size_t child = 2 * i + 1;
+        if (child >= m->nheap)
+            break;
+        if (child + 1 < m->nheap && earlier(m->heap[child + 1], m->heap[child]))
+            child++;
+        if (!earlier(m->heap[child], s))
+            break;
+        m->heap[i] = m->heap[child];
+        i = child;
+    }
+    m->heap[i] = s;
+}
+
+/* Decodes the stream's next frame that holds events. Returns 1, 0 when there is none left, or
+ * -ENOMEM. */
+static int next_block(struct merge *m, struct stream *s)
+{
+    while (s->next_frame < s->thread->nframes) {
+        const struct frame_ref *f = &s->thread->frames[s->next_frame++];
+        const char *why = "";
+        int err = at__block_decode(m->unpacker, s->trace, f, &s->events, &s->cap, &why);
+        if (err == -ENOMEM)
+            return err;
+        if (err < 0) {
+            at__trace_damage(s->trace, f->offset, why);
+            continue;
+        }
+        if (f->count > 0) {
+            s->n = f->count;
+            s->pos = 0;
+            set_key(s);
+            return 1;
+        }
+    }
+    return 0;
+}
+
+int at__merge_init(struct merge *m, struct trace *traces, size_t n, struct unpacker *u)
+{
+    *m = (struct merge){.unpacker = u};
+    size_t total = 0;
+    for (size_t i = 0; i < n; i++)
+        total += traces[i].nthreads;
+    if (total == 0)
+        return 0;
+    m->streams = calloc(total, sizeof *m->streams);
+    m->heap = malloc(total * sizeof *m->heap);
+    if (!m->streams || !m->heap) {
+        at__merge_free(m);
+        return -ENOMEM;
+    }
+    for (size_t i = 0; i < n; i++) {
+        for (size_t j = 0; j < traces[i].nthreads; j++) {
+            struct stream *s = &m->streams[m->nstreams];
+            *s = (struct stream){.trace = &traces[i], .thread = &traces[i].threads[j],
+                                 .index = (uint32_t)m->nstreams};
+            m->nstreams++;
+            int found = next_block(m, s);
+            if (found < 0) {
+                at__merge_free(m);
+                return found;
+            }
+            if (found)
+                m->heap[m->nheap++] = s;
+        }
+    }
+    for (size_t i = m->nheap / 2; i-- > 0;)
+        sift_down(m, i);
+    return 0;
+}
+
+/* Steps the top stream past the event handed out last. */
+static int step(struct merge *m)
+{
+    struct stream *s = m->heap[0];
+    m->pending = 0;
+    if (++s->pos < s->n) {
+        set_key(s);
+    } else {
+        int found = next_block(m, s);
+        if (found < 0)
+            return found;
+        if (!found) {
+            free(s->events); /* the thread is done: its block is not needed any more */
+            s->events = NULL;
+            s->cap = 0;
+            if (--m->nheap == 0)
+                return 0;
+            m->heap[0] = m->heap[m->nheap];
+        }
+    }
+    sift_down(m, 0);
+    return 0;
+}
+
+int at__merge_next(struct merge *m, struct merged *out)
+{
+    if (m->pending) {
+        int err = step(m);
+        if (err < 0)
+            return err;
+    }
+    if (m->nheap == 0)
+        return 0;
+    struct stream *s = m->heap[0];
+    *out = (struct merged){s->trace, s->thread, &s->events[s->pos], s->ns};
+    s->trace->events_decoded++;
+    m->pending = 1;
+    return 1;
+}
+
+void at__merge_free(struct merge *m)
+{
+    for (size_t i = 0; i < m->nstreams; i++)
+        free(m->streams[i].events);
+    free(m->streams);
+    free(m->heap);
+    *m = (struct merge){0};
+}

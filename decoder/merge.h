@@ -1,0 +1,51 @@
+/* The events of every thread of every trace, on one timeline (merge.c explains the order). */
+#ifndef MERGE_H
+#define MERGE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "at_format.h"
+#include "block.h"
+#include "trace.h"
+
+/* One thread's events: its current decoded block and its place in the frame list. */
+struct stream {
+    struct trace *trace;
+    struct thread *thread;
+    size_t next_frame;
+    struct at_event *events; /* the current block */
+    size_t cap;
+    uint32_t n, pos;
+    uint64_t ns, tsc; /* the merge key of events[pos] */
+    size_t clock_hint;
+    uint32_t index;   /* position in the (trace, tid) order; breaks ties */
+};
+
+struct merge {
+    struct stream *streams;
+    size_t nstreams;
+    struct stream **heap; /* streams with events left; the earliest head first */
+    size_t nheap;
+    int pending; /* the head of heap[0] was handed out and must be stepped past */
+    struct unpacker *unpacker;
+};
+
+struct merged {
+    struct trace *trace;
+    struct thread *thread;
+    const struct at_event *ev; /* valid until the next at__merge_next */
+    uint64_t ts_ns;
+};
+
+/* Prepares the merge of traces[0..n) and decodes each thread's first block. Returns 0 or
+ * -ENOMEM. */
+int at__merge_init(struct merge *m, struct trace *traces, size_t n, struct unpacker *u);
+
+/* The next event in time order: returns 1 and fills out, 0 at the end, or -ENOMEM. Damaged
+ * blocks are reported on their trace and skipped. */
+int at__merge_next(struct merge *m, struct merged *out);
+
+void at__merge_free(struct merge *m);
+
+#endif

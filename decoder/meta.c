@@ -1,0 +1,228 @@
+/* Metadata records (docs/FORMAT.md section 5): u8 type, varint body length, body. Each known
+ * record is applied to the trace as it is read. Unknown types are skipped and bytes past the
+ * known fields of a body ignored, since later minor versions may add both. */
+#include <errno.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "at_codec.h"
+#include "trace.h"
+
+/* A cursor over one record body; reading past its end sets bad instead of failing each call. */
+struct body {
+    const uint8_t *p, *end;
+    bool bad;
+};
+
+static uint64_t num(struct body *b)
+{
+    uint64_t v = 0;
+    if (!b->bad && at_varint_get(&b->p, b->end, &v) < 0)
+        b->bad = true;
+    return b->bad ? 0 : v;
+}
+
+/* The enumerations (mode, space, reason) are varints like every other field. */
+static uint8_t small(struct body *b)
+{
+    uint64_t v = num(b);
+    if (v > UINT8_MAX)
+        b->bad = true;
+    return (uint8_t)v;
+}
+
+static uint32_t num32(struct body *b)
+{
+    uint64_t v = num(b);
+    if (v > UINT32_MAX)
+        b->bad = true;
+    return (uint32_t)v;
+}
+
+static const uint8_t *str(struct body *b, size_t *len)
+{
+    uint64_t n = num(b);
+    if (b->bad || n > (uint64_t)(b->end - b->p)) {
+        b->bad = true;
+        *len = 0;
+        return NULL;
+    }
+    const uint8_t *s = b->p;
+    b->p += n;
+    *len = (size_t)n;
+    return s;
+}
+
+/* Grows *array (of *cap elements of size) to hold n + 1. */
+static int reserve(void **array, size_t *cap, size_t n, size_t size)
+{
+    if (n < *cap)
+        return 0;
+    size_t grown_cap = *cap ? *cap * 2 : 16;
+    void *grown = realloc(*array, grown_cap * size);
+    if (!grown)
+        return -ENOMEM;
+    *array = grown;
+    *cap = grown_cap;
+    return 0;
+}
+
+static char *copy_string(const uint8_t *s, size_t len)
+{
+    char *copy = malloc(len + 1);
+    if (copy) {
+        memcpy(copy, s, len);
+        copy[len] = '\0';
+    }
+    return copy;
+}
+
+static int on_process(struct trace *t, struct body *b)
+{
+    /* One field per statement: the order of initialiser expressions is unspecified. */
+    struct process p = {.known = true};
+    p.pid = num(b);
+    p.ppid = num(b);
+    p.block_slots = num(b);
+    p.mode = small(b);
+    size_t exe_len, ring_len;
+    const uint8_t *exe = str(b, &exe_len);
+    str(b, &ring_len);
+    if (b->bad)
+        return -EINVAL;
+    if (!(p.exe = copy_string(exe, exe_len)))
+        return -ENOMEM;
+    free(t->process.exe);
+    t->process = p;
+    return 0;
+}
+
+static int on_clock(struct trace *t, struct body *b)
+{
+    struct clock_sample s;
+    s.tsc = num(b);
+    s.mono_ns = num(b);
+    s.real_ns = num(b);
+    if (b->bad)
+        return -EINVAL;
+    if (reserve((void **)&t->samples, &t->samples_cap, t->nsamples, sizeof s) < 0)
+        return -ENOMEM;
+    t->samples[t->nsamples++] = s;
+    return 0;
+}
+
+static int on_thread(struct trace *t, struct body *b)
+{
+    uint32_t tid = num32(b);
+    uint64_t tsc = num(b);
+    size_t len;
+    const uint8_t *name = str(b, &len);
+    if (b->bad)
+        return -EINVAL;
+    struct thread *th = at__trace_thread(t, tid);
+    char *copy = th ? copy_string(name, len) : NULL;
+    if (!copy)
+        return -ENOMEM;
+    free(th->name);
+    th->name = copy;
+    th->name_len = (uint32_t)len; /* inside a payload: at most 16 MiB */
+    if (th->start_tsc == 0 || tsc < th->start_tsc)
+        th->start_tsc = tsc;
+    return 0;
+}
+
+static int on_thread_exit(struct trace *t, struct body *b)
+{
+    uint32_t tid = num32(b);
+    uint64_t tsc = num(b);
+    if (b->bad)
+        return -EINVAL;
+    struct thread *th = at__trace_thread(t, tid);
+    if (!th)
+        return -ENOMEM;
+    th->exited = true;
+    th->exit_tsc = tsc;
+    return 0;
+}
+
+static int on_name(struct trace *t, struct body *b)
+{
+    uint8_t space = small(b);
+    uint64_t id = num(b);
+    size_t len;
+    const uint8_t *name = str(b, &len);
+    if (b->bad)
+        return -EINVAL;
+    return at__names_set(&t->names, space, id, name, len);
+}
+
+static int on_lost(struct trace *t, struct body *b)
+{
+    struct lost l;
+    l.tid = num32(b);
+    l.reason = small(b);
+    l.count = num(b);
+    l.first_tsc = num(b);
+    l.last_tsc = num(b);
+    if (b->bad)
+        return -EINVAL;
+    if (reserve((void **)&t->lost, &t->lost_cap, t->nlost, sizeof l) < 0)
+        return -ENOMEM;
+    t->lost[t->nlost++] = l;
+    return 0;
+}
+
+static int on_end(struct trace *t, struct body *b)
+{
+    struct end_record e = {.seen = true};
+    e.events_written = num(b);
+    e.events_dropped = num(b);
+    e.threads = num(b);
+    e.blocks_written = num(b);
+    if (b->bad)
+        return -EINVAL;
+    t->end = e;
+    return 0;
+}
+
+static int apply(struct trace *t, uint8_t type, struct body *b)
+{
+    switch (type) {
+    case AT_META_PROCESS:
+        return on_process(t, b);
+    case AT_META_CLOCK:
+        return on_clock(t, b);
+    case AT_META_THREAD:
+        return on_thread(t, b);
+    case AT_META_THREAD_EXIT:
+        return on_thread_exit(t, b);
+    case AT_META_NAME:
+        return on_name(t, b);
+    case AT_META_LOST:
+        return on_lost(t, b);
+    case AT_META_END:
+        return on_end(t, b);
+    default:
+        return 0;
+    }
+}
+
+int at__meta_load(struct trace *t, const uint8_t *p, size_t len, uint32_t count)
+{
+    const uint8_t *end = p + len;
+    for (uint32_t i = 0; i < count; i++) {
+        uint64_t body_len;
+        if (p == end)
+            return -EINVAL;
+        uint8_t type = *p++;
+        if (at_varint_get(&p, end, &body_len) < 0 || body_len > (uint64_t)(end - p))
+            return -EINVAL;
+        struct body b = {p, p + body_len, false};
+        int err = apply(t, type, &b);
+        if (err < 0)
+            return err;
+        p += body_len;
+    }
+    return p == end ? 0 : -EINVAL;
+}

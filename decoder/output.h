@@ -1,0 +1,86 @@
+/* What output formats share: a large output buffer, fast number and JSON string formatting,
+ * and the table of callbacks through which the decoder drives a format (one file per format). */
+#ifndef OUTPUT_H
+#define OUTPUT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "merge.h"
+#include "trace.h"
+
+struct out {
+    int fd;
+    char *buf;
+    size_t len, cap;
+    int error; /* the first write error, as a negative errno; later writes are skipped */
+};
+
+/* Returns 0 or -ENOMEM. */
+int at__out_init(struct out *o, int fd);
+
+/* Writes what is buffered. Returns 0 or o->error. */
+int at__out_flush(struct out *o);
+
+void at__out_free(struct out *o);
+
+char *at__out_make_room(struct out *o, size_t n);
+
+/* A pointer to at least n free bytes at the end of the buffer (flushing or growing it), or NULL
+ * on -ENOMEM. Write there, then at__out_commit the end of what was written. */
+static inline char *at__out_reserve(struct out *o, size_t n)
+{
+    if (o->cap - o->len >= n)
+        return o->buf + o->len;
+    return at__out_make_room(o, n);
+}
+
+static inline void at__out_commit(struct out *o, char *end)
+{
+    o->len = (size_t)(end - o->buf);
+}
+
+/* Copies a string literal: p = AT_PUT(p, "text"). */
+#define AT_PUT(p, lit) (memcpy((p), (lit), sizeof(lit) - 1), (p) + sizeof(lit) - 1)
+
+/* Writes v in decimal (at most 20 bytes); returns the end. */
+char *at__fmt_u64(char *p, uint64_t v);
+
+/* The most bytes at__fmt_json_str writes for a string of len bytes. */
+static inline size_t at__json_str_bound(size_t len)
+{
+    return 2 + 6 * len;
+}
+
+/* Writes s[0..len) as a quoted JSON string: quotes, backslashes and control characters
+ * escaped, each byte that is not part of valid UTF-8 replaced by U+FFFD. Returns the end. */
+char *at__fmt_json_str(char *p, const char *s, size_t len);
+
+/* The totals the last output line reports. */
+struct summary {
+    uint64_t events;  /* events written out */
+    uint64_t dropped; /* sum of LOST counts, every reason */
+    uint64_t threads, damaged_frames, torn;
+    bool truncated; /* a file has no END record or ends inside a frame */
+    size_t files;
+};
+
+struct decode;
+
+/* An output format. Callbacks return 0 or a negative errno; NULL means "nothing to do". The
+ * decoder calls begin, then thread for every thread of every trace, then event for each event
+ * in time order, then end. */
+struct output_ops {
+    const char *name;
+    int (*begin)(struct out *o, const struct decode *d);
+    int (*thread)(struct out *o, const struct decode *d, const struct trace *t,
+                  const struct thread *th);
+    int (*event)(struct out *o, const struct decode *d, const struct merged *e);
+    int (*end)(struct out *o, const struct decode *d, const struct summary *s);
+};
+
+extern const struct output_ops at__jsonl_ops;
+
+#endif

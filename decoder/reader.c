@@ -1,0 +1,406 @@
+/* Opening a trace file and building its index, in the order of docs/FORMAT.md: the file header
+ * (section 2), then the frames (section 3); META payloads go to meta.c (section 5).
+ *
+ * The file is mapped (or read into memory when it is not a regular file) and scanned once from
+ * the end of the file header. Nothing a frame header claims is believed before its checks
+ * pass: magic, header_crc, header_size, the 16 MiB limits and, for EVENTS, raw_size <= count *
+ * 50; then the payload must lie inside the file and match payload_crc. An accepted EVENTS frame
+ * joins its thread's frame list (its payload stays in the file until the merge decodes it); an
+ * accepted META frame is decoded at once, so every name, clock sample and loss is known before
+ * the first event is written out.
+ *
+ * A damaged frame is reported and the scan resumes at the next frame magic, searched from the
+ * byte after the damaged frame's magic: past damage the frame's own sizes cannot be trusted.
+ * A frame whose header passes its checks but whose payload runs past the end of the file is
+ * the cut tail of the trace and ends the scan. Last, each thread's frames are sorted by seq
+ * (blocks are written in the order they fill up, not in the order they were recorded), the
+ * threads by tid, and the clock conversion is built from the samples. */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "at_codec.h"
+#include "block.h"
+#include "trace.h"
+
+_Static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__,
+               "headers are little-endian and copied as they are");
+
+#define FILE_HEADER_SIZE 16
+#define CRC_COVERED 52     /* header bytes under header_crc */
+
+void at__trace_warn(const struct trace *t, const char *fmt, ...)
+{
+    if (!t->diag)
+        return;
+    va_list ap;
+    va_start(ap, fmt);
+    fprintf(t->diag, "tracedecode: %s: ", t->path);
+    vfprintf(t->diag, fmt, ap);
+    fputc('\n', t->diag);
+    va_end(ap);
+}
+
+void at__trace_damage(struct trace *t, uint64_t offset, const char *why)
+{
+    t->damaged++;
+    at__trace_warn(t, "damaged frame at offset %llu: %s; skipping", (unsigned long long)offset,
+                   why);
+}
+
+/* ---- The file ---------------------------------------------------------------------------- */
+
+static int map_file(struct trace *t, int fd, off_t size)
+{
+    if (size == 0) {
+        t->data = (const uint8_t *)"";
+        return 0;
+    }
+    void *p = mmap(NULL, (size_t)size, PROT_READ, MAP_PRIVATE, fd, 0);
+    if (p == MAP_FAILED)
+        return -errno;
+    t->data = p;
+    t->size = (size_t)size;
+    t->mapped = true;
+    return 0;
+}
+
+/* Pipes and devices cannot be mapped: their bytes are read into memory instead. */
+static int read_all(struct trace *t, int fd)
+{
+    size_t len = 0, cap = 1 << 20;
+    uint8_t *buf = malloc(cap);
+    for (;;) {
+        if (buf && len == cap) {
+            uint8_t *grown = realloc(buf, cap * 2);
+            if (!grown)
+                free(buf);
+            buf = grown;
+            cap *= 2;
+        }
+        if (!buf)
+            return -ENOMEM;
+        ssize_t got = read(fd, buf + len, cap - len);
+        if (got == 0)
+            break;
+        if (got < 0 && errno == EINTR)
+            continue;
+        if (got < 0) {
+            int err = -errno;
+            free(buf);
+            return err;
+        }
+        len += (size_t)got;
+    }
+    if (len == 0) {
+        free(buf);
+        buf = (uint8_t *)"";
+    }
+    t->data = buf;
+    t->size = len;
+    return 0;
+}
+
+static int load_file(struct trace *t)
+{
+    int fd = open(t->path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return -errno;
+    struct stat st;
+    int err = fstat(fd, &st) < 0 ? -errno : 0;
+    if (err == 0) {
+        t->dev = st.st_dev;
+        t->ino = st.st_ino;
+        err = S_ISREG(st.st_mode) ? map_file(t, fd, st.st_size) : read_all(t, fd);
+    }
+    close(fd);
+    return err;
+}
+
+/* ---- Section 2: the file header ------------------------------------------------------------ */
+
+/* Sets *start to the offset of the first frame. A file too short to hold its header is a
+ * trace cut early, as long as the bytes it has are the magic's. */
+static int check_file_header(struct trace *t, size_t *start)
+{
+    size_t magic_len = t->size < AT_FILE_MAGIC_LEN ? t->size : AT_FILE_MAGIC_LEN;
+    if (memcmp(t->data, AT_FILE_MAGIC, magic_len) != 0) {
+        at__trace_warn(t, "not an actortrace file");
+        return -EBADMSG;
+    }
+    if (t->size < FILE_HEADER_SIZE) {
+        t->cut = true;
+        at__trace_warn(t, "the file ends inside the file header: the trace is cut");
+        *start = t->size;
+        return 0;
+    }
+    struct at_file_header h;
+    memcpy(&h, t->data, sizeof h);
+    t->version_major = h.version_major;
+    t->version_minor = h.version_minor;
+    if (h.version_major != AT_FORMAT_MAJOR) {
+        at__trace_warn(t, "trace format version %u.%u is %s this tracedecode (%u.x)",
+                       h.version_major, h.version_minor,
+                       h.version_major > AT_FORMAT_MAJOR ? "newer than" : "not supported by",
+                       AT_FORMAT_MAJOR);
+        return -ENOTSUP;
+    }
+    if (h.header_size < FILE_HEADER_SIZE) {
+        at__trace_warn(t, "not an actortrace file (file header size %u)", h.header_size);
+        return -EBADMSG;
+    }
+    *start = h.header_size;
+    if (*start > t->size) {
+        t->cut = true;
+        at__trace_warn(t, "the file ends inside the file header: the trace is cut");
+        *start = t->size;
+    }
+    return 0;
+}
+
+/* ---- Section 3: frames ------------------------------------------------------------------- */
+
+/* A fuzzing build (the libFuzzer convention) accepts any checksum, so that mutated inputs get
+ * past them to the parsing behind. */
+static int crc_matches(const uint8_t *p, size_t len, uint32_t crc)
+{
+#ifdef FUZZING_BUILD_MODE_UNSAFE_FOR_PRODUCTION
+    (void)p, (void)len, (void)crc;
+    return 1;
+#else
+    return at_crc32c(0, p, len) == crc;
+#endif
+}
+
+static const uint8_t frame_magic[4] = {0x41, 0x54, 0x52, 0x46};
+
+/* The checks of FORMAT.md section 3, in an order that trusts no field before it is checked.
+ * Returns NULL when the frame at pos passes, or what is wrong with it; *cut tells the cut tail
+ * of the trace from damage. */
+static const char *check_frame(const struct trace *t, size_t pos, struct at_frame_header *h,
+                               bool *cut)
+{
+    const uint8_t *p = t->data + pos;
+    size_t left = t->size - pos;
+    *cut = false;
+    if (left < AT_FRAME_HEADER_SIZE) {
+        if (memcmp(p, frame_magic, left < 4 ? left : 4) != 0)
+            return "no frame magic";
+        *cut = true;
+        return "the file ends inside its header";
+    }
+    memcpy(h, p, sizeof *h);
+    if (h->magic != AT_FRAME_MAGIC)
+        return "no frame magic";
+    if (!crc_matches(p, CRC_COVERED, h->header_crc))
+        return "header checksum mismatch";
+    if (h->header_size < AT_FRAME_HEADER_SIZE)
+        return "header_size below 56";
+    if (h->payload_size > AT_FRAME_MAX_PAYLOAD || h->raw_size > AT_FRAME_MAX_PAYLOAD)
+        return "payload larger than 16 MiB";
+    if (h->type == AT_FRAME_EVENTS && h->raw_size > at_events_encode_bound(h->count))
+        return "raw_size larger than count * 50";
+    if ((size_t)h->header_size + h->payload_size > left) {
+        *cut = true;
+        return "its payload runs past the end of the file";
+    }
+    if (!crc_matches(p + h->header_size, h->payload_size, h->payload_crc))
+        return "payload checksum mismatch";
+    return NULL;
+}
+
+/* The offset of the next frame magic at or after from, or the file size. */
+static size_t resync(const struct trace *t, size_t from)
+{
+    if (from >= t->size)
+        return t->size;
+    const uint8_t *found = memmem(t->data + from, t->size - from, frame_magic, 4);
+    return found ? (size_t)(found - t->data) : t->size;
+}
+
+struct thread *at__trace_thread(struct trace *t, uint32_t tid)
+{
+    uint32_t index;
+    if (at__idmap_get(&t->thread_index, tid, &index) == 0)
+        return &t->threads[index];
+    if (t->nthreads == t->threads_cap) {
+        size_t cap = t->threads_cap ? t->threads_cap * 2 : 16;
+        struct thread *grown = realloc(t->threads, cap * sizeof *grown);
+        if (!grown)
+            return NULL;
+        t->threads = grown;
+        t->threads_cap = cap;
+    }
+    if (at__idmap_put(&t->thread_index, tid, (uint32_t)t->nthreads) < 0)
+        return NULL;
+    struct thread *th = &t->threads[t->nthreads++];
+    *th = (struct thread){.tid = tid};
+    return th;
+}
+
+static int index_events(struct trace *t, size_t pos, const struct at_frame_header *h)
+{
+    struct thread *th = at__trace_thread(t, h->tid);
+    if (!th)
+        return -ENOMEM;
+    if (th->nframes == th->frames_cap) {
+        size_t cap = th->frames_cap ? th->frames_cap * 2 : 16;
+        struct frame_ref *grown = realloc(th->frames, cap * sizeof *grown);
+        if (!grown)
+            return -ENOMEM;
+        th->frames = grown;
+        th->frames_cap = cap;
+    }
+    th->frames[th->nframes++] = (struct frame_ref){
+        .offset = pos, .first_tsc = h->first_tsc, .last_tsc = h->last_tsc, .seq = h->seq,
+        .count = h->count, .payload_size = h->payload_size, .raw_size = h->raw_size,
+        .header_size = h->header_size, .encoding = h->encoding,
+    };
+    th->events += h->count;
+    th->torn += h->torn;
+    t->torn += h->torn;
+    return 0;
+}
+
+static int load_meta(struct trace *t, size_t pos, const struct at_frame_header *h,
+                     struct unpacker *u)
+{
+    const uint8_t *raw;
+    const char *why;
+    int err = at__unpack(u, t->data + pos + h->header_size, h->payload_size, h->raw_size,
+                         h->encoding, &raw, &why);
+    if (err == 0) {
+        err = at__meta_load(t, raw, h->raw_size, h->count);
+        why = "malformed metadata record";
+    }
+    if (err == -ENOMEM)
+        return err;
+    if (err < 0)
+        at__trace_damage(t, pos, why);
+    return 0;
+}
+
+static int scan(struct trace *t, size_t pos, struct unpacker *u)
+{
+    while (pos < t->size) {
+        struct at_frame_header h;
+        bool cut;
+        const char *why = check_frame(t, pos, &h, &cut);
+        if (why && cut) {
+            t->cut = true;
+            at__trace_warn(t, "the frame at offset %zu is cut: %s", pos, why);
+            return 0;
+        }
+        if (why) {
+            at__trace_damage(t, pos, why);
+            pos = resync(t, pos + 1);
+            continue;
+        }
+        int err = 0; /* frame types of later versions are skipped */
+        if (h.type == AT_FRAME_EVENTS)
+            err = index_events(t, pos, &h);
+        else if (h.type == AT_FRAME_META)
+            err = load_meta(t, pos, &h, u);
+        if (err < 0)
+            return err;
+        pos += h.header_size + (size_t)h.payload_size;
+    }
+    return 0;
+}
+
+/* ---- After the scan ------------------------------------------------------------------------ */
+
+static int by_seq(const void *a, const void *b)
+{
+    const struct frame_ref *x = a, *y = b;
+    if (x->seq != y->seq)
+        return x->seq < y->seq ? -1 : 1;
+    return x->offset < y->offset ? -1 : x->offset > y->offset;
+}
+
+static int by_tid(const void *a, const void *b)
+{
+    const struct thread *x = a, *y = b;
+    return x->tid < y->tid ? -1 : x->tid > y->tid;
+}
+
+static void warn_clock(const struct trace *t)
+{
+    if (t->nthreads == 0 && t->nlost == 0)
+        return; /* nothing to convert */
+    if (t->clock.n == 0)
+        at__trace_warn(t, "no CLOCK record: ts_ns are raw timestamp counter values");
+    else if (t->clock.n == 1)
+        at__trace_warn(t, "only one CLOCK sample: assuming 1 tick = 1 ns");
+    if (t->clock.adjusted)
+        at__trace_warn(t, "%zu CLOCK samples were out of order and adjusted", t->clock.adjusted);
+}
+
+static int finish(struct trace *t)
+{
+    /* qsort is not given NULL arrays: empty ones are never allocated. */
+    for (size_t i = 0; i < t->nthreads; i++)
+        if (t->threads[i].nframes > 1)
+            qsort(t->threads[i].frames, t->threads[i].nframes, sizeof(struct frame_ref), by_seq);
+    if (t->nthreads > 1)
+        qsort(t->threads, t->nthreads, sizeof *t->threads, by_tid);
+    at__idmap_free(&t->thread_index);
+    for (size_t i = 0; i < t->nthreads; i++)
+        if (at__idmap_put(&t->thread_index, t->threads[i].tid, (uint32_t)i) < 0)
+            return -ENOMEM;
+    int err = at__clock_init(&t->clock, t->samples, t->nsamples);
+    if (err < 0)
+        return err;
+    free(t->samples);
+    t->samples = NULL;
+    t->nsamples = t->samples_cap = 0;
+    warn_clock(t);
+    if (!t->end.seen)
+        at__trace_warn(t, "no END record: the recorder did not stop cleanly");
+    return 0;
+}
+
+int at__trace_open(struct trace *t, const char *path, FILE *diag, struct unpacker *u)
+{
+    *t = (struct trace){.path = path, .diag = diag};
+    size_t start = 0;
+    int err = load_file(t);
+    if (err < 0)
+        at__trace_warn(t, "%s", strerror(-err));
+    if (err == 0)
+        err = check_file_header(t, &start);
+    if (err == 0)
+        err = scan(t, start, u);
+    if (err == 0)
+        err = finish(t);
+    if (err == -ENOMEM)
+        at__trace_warn(t, "out of memory");
+    if (err < 0)
+        at__trace_close(t);
+    return err;
+}
+
+void at__trace_close(struct trace *t)
+{
+    if (t->mapped)
+        munmap((void *)t->data, t->size);
+    else if (t->size > 0)
+        free((void *)t->data);
+    for (size_t i = 0; i < t->nthreads; i++) {
+        free(t->threads[i].frames);
+        free(t->threads[i].name);
+    }
+    free(t->threads);
+    at__idmap_free(&t->thread_index);
+    at__names_free(&t->names);
+    at__clock_free(&t->clock);
+    free(t->samples);
+    free(t->lost);
+    free(t->process.exe);
+    *t = (struct trace){0};
+}

@@ -1,0 +1,108 @@
+/* One trace file as the decoder holds it: the mapped bytes, each thread's index of EVENTS
+ * frames, and every metadata record, all loaded by one pass over the file (reader.c, meta.c).
+ * Event blocks themselves are decoded later, one per thread at a time (block.c, merge.c). */
+#ifndef TRACE_H
+#define TRACE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <sys/types.h>
+
+#include "clock.h"
+#include "idmap.h"
+#include "names.h"
+
+/* An accepted EVENTS frame: enough to find and decode its payload later. */
+struct frame_ref {
+    uint64_t offset; /* of the frame header in the file */
+    uint64_t first_tsc, last_tsc;
+    uint32_t seq, count, payload_size, raw_size;
+    uint16_t header_size;
+    uint8_t encoding;
+};
+
+struct thread {
+    uint32_t tid;
+    bool exited;
+    char *name; /* from the last THREAD record; NULL when there was none */
+    uint32_t name_len;
+    uint64_t start_tsc, exit_tsc;
+    struct frame_ref *frames; /* sorted by seq, then file offset */
+    size_t nframes, frames_cap;
+    uint64_t events, torn; /* sums over the frames' headers */
+};
+
+struct lost {
+    uint32_t tid;
+    uint8_t reason; /* enum at_lost_reason */
+    uint64_t count, first_tsc, last_tsc;
+};
+
+struct process {
+    bool known;
+    uint64_t pid, ppid, block_slots;
+    uint8_t mode;
+    char *exe;
+};
+
+struct end_record {
+    bool seen;
+    uint64_t events_written, events_dropped, threads, blocks_written;
+};
+
+struct trace {
+    const char *path;
+    FILE *diag; /* where damage and warnings go; NULL: nowhere */
+    const uint8_t *data;
+    size_t size;
+    bool mapped;
+    dev_t dev; /* identify the file, so the output cannot overwrite it */
+    ino_t ino;
+    uint16_t version_major, version_minor;
+
+    struct process process;
+    struct end_record end;
+    struct names names;
+    struct clock_sample *samples;
+    size_t nsamples, samples_cap;
+    struct clock_map clock;
+    struct thread *threads; /* sorted by tid once the file is read */
+    size_t nthreads, threads_cap;
+    struct idmap thread_index; /* tid -> index into threads */
+    struct lost *lost;
+    size_t nlost, lost_cap;
+
+    uint64_t damaged; /* damaged frames, found by the reader or when decoding a block */
+    bool cut;         /* the file ends inside its header or a frame */
+    uint64_t torn;    /* sum of the torn fields of accepted EVENTS frames */
+    uint64_t events_decoded; /* counted by the merge */
+};
+
+struct unpacker;
+
+/* Opens path, checks the file header and reads every frame header and META frame, reporting
+ * damage to diag. Returns 0 (the trace may still be damaged or cut: see damaged, cut, end),
+ * -EBADMSG when the file is not a trace, -ENOTSUP for an unknown major version, -ENOMEM, or the
+ * negative errno of a failed open or read. On error t is already closed. */
+int at__trace_open(struct trace *t, const char *path, FILE *diag, struct unpacker *u);
+
+/* Frees t; accepts a trace that was zeroed and never opened. */
+void at__trace_close(struct trace *t);
+
+/* Reports damage at a file offset ("damaged frame at offset N: why; skipping") and counts it. */
+void at__trace_damage(struct trace *t, uint64_t offset, const char *why);
+
+/* Prints "tracedecode: PATH: message" to t->diag. */
+void at__trace_warn(const struct trace *t, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+
+/* The thread with this tid, added when new. NULL on -ENOMEM. */
+struct thread *at__trace_thread(struct trace *t, uint32_t tid);
+
+/* Loads the `count` records of a decoded META payload. Returns 0, -EINVAL for a malformed
+ * record (the records before it are kept), or -ENOMEM. */
+int at__meta_load(struct trace *t, const uint8_t *p, size_t len, uint32_t count);
+
+#endif

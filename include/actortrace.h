@@ -1,0 +1,107 @@
+/* actortrace.h: the API a runtime shim is written against.
+ *
+ * A shim is a C file in shim/ that defines functions with the names of a runtime's exported
+ * entry points. Each wrapper resolves the real function once (at_resolve), records one event
+ * (at_record), and forwards. This header is the manual: every function says what it returns
+ * and from which threads it may be called. */
+#ifndef ACTORTRACE_H
+#define ACTORTRACE_H
+
+#include <stdint.h>
+
+#include "at_events.h"
+#include "at_format.h"
+#include "at_record.h"
+
+#define ACTORTRACE_VERSION_MAJOR 0
+#define ACTORTRACE_VERSION_MINOR 1
+#define ACTORTRACE_VERSION_STRING "0.1"
+
+/* ===== Recording ===========================================================================
+ * at_record(kind, actor, peer, msg, name, path) is in at_record.h. The meaning of actor and
+ * peer per kind is the event model of docs/DESIGN.md: for a send, actor is the receiver and
+ * peer the sender; for spawn, the child and the parent; for unpark, the woken and the waker. */
+
+/* ===== The actor running on this thread =====================================================
+ * Step trampolines set it around a handler, so a send made inside the handler names its
+ * sender. Thread-local; no synchronisation. */
+
+static inline uint64_t at_current_actor(void)
+{
+    return at__self.current_actor;
+}
+
+/* Sets the current actor and returns the previous one, to restore when the handler ends. */
+static inline uint64_t at_set_current_actor(uint64_t actor)
+{
+    uint64_t previous = at__self.current_actor;
+    at__self.current_actor = actor;
+    return previous;
+}
+
+/* ===== Outermost calls only =================================================================
+ * Runtimes call their own exported functions through the PLT, so one user-level send can pass
+ * through several wrappers. at_enter() returns 1 for the outermost wrapper on this thread (the
+ * one that records) and 0 for nested ones; every at_enter() is paired with at_leave(). A
+ * trampoline that runs user code from inside the runtime (a callback, a handler) saves the
+ * depth with at_depth_reset() and puts it back with at_depth_restore(). */
+
+static inline int at_enter(void)
+{
+    return at__self.depth++ == 0;
+}
+
+static inline void at_leave(void)
+{
+    at__self.depth--;
+}
+
+static inline uint32_t at_depth_reset(void)
+{
+    uint32_t saved = at__self.depth;
+    at__self.depth = 0;
+    return saved;
+}
+
+static inline void at_depth_restore(uint32_t saved)
+{
+    at__self.depth = saved;
+}
+
+/* ===== Names ================================================================================
+ * Names are written once, into metadata records, never per event. Each call copies the string
+ * (so it takes a lock and may allocate): call it where the runtime registers a name or spawns
+ * an actor, never per message. Thread-safe. Returns 0, or a negative errno (-ENOMEM, or
+ * -ENOSPC when the table is full); a name that cannot be kept is counted in the end record,
+ * and the events stay, without the name. */
+
+int at_name_msg(uint32_t id, const char *name);
+int at_name_actor(uint64_t actor, const char *name);
+
+/* Registers a path name ("local", "remote", "spsc") or an extra event kind, and returns its id
+ * for at_record's path or kind argument: the same name always gets the same id. Returns 0 when
+ * the table is full (255 paths, 192 kinds). Thread-safe. */
+unsigned at_path_register(const char *name);
+unsigned at_event_register(const char *name);
+
+/* ===== Resolving the real functions =========================================================
+ * Return the next definition of `symbol` after this library (dlsym(RTLD_NEXT)); for glibc's
+ * versioned symbols pass the version ("GLIBC_2.3.2"). Return NULL when the symbol does not
+ * exist, after printing one line on stderr. Thread-safe; may be called before the library's
+ * constructor. Call them outside any lock the runtime may hold. */
+
+void *at_resolve(const char *symbol);
+void *at_resolve_versioned(const char *symbol, const char *version);
+
+/* Resolves `real` (a function pointer variable named real_<symbol>) on first use. */
+#define AT_RESOLVE(real, symbol)                                           \
+    do {                                                                   \
+        if (AT_UNLIKELY((real) == NULL))                                   \
+            *(void **)&(real) = at_resolve(symbol);                        \
+    } while (0)
+
+/* 1 when the recorder is on (the process is being traced and has not failed or stopped).
+ * Shims may skip work that only feeds the recorder (reading a message name) when it is 0. */
+int at_enabled(void);
+
+#endif

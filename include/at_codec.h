@@ -1,0 +1,78 @@
+/* Encoding shared by the recorder and the decoder: varints, crc32c, and the columnar event
+ * block of an EVENTS frame (docs/FORMAT.md, "Event payload"). Implemented in common/. */
+#ifndef AT_CODEC_H
+#define AT_CODEC_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "at_format.h"
+
+#define AT_VARINT_MAX 10
+
+/* Writes v as a LEB128 varint (7 bits a byte, low first); returns the bytes written (1-10). */
+static inline size_t at_varint_put(uint8_t *out, uint64_t v)
+{
+    size_t n = 0;
+    while (v >= 0x80) {
+        out[n++] = (uint8_t)(v | 0x80);
+        v >>= 7;
+    }
+    out[n++] = (uint8_t)v;
+    return n;
+}
+
+/* Reads a varint at *in, not past end; advances *in. Returns 0, or -1 when it runs past end or
+ * is longer than 10 bytes. */
+static inline int at_varint_get(const uint8_t **in, const uint8_t *end, uint64_t *v)
+{
+    const uint8_t *p = *in;
+    uint64_t value = 0;
+    for (unsigned shift = 0; shift < 70 && p < end; shift += 7) {
+        uint8_t byte = *p++;
+        value |= (uint64_t)(byte & 0x7f) << shift;
+        if (byte < 0x80) {
+            *in = p;
+            *v = value;
+            return 0;
+        }
+    }
+    return -1;
+}
+
+static inline uint64_t at_zigzag(uint64_t delta)
+{
+    return (delta << 1) ^ (uint64_t)((int64_t)delta >> 63);
+}
+
+static inline uint64_t at_unzigzag(uint64_t z)
+{
+    return (z >> 1) ^ (0 - (z & 1));
+}
+
+/* crc32c (Castagnoli); pass 0 as crc for a new checksum. */
+uint32_t at_crc32c(uint32_t crc, const void *data, size_t len);
+
+struct at_block_info {
+    uint32_t count; /* committed events encoded */
+    uint32_t torn;  /* slots skipped because their kind was 0 */
+    uint64_t first_tsc, last_tsc; /* smallest and largest tsc of the encoded events */
+};
+
+/* The most bytes at_events_encode can write for n slots. */
+size_t at_events_encode_bound(uint32_t n);
+
+/* Encodes the committed slots (kind != 0) of slots[0..n) as the columns of an EVENTS payload
+ * into out, which holds at least at_events_encode_bound(n) bytes. Each slot's last word is
+ * read with acquire, so slots still being written by their thread are either whole or
+ * skipped. Returns the bytes written; fills info. */
+size_t at_events_encode(const struct at_event *slots, uint32_t n, uint8_t *out,
+                        struct at_block_info *info);
+
+/* Decodes `count` events from the columns in[0..len) into out[0..count). first_tsc is the
+ * frame header's. Returns 0, or -EINVAL when the columns are malformed: a varint runs past the
+ * end, bytes remain after the last column, or a kind is 0. */
+int at_events_decode(const uint8_t *in, size_t len, uint32_t count, uint64_t first_tsc,
+                     struct at_event *out);
+
+#endif

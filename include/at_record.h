@@ -1,0 +1,93 @@
+/* The recording hot path: one event into the calling thread's current block. Everything here
+ * is inlined into the shims' wrappers; whatever is rare (no block yet, block full, tracing off,
+ * before the library's constructor) goes to at__record_slow() in preload/record.c.
+ *
+ * Cost model (README, "Overhead"): rdtsc is most of it; the rest is one unlocked xadd, a core
+ * read from the rseq area, and five stores. No lock, no atomic read-modify-write, no syscall,
+ * no allocation, no string work. */
+#ifndef AT_RECORD_H
+#define AT_RECORD_H
+
+#include <stdint.h>
+#include <sys/rseq.h>
+
+#include "at_format.h"
+
+#define AT_LIKELY(x) __builtin_expect(!!(x), 1)
+#define AT_UNLIKELY(x) __builtin_expect(!!(x), 0)
+
+/* Per-thread recorder state. Owner: the thread itself; other threads only read `slots` of a
+ * block through the ring (acquire on the slot's last word), never this struct. */
+struct at_thread {
+    struct at_event *slots; /* the current block's slots; NULL before the first block */
+    uint32_t next;          /* next slot to take; taken with an unlocked xadd (signal-safe) */
+    uint32_t capacity;      /* slots in the current block; 0 sends every event to the slow path */
+    uint64_t current_actor; /* actor whose handler runs on this thread; 0 = none */
+    uint32_t depth;         /* shim nesting depth: only the outermost call is recorded */
+    uint32_t tid;           /* gettid(), cached by the slow path */
+    void *block;            /* struct at_ring_block of `slots`, owned by the slow path */
+    uint32_t exit_hook;     /* the thread-exit key is set for this thread */
+    uint64_t drop_count;    /* events dropped since the last block was taken (drop mode) */
+    uint64_t drop_first_tsc, drop_last_tsc;
+    char name[16];          /* the thread name last written to the trace */
+};
+
+/* initial-exec: the library is loaded at startup by LD_PRELOAD, so its TLS sits in the static
+ * block and each access is one %fs-relative load; the default model calls __tls_get_addr
+ * (2-3 ns per event). */
+extern __thread struct at_thread at__self __attribute__((tls_model("initial-exec")));
+
+void at__record_slow(unsigned kind, uint64_t actor, uint64_t peer, uint64_t msg, uint32_t name,
+                     unsigned path);
+
+static inline uint64_t at__rdtsc(void)
+{
+    uint32_t lo, hi;
+    /* Plain rdtsc, not rdtscp or lfence;rdtsc: those double the cost, and events of one thread
+     * are ordered by their slot, not by their timestamp. */
+    __asm__ volatile("rdtsc" : "=a"(lo), "=d"(hi));
+    return ((uint64_t)hi << 32) | lo;
+}
+
+int at__core_slow(void);
+
+/* The CPU number from the rseq area glibc registers for every thread (about 1 ns); the kernel
+ * keeps cpu_id current. A negative value means rseq is not registered here. */
+static inline unsigned at__core(void)
+{
+    char *tp;
+    __asm__("mov %%fs:0, %0" : "=r"(tp));
+    int32_t cpu = *(volatile int32_t *)(tp + __rseq_offset + 4);
+    if (AT_UNLIKELY(cpu < 0))
+        return (unsigned)at__core_slow();
+    return (unsigned)cpu;
+}
+
+/* Records one event. kind: enum at_event_kind or a registered kind; path: a registered path
+ * id or 0. Safe from any thread, from signal handlers, and before the library is initialised
+ * (the slow path initialises or drops). Does not touch errno. */
+static inline void at_record(unsigned kind, uint64_t actor, uint64_t peer, uint64_t msg,
+                             uint32_t name, unsigned path)
+{
+    struct at_thread *self = &at__self;
+    uint32_t slot = 1;
+    /* One instruction without a lock prefix: a signal handler recording on this thread lands
+     * either before or after it and so takes a different slot. */
+    __asm__ volatile("xaddl %0, %1" : "+r"(slot), "+m"(self->next));
+    if (AT_UNLIKELY(slot >= self->capacity)) {
+        at__record_slow(kind, actor, peer, msg, name, path);
+        return;
+    }
+    struct at_event *ev = &self->slots[slot];
+    ev->tsc = at__rdtsc();
+    ev->actor = actor;
+    ev->peer = peer;
+    ev->msg = msg;
+    uint64_t tail = (uint64_t)name | (uint64_t)at__core() << 32 | (uint64_t)(path & 0xff) << 48 |
+                    (uint64_t)(kind & 0xff) << 56;
+    /* Commit: the word holding `kind` is stored last, with release, so the writer thread, an
+     * exit-time flush or a post-mortem reader never sees kind != 0 with older fields. */
+    __atomic_store_n((uint64_t *)&ev->name, tail, __ATOMIC_RELEASE);
+}
+
+#endif

@@ -1,0 +1,98 @@
+/* The recorder's settings, all from ACTORTRACE_* environment variables read once at start.
+ * A malformed value is reported and replaced by the default; an ACTORTRACE_ variable we do not
+ * know is reported too, since it is most likely a misspelling of one we do. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "recorder.h"
+
+struct at_config at__config = {
+    .out_pattern = "actortrace-%p.trace",
+    .ring_dir = "/dev/shm",
+    .block_kb = 64,
+    .buffer_mb = 32,
+    .mode = AT_MODE_DROP,
+    .zstd_level = 3,
+};
+
+static int parse_uint(const char *name, const char *value, unsigned min, unsigned max,
+                      unsigned *out)
+{
+    char *end;
+    errno = 0;
+    unsigned long v = strtoul(value, &end, 10);
+    if (errno || end == value || *end || value[0] == '-' || v < min || v > max) {
+        at__warn("%s=%s is not a whole number from %u to %u; using %u", name, value, min, max,
+                 *out);
+        return -EINVAL;
+    }
+    *out = (unsigned)v;
+    return 0;
+}
+
+static void load_mode(const char *value)
+{
+    static const char *const names[] = {"drop", "block"};
+    for (unsigned i = 0; i < sizeof names / sizeof names[0]; i++) {
+        if (strcmp(value, names[i]) == 0) {
+            at__config.mode = i;
+            return;
+        }
+    }
+    at__warn("ACTORTRACE_MODE=%s is not drop or block; using drop", value);
+}
+
+static void load_level(const char *value)
+{
+    unsigned level = (unsigned)at__config.zstd_level;
+    parse_uint("ACTORTRACE_ZSTD_LEVEL", value, 1, 19, &level);
+    at__config.zstd_level = (int)level;
+}
+
+static void load_path(const char *name, const char *value, const char **out)
+{
+    if (value[0] == '\0')
+        at__warn("%s is empty; using %s", name, *out);
+    else
+        *out = value;
+}
+
+static int is_known(const char *var)
+{
+    static const char *const own[] = {"ACTORTRACE_OUT",      "ACTORTRACE_RING_DIR",
+                                      "ACTORTRACE_BLOCK_KB", "ACTORTRACE_BUFFER_MB",
+                                      "ACTORTRACE_MODE",     "ACTORTRACE_ZSTD_LEVEL"};
+    size_t len = strcspn(var, "=");
+    for (size_t i = 0; i < sizeof own / sizeof own[0]; i++)
+        if (strlen(own[i]) == len && strncmp(var, own[i], len) == 0)
+            return 1;
+    return 0;
+}
+
+static void report_unknown(void)
+{
+    extern char **environ;
+    for (char **env = environ; env && *env; env++)
+        if (strncmp(*env, "ACTORTRACE_", 11) == 0 && !is_known(*env))
+            at__warn("unknown setting %.*s ignored (see the README for the list)",
+                     (int)strcspn(*env, "="), *env);
+}
+
+void at__config_load(void)
+{
+    const char *v;
+    if ((v = getenv("ACTORTRACE_OUT")))
+        load_path("ACTORTRACE_OUT", v, &at__config.out_pattern);
+    if ((v = getenv("ACTORTRACE_RING_DIR")))
+        load_path("ACTORTRACE_RING_DIR", v, &at__config.ring_dir);
+    if ((v = getenv("ACTORTRACE_BLOCK_KB")))
+        parse_uint("ACTORTRACE_BLOCK_KB", v, 4, 4096, &at__config.block_kb);
+    if ((v = getenv("ACTORTRACE_BUFFER_MB")))
+        parse_uint("ACTORTRACE_BUFFER_MB", v, 1, 65536, &at__config.buffer_mb);
+    if ((v = getenv("ACTORTRACE_MODE")))
+        load_mode(v);
+    if ((v = getenv("ACTORTRACE_ZSTD_LEVEL")))
+        load_level(v);
+    report_unknown();
+}

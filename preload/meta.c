@@ -1,0 +1,202 @@
+/* Metadata records (names, threads, clock samples, losses) waiting for the writer. Any thread
+ * appends under one mutex; the writer takes the whole batch and writes it as one META frame
+ * before the event blocks it drains next, so a name is in the file before events that use it.
+ * Every caller runs outside the hot path, with signals blocked where a handler could record. */
+#include <errno.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "at_codec.h"
+#include "recorder.h"
+
+#define META_MAX_PENDING (64u << 20) /* past this, names are refused rather than memory grown */
+
+static pthread_mutex_t meta_mutex = PTHREAD_MUTEX_INITIALIZER;
+static uint8_t *pending;      /* guarded by meta_mutex */
+static size_t pending_len, pending_cap;
+static uint32_t pending_count;
+uint64_t at__names_lost;
+
+static char *paths[256];      /* guarded by meta_mutex; index 0 unused */
+static char *kinds[256];
+
+void at__meta_lock(void)
+{
+    pthread_mutex_lock(&meta_mutex);
+}
+
+void at__meta_unlock(void)
+{
+    pthread_mutex_unlock(&meta_mutex);
+}
+
+static int reserve(size_t more)
+{
+    if (pending_len + more <= pending_cap)
+        return 0;
+    if (pending_len + more > META_MAX_PENDING)
+        return -ENOSPC;
+    size_t cap = pending_cap ? pending_cap * 2 : 4096;
+    while (cap < pending_len + more)
+        cap *= 2;
+    uint8_t *grown = realloc(pending, cap);
+    if (!grown)
+        return -ENOMEM;
+    pending = grown;
+    pending_cap = cap;
+    return 0;
+}
+
+/* One record: `n` varint fields, then `nstr` strings (varint length, bytes). Fields that the
+ * format calls u8 are below 128 here, so their varint is that byte. */
+static int append(unsigned type, const uint64_t *fields, unsigned n, const char *const *strs,
+                  unsigned nstr)
+{
+    uint8_t numbers[8 * AT_VARINT_MAX];
+    size_t numbers_len = 0, strs_len = 0;
+    for (unsigned i = 0; i < n; i++)
+        numbers_len += at_varint_put(numbers + numbers_len, fields[i]);
+    for (unsigned i = 0; i < nstr; i++)
+        strs_len += AT_VARINT_MAX + strlen(strs[i]);
+
+    pthread_mutex_lock(&meta_mutex);
+    int err = reserve(1 + AT_VARINT_MAX + numbers_len + strs_len);
+    if (err == 0) {
+        uint8_t body[2 * AT_VARINT_MAX];
+        size_t body_len = numbers_len, prefix_len;
+        for (unsigned i = 0; i < nstr; i++) {
+            size_t len = strlen(strs[i]);
+            body_len += at_varint_put(body, len) + len;
+        }
+        uint8_t *out = pending + pending_len;
+        out[0] = (uint8_t)type;
+        prefix_len = 1 + at_varint_put(out + 1, body_len);
+        memcpy(out + prefix_len, numbers, numbers_len);
+        out += prefix_len + numbers_len;
+        for (unsigned i = 0; i < nstr; i++) {
+            size_t len = strlen(strs[i]);
+            out += at_varint_put(out, len);
+            memcpy(out, strs[i], len);
+            out += len;
+        }
+        pending_len = (size_t)(out - pending);
+        pending_count++;
+    }
+    pthread_mutex_unlock(&meta_mutex);
+    return err;
+}
+
+size_t at__meta_take(uint8_t **records, uint32_t *count)
+{
+    pthread_mutex_lock(&meta_mutex);
+    size_t len = pending_len;
+    *records = pending;
+    *count = pending_count;
+    pending = NULL;
+    pending_len = pending_cap = 0;
+    pending_count = 0;
+    pthread_mutex_unlock(&meta_mutex);
+    return len;
+}
+
+int at__meta_thread(uint32_t tid, uint64_t tsc, const char *name)
+{
+    uint64_t f[] = {tid, tsc};
+    return append(AT_META_THREAD, f, 2, &name, 1);
+}
+
+int at__meta_thread_exit(uint32_t tid, uint64_t tsc)
+{
+    uint64_t f[] = {tid, tsc};
+    return append(AT_META_THREAD_EXIT, f, 2, NULL, 0);
+}
+
+int at__meta_lost(uint32_t tid, unsigned reason, uint64_t count, uint64_t first_tsc,
+                  uint64_t last_tsc)
+{
+    uint64_t f[] = {tid, reason, count, first_tsc, last_tsc};
+    return append(AT_META_LOST, f, 5, NULL, 0);
+}
+
+int at__meta_end(uint64_t written, uint64_t dropped, uint64_t threads, uint64_t blocks)
+{
+    uint64_t f[] = {written, dropped, threads, blocks};
+    return append(AT_META_END, f, 4, NULL, 0);
+}
+
+/* The monotonic read sits between two tsc reads and is paired with their midpoint. */
+int at__meta_clock(void)
+{
+    uint64_t before = at__rdtsc();
+    uint64_t mono = at__clock_ns(CLOCK_MONOTONIC);
+    uint64_t after = at__rdtsc();
+    uint64_t real = at__clock_ns(CLOCK_REALTIME);
+    uint64_t f[] = {before + (after - before) / 2, mono, real};
+    return append(AT_META_CLOCK, f, 3, NULL, 0);
+}
+
+int at__meta_process(const char *ring_path)
+{
+    char exe[4096];
+    ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+    exe[n > 0 ? n : 0] = '\0';
+    uint64_t f[] = {(uint64_t)getpid(), (uint64_t)getppid(), at__ring.capacity,
+                    at__config.mode};
+    const char *strs[] = {exe, ring_path};
+    return append(AT_META_PROCESS, f, 4, strs, 2);
+}
+
+/* ---- Names (the public API of actortrace.h) ---- */
+
+static int name_record(unsigned space, uint64_t id, const char *name)
+{
+    uint64_t f[] = {space, id};
+    int err = append(AT_META_NAME, f, 2, &name, 1);
+    if (err < 0)
+        __atomic_fetch_add(&at__names_lost, 1, __ATOMIC_RELAXED);
+    return err;
+}
+
+int at_name_msg(uint32_t id, const char *name)
+{
+    return name_record(AT_NAME_MSG, id, name);
+}
+
+int at_name_actor(uint64_t actor, const char *name)
+{
+    return name_record(AT_NAME_ACTOR, actor, name);
+}
+
+/* Looks name up in table[first..255], adding it if absent; returns its index or 0. */
+static unsigned intern(char **table, unsigned first, unsigned space, const char *name)
+{
+    unsigned found = 0;
+    pthread_mutex_lock(&meta_mutex);
+    for (unsigned i = first; i < 256 && !found; i++) {
+        if (table[i] == NULL) {
+            table[i] = strdup(name);
+            found = table[i] ? i : 0;
+            break;
+        }
+        if (strcmp(table[i], name) == 0) {
+            pthread_mutex_unlock(&meta_mutex);
+            return i;
+        }
+    }
+    pthread_mutex_unlock(&meta_mutex);
+    if (found)
+        name_record(space, found, name);
+    return found;
+}
+
+unsigned at_path_register(const char *name)
+{
+    return intern(paths, 1, AT_NAME_PATH, name);
+}
+
+unsigned at_event_register(const char *name)
+{
+    return intern(kinds, AT_EV_FIRST_REGISTERED, AT_NAME_EVENT, name);
+}

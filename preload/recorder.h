@@ -1,0 +1,113 @@
+/* Declarations shared by the files of the recorder (preload/). Not for shims: they use
+ * include/actortrace.h. */
+#ifndef AT_RECORDER_H
+#define AT_RECORDER_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <time.h>
+
+#include "actortrace.h"
+
+#define AT_RETURN_IF_ERROR(expr)     \
+    do {                             \
+        int at_err_ = (expr);        \
+        if (at_err_ < 0)             \
+            return at_err_;          \
+    } while (0)
+
+/* ---- config.c: the ACTORTRACE_* environment variables ---- */
+
+struct at_config {
+    const char *out_pattern; /* ACTORTRACE_OUT */
+    const char *ring_dir;    /* ACTORTRACE_RING_DIR */
+    unsigned block_kb;       /* ACTORTRACE_BLOCK_KB */
+    unsigned buffer_mb;      /* ACTORTRACE_BUFFER_MB */
+    unsigned mode;           /* ACTORTRACE_MODE: enum at_mode */
+    int zstd_level;          /* ACTORTRACE_ZSTD_LEVEL */
+};
+
+extern struct at_config at__config;
+
+/* Reads the environment into at__config; reports unknown or malformed variables on stderr. */
+void at__config_load(void);
+
+/* ---- lifecycle.c: the recorder's state ---- */
+
+enum at_state {
+    AT_STATE_UNINIT = 0,   /* the constructor has not run */
+    AT_STATE_STARTING = 1, /* one thread is initialising; events meanwhile are dropped */
+    AT_STATE_RUNNING = 2,
+    AT_STATE_OFF = 3,      /* not tracing: failed to start, stopped, or a forked child */
+};
+
+/* enum at_state; written with release by lifecycle.c, read with acquire anywhere. */
+extern int at__state;
+
+/* Starts the recorder if nobody has; returns the state after. Safe to call from any thread. */
+int at__ensure_started(void);
+/* One line on stderr, prefixed "actortrace: ". Async-signal-safe (no stdio, no malloc). */
+void at__warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+uint64_t at__clock_ns(clockid_t clock);
+
+/* ---- ring.c: the blocks, in a shared file mapping ---- */
+
+struct at_ring {
+    struct at_ring_header *header;
+    char *base;          /* the first block */
+    size_t map_size;
+    uint32_t block_size; /* bytes, header included */
+    uint32_t block_count;
+    uint32_t capacity;   /* event slots per block */
+    uint32_t free_count; /* FREE blocks; atomic */
+    uint32_t hint;       /* where the next search for a FREE block starts; atomic, relaxed */
+    char path[4096];     /* the ring file, "" when anonymous */
+};
+
+extern struct at_ring at__ring;
+
+int at__ring_create(const char *trace_path);
+void at__ring_remove(void);
+struct at_ring_block *at__ring_block(uint32_t index);
+static inline struct at_event *at__block_slots(struct at_ring_block *block)
+{
+    return (struct at_event *)(block + 1);
+}
+/* Takes a FREE block for thread tid (state FILLING); NULL when none is free. */
+struct at_ring_block *at__ring_take(uint32_t tid, uint32_t seq);
+/* The writer is done with a block: clear its used slots and return it to the pool. */
+void at__ring_release(struct at_ring_block *block);
+
+/* ---- writer.c: the background thread ---- */
+
+int at__writer_start(int fd, const char *trace_path);
+/* Hands a FILLING block with `used` slots taken to the writer. */
+void at__writer_submit(struct at_ring_block *block, uint32_t used);
+/* Waits (block mode) until the writer frees a block or `timeout_ns` passes. */
+void at__writer_wait_free(uint64_t timeout_ns);
+/* Drains everything, writes the end record, closes the file and joins the writer. */
+void at__writer_stop(void);
+
+/* ---- meta.c: metadata records waiting for the writer ---- */
+
+int at__meta_thread(uint32_t tid, uint64_t tsc, const char *name);
+int at__meta_thread_exit(uint32_t tid, uint64_t tsc);
+int at__meta_lost(uint32_t tid, unsigned reason, uint64_t count, uint64_t first_tsc,
+                  uint64_t last_tsc);
+int at__meta_end(uint64_t written, uint64_t dropped, uint64_t threads, uint64_t blocks);
+int at__meta_clock(void);
+int at__meta_process(const char *ring_path);
+/* Moves the pending records out: *records, *count; the caller frees *records. Returns the size
+ * in bytes (0 when nothing is pending). */
+size_t at__meta_take(uint8_t **records, uint32_t *count);
+void at__meta_lock(void);
+void at__meta_unlock(void);
+extern uint64_t at__names_lost; /* names that could not be kept; atomic */
+
+/* ---- record.c: the slow path and per-thread lifecycle ---- */
+
+void at__thread_exit(void *unused);
+void at__fork_child(void);
+extern uint64_t at__dropped_total; /* atomic, relaxed */
+
+#endif

@@ -1,0 +1,26 @@
+/* Finding the real functions behind our wrappers. dlsym(RTLD_NEXT) is resolved outside the hot
+ * path, once per symbol; a symbol that is missing is reported once, and the wrapper that asked
+ * is expected to cope (the runtime it wraps is not loaded, or is a version we do not know). */
+#include <dlfcn.h>
+
+#include "recorder.h"
+
+static void *report_missing(const char *symbol, const char *version)
+{
+    const char *why = dlerror();
+    at__warn("cannot find %s%s%s (%s)", symbol, version ? "@" : "", version ? version : "",
+             why ? why : "no such symbol");
+    return NULL;
+}
+
+void *at_resolve(const char *symbol)
+{
+    void *real = dlsym(RTLD_NEXT, symbol);
+    return real ? real : report_missing(symbol, NULL);
+}
+
+void *at_resolve_versioned(const char *symbol, const char *version)
+{
+    void *real = dlvsym(RTLD_NEXT, symbol, version);
+    return real ? real : report_missing(symbol, version);
+}

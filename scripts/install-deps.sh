@@ -1,0 +1,24 @@
+#!/bin/sh
+# Installs the Debian packages actortrace builds and tests with, if any is missing.
+# Idempotent: does nothing when all are present. Installing needs root (apt-get).
+set -eu
+
+# build: compiler, zstd, libunwind; tests: jq, clang (libFuzzer), CZMQ, protoc.
+packages="build-essential libzstd-dev libunwind-dev jq clang libczmq-dev protobuf-compiler"
+
+missing=""
+for p in $packages; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" ||
+        missing="$missing $p"
+done
+[ -z "$missing" ] && exit 0
+
+echo "actortrace: installing missing packages:$missing" >&2
+if [ "$(id -u)" -ne 0 ]; then
+    echo "actortrace: not root; run as root: apt-get install -y$missing" >&2
+    exit 1
+fi
+export DEBIAN_FRONTEND=noninteractive
+apt-get update -qq
+# shellcheck disable=SC2086
+apt-get install -y -qq --no-install-recommends $missing >/dev/null

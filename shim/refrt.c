@@ -1,0 +1,133 @@
+/* Shim for refrt, the reference runtime of tests/rt (refrt.h).
+ *
+ * Wrapped: rt_msg_type (message names), rt_spawn (spawn + actor name), rt_send (send),
+ * rt_receive (recv), rt_step (step_begin / step_end; sets the current actor, so sends made by
+ * the handler name their sender), rt_schedule (schedule), rt_park / rt_unpark (park / unpark of
+ * a worker), rt_exit (exit). refrt's own calls to these go through the PLT, so each runtime
+ * operation is seen once, wherever it comes from.
+ *
+ * Workers are not actors, but they are what parks: a worker gets the id WORKER_ID_BASE + its
+ * number (far above any actor id, still exact in a JSON double) and the name "worker-N". */
+#include <stdio.h>
+
+#include "actortrace.h"
+#include "refrt.h"
+
+static uint32_t (*real_rt_msg_type)(const char *);
+static rt_actor *(*real_rt_spawn)(const char *, rt_behavior, void *);
+static void (*real_rt_send)(rt_actor *, rt_msg *);
+static rt_msg *(*real_rt_receive)(rt_actor *);
+static int (*real_rt_step)(rt_actor *, rt_msg *);
+static void (*real_rt_schedule)(rt_actor *);
+static void (*real_rt_park)(int);
+static void (*real_rt_unpark)(int);
+static void (*real_rt_exit)(rt_actor *);
+
+#define WORKER_ID_BASE (1ull << 40)
+#define MAX_NAMED_WORKERS 1024
+
+static unsigned path_worker;
+static uint8_t worker_named[MAX_NAMED_WORKERS]; /* written once per worker, races harmless */
+
+static uint64_t actor_id(const rt_actor *actor)
+{
+    return actor ? ((const struct rt_actor_head *)actor)->id : 0;
+}
+
+uint32_t rt_msg_type(const char *name)
+{
+    AT_RESOLVE(real_rt_msg_type, "rt_msg_type");
+    uint32_t id = real_rt_msg_type(name);
+    at_name_msg(id, name);
+    return id;
+}
+
+rt_actor *rt_spawn(const char *name, rt_behavior behavior, void *state)
+{
+    AT_RESOLVE(real_rt_spawn, "rt_spawn");
+    rt_actor *child = real_rt_spawn(name, behavior, state);
+    if (child) {
+        /* after the call: the id exists only now, and no message can reach the child before
+         * rt_spawn has returned it */
+        at_record(AT_EV_SPAWN, actor_id(child), at_current_actor(), 0, 0, 0);
+        if (name)
+            at_name_actor(actor_id(child), name);
+    }
+    return child;
+}
+
+void rt_send(rt_actor *to, rt_msg *msg)
+{
+    AT_RESOLVE(real_rt_send, "rt_send");
+    at_record(AT_EV_SEND, actor_id(to), at_current_actor(), msg->id, msg->type, 0);
+    real_rt_send(to, msg);
+}
+
+rt_msg *rt_receive(rt_actor *actor)
+{
+    AT_RESOLVE(real_rt_receive, "rt_receive");
+    rt_msg *msg = real_rt_receive(actor);
+    if (msg)
+        at_record(AT_EV_RECV, actor_id(actor), msg->sender, msg->id, msg->type, 0);
+    return msg;
+}
+
+int rt_step(rt_actor *actor, rt_msg *msg)
+{
+    AT_RESOLVE(real_rt_step, "rt_step");
+    uint64_t id = actor_id(actor), msg_id = msg->id;
+    uint32_t type = msg->type; /* rt_step frees msg */
+    at_record(AT_EV_STEP_BEGIN, id, 0, msg_id, type, 0);
+    uint64_t previous = at_set_current_actor(id);
+    int result = real_rt_step(actor, msg);
+    at_set_current_actor(previous);
+    at_record(AT_EV_STEP_END, id, 0, msg_id, type, 0);
+    return result;
+}
+
+void rt_schedule(rt_actor *actor)
+{
+    AT_RESOLVE(real_rt_schedule, "rt_schedule");
+    at_record(AT_EV_SCHEDULE, actor_id(actor), at_current_actor(), 0, 0, 0);
+    real_rt_schedule(actor);
+}
+
+/* The id of worker `worker`, named on first use. */
+static uint64_t worker_id(int worker)
+{
+    if (AT_UNLIKELY(worker >= 0 && worker < MAX_NAMED_WORKERS && !worker_named[worker])) {
+        char name[32];
+        snprintf(name, sizeof name, "worker-%d", worker);
+        at_name_actor(WORKER_ID_BASE + (uint64_t)worker, name);
+        worker_named[worker] = 1;
+    }
+    return WORKER_ID_BASE + (uint64_t)worker;
+}
+
+static unsigned worker_path(void)
+{
+    if (AT_UNLIKELY(path_worker == 0))
+        path_worker = at_path_register("worker");
+    return path_worker;
+}
+
+void rt_park(int worker)
+{
+    AT_RESOLVE(real_rt_park, "rt_park");
+    at_record(AT_EV_PARK, worker_id(worker), 0, 0, 0, worker_path());
+    real_rt_park(worker);
+}
+
+void rt_unpark(int worker)
+{
+    AT_RESOLVE(real_rt_unpark, "rt_unpark");
+    at_record(AT_EV_UNPARK, worker_id(worker), at_current_actor(), 0, 0, worker_path());
+    real_rt_unpark(worker);
+}
+
+void rt_exit(rt_actor *actor)
+{
+    AT_RESOLVE(real_rt_exit, "rt_exit");
+    at_record(AT_EV_EXIT, actor_id(actor), 0, 0, 0, 0);
+    real_rt_exit(actor);
+}

@@ -1,0 +1,12 @@
+/* The shim for tests/bench/nop.c: records a send per call, like a real runtime's send wrapper
+ * (resolve, record, forward). Linked only into the benchmark's copy of the library. */
+#include "actortrace.h"
+
+static int (*real_nop_send)(int, int);
+
+int nop_send(int actor, int msg)
+{
+    AT_RESOLVE(real_nop_send, "nop_send");
+    at_record(AT_EV_SEND, (uint64_t)actor, at_current_actor(), (uint64_t)msg, 1, 0);
+    return real_nop_send(actor, msg);
+}

@@ -1,0 +1,58 @@
+#!/bin/sh
+# A real trace, cut at many offsets and with bytes flipped inside frames, decoded by the
+# ASan/UBSan build of tracedecode: it never crashes, reports the damage (exit status 1), keeps
+# every intact frame, and a longer prefix never yields fewer events than a shorter one.
+. "$(dirname "$0")/../lib.sh"
+
+traced "$TMP/t.trace" "$B/examples/ring" 8 300 >/dev/null 2>&1
+full=$("$DECODE" "$TMP/t.trace" | tail -n 1 | jq .events)
+size=$(stat -c %s "$TMP/t.trace")
+check "reference trace has events" [ "$full" -gt 1000 ]
+
+sane() { # sane STATUS STDERR: exit 0 or 1, no sanitizer report
+    [ "$1" -le 1 ] && ! grep -q "AddressSanitizer\|runtime error\|LeakSanitizer" "$2"
+}
+
+crashes=0 regress=0 unreported=0 last=0
+step=$((size / 150 + 1))
+offset=0
+while [ "$offset" -lt "$size" ]; do
+    head -c "$offset" "$TMP/t.trace" >"$TMP/cut"
+    "$ASAN_DECODE" -o "$TMP/cut.jsonl" "$TMP/cut" 2>"$TMP/cut.err"
+    status=$?
+    sane "$status" "$TMP/cut.err" || crashes=$((crashes + 1))
+    if [ "$offset" -ge 16 ]; then
+        [ "$status" -eq 1 ] && [ "$(summary "$TMP/cut.jsonl" truncated)" = true ] ||
+            unreported=$((unreported + 1))
+        n=$(summary "$TMP/cut.jsonl" events)
+        [ "$n" -ge "$last" ] || regress=$((regress + 1))
+        last=$n
+    fi
+    offset=$((offset + step))
+done
+equal "cut traces: no crash or sanitizer report" "$crashes" 0
+equal "cut traces: every cut reported as truncated, exit 1" "$unreported" 0
+equal "cut traces: a longer prefix never decodes fewer events" "$regress" 0
+
+# flip one byte in the middle of the file: one frame is damaged, the others decode
+cp "$TMP/t.trace" "$TMP/flip"
+printf '\377' | dd of="$TMP/flip" bs=1 seek=$((size / 2)) conv=notrunc 2>/dev/null
+"$ASAN_DECODE" -o "$TMP/flip.jsonl" "$TMP/flip" 2>"$TMP/flip.err"
+status=$?
+check "flipped byte: no crash" sane "$status" "$TMP/flip.err"
+equal "flipped byte: exit status 1" "$status" 1
+check "flipped byte: damage reported on stderr" grep -q "damaged" "$TMP/flip.err"
+equal "flipped byte: one damaged frame in the summary" "$(summary "$TMP/flip.jsonl" damaged_frames)" 1
+n=$(summary "$TMP/flip.jsonl" events)
+check "flipped byte: at most one block of events lost ($n of $full kept)" \
+    test "$n" -lt "$full" -a "$n" -ge $((full - 1700))
+
+# random bytes, and garbage after a valid header
+head -c 100000 /dev/urandom >"$TMP/noise"
+"$ASAN_DECODE" -o /dev/null "$TMP/noise" 2>"$TMP/noise.err"
+status=$?
+equal "not a trace: exit status 2" "$status" 2
+check "not a trace: clear error" grep -q "not an actortrace" "$TMP/noise.err"
+{ head -c 16 "$TMP/t.trace"; head -c 100000 /dev/urandom; } >"$TMP/junk"
+"$ASAN_DECODE" -o /dev/null "$TMP/junk" 2>"$TMP/junk.err"
+check "header then noise: no crash" sane $? "$TMP/junk.err"

@@ -1,0 +1,46 @@
+# Shared helpers for the end-to-end tests (sourced). Each check prints "ok - NAME" or
+# "not ok - NAME"; tests/run.sh counts them.
+set -u
+TOP=$(cd "$(dirname "$0")/../.." && pwd)
+B="$TOP/build"
+LIB="$B/libactortrace.so"
+DECODE="$B/tracedecode"
+ASAN_DECODE="$B/asan/tracedecode"
+TMP=$(mktemp -d "${TMPDIR:-/tmp}/actortrace-test.XXXXXX")
+trap 'rm -rf "$TMP"' EXIT
+export ASAN_OPTIONS=detect_leaks=1:abort_on_error=0
+export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
+
+check() { # check NAME COMMAND...: ok when the command succeeds
+    local check_name="$1"
+    shift
+    if "$@"; then echo "ok - $check_name"; else echo "not ok - $check_name"; fi
+}
+
+equal() { # equal NAME GOT WANT
+    if [ "$2" = "$3" ]; then
+        echo "ok - $1"
+    else
+        echo "not ok - $1: got '$2', want '$3'"
+    fi
+}
+
+traced() { # traced TRACE PROGRAM ARGS...: runs PROGRAM with the tracer, output to TRACE
+    local trace="$1"
+    shift
+    ACTORTRACE_OUT="$trace" LD_PRELOAD="$LIB" "$@"
+}
+
+# kind_count JSONL KIND: number of events of that kind
+kind_count() {
+    grep -c "\"event\":\"$2\"" "$1" || true
+}
+
+# truth OUTPUT KEY: a ground-truth count from a refrt program's last output line
+truth() {
+    tail -n 1 "$1" | jq -r ".ground_truth.$2"
+}
+
+summary() { # summary JSONL FIELD
+    tail -n 1 "$1" | jq -r ".$2"
+}

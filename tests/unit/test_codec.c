@@ -1,0 +1,269 @@
+/* Unit tests of common/: varints, zigzag, crc32c, and the columnar event block (encode, decode,
+ * torn slots, malformed input). Prints "ok - name" or "not ok - name" per check; exits 1 if
+ * any failed. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "at_codec.h"
+
+static int failures;
+
+static void check(int ok, const char *name)
+{
+    printf("%s - %s\n", ok ? "ok" : "not ok", name);
+    failures += !ok;
+}
+
+static uint64_t rng_state = 0x9E3779B97F4A7C15ull;
+
+static uint64_t rnd(void)
+{
+    rng_state ^= rng_state << 13;
+    rng_state ^= rng_state >> 7;
+    rng_state ^= rng_state << 17;
+    return rng_state;
+}
+
+static void test_varint(void)
+{
+    static const struct {
+        uint64_t v;
+        size_t len;
+    } cases[] = {
+        {0, 1}, {1, 1}, {127, 1}, {128, 2}, {16383, 2}, {16384, 3}, {UINT32_MAX, 5},
+        {1ull << 56, 9}, {(1ull << 63) - 1, 9}, {1ull << 63, 10}, {UINT64_MAX, 10},
+    };
+    int lengths = 1, round = 1, short_input = 1;
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        uint8_t buf[AT_VARINT_MAX];
+        size_t n = at_varint_put(buf, cases[i].v);
+        lengths &= n == cases[i].len;
+        const uint8_t *p = buf;
+        uint64_t v = 0;
+        round &= at_varint_get(&p, buf + n, &v) == 0 && v == cases[i].v && p == buf + n;
+        p = buf;
+        short_input &= at_varint_get(&p, buf + n - 1, &v) == -1 && p == buf;
+    }
+    check(lengths, "varint lengths 1-10 bytes at the 7-bit boundaries");
+    check(round, "varint round trip of edge values");
+    check(short_input, "varint cut short is rejected and does not advance");
+
+    uint8_t eleven[11];
+    memset(eleven, 0x80, 10);
+    eleven[10] = 0;
+    const uint8_t *p = eleven;
+    uint64_t v;
+    check(at_varint_get(&p, eleven + 11, &v) == -1, "varint longer than 10 bytes is rejected");
+    p = eleven;
+    check(at_varint_get(&p, eleven, &v) == -1, "varint from an empty input is rejected");
+}
+
+static void test_zigzag(void)
+{
+    check(at_zigzag(0) == 0 && at_zigzag((uint64_t)-1) == 1 && at_zigzag(1) == 2 &&
+              at_zigzag((uint64_t)-2) == 3,
+          "zigzag of 0, -1, 1, -2 is 0, 1, 2, 3");
+    check(at_zigzag((uint64_t)INT64_MAX) == UINT64_MAX - 1 &&
+              at_zigzag((uint64_t)INT64_MIN) == UINT64_MAX,
+          "zigzag of INT64_MAX and INT64_MIN");
+    int inverse = 1;
+    for (int i = 0; i < 100000; i++) {
+        uint64_t x = rnd() >> (rnd() % 64);
+        inverse &= at_unzigzag(at_zigzag(x)) == x && at_unzigzag(at_zigzag(-x)) == -x;
+    }
+    check(inverse, "unzigzag inverts zigzag on random values");
+}
+
+/* Bit-at-a-time crc32c, the definition the fast versions must match. */
+static uint32_t crc_reference(const uint8_t *p, size_t len)
+{
+    uint32_t c = 0xFFFFFFFF;
+    while (len--) {
+        c ^= *p++;
+        for (int k = 0; k < 8; k++)
+            c = (c >> 1) ^ (0x82F63B78 & (0 - (c & 1)));
+    }
+    return ~c;
+}
+
+static void test_crc(void)
+{
+    check(at_crc32c(0, "123456789", 9) == 0xE3069283, "crc32c check value 0xE3069283");
+    check(at_crc32c(0, "", 0) == 0, "crc32c of nothing is 0");
+    uint8_t data[300];
+    for (size_t i = 0; i < sizeof data; i++)
+        data[i] = (uint8_t)rnd();
+    int same = 1, chained = 1;
+    for (size_t off = 0; off < 8; off++) {
+        for (size_t len = 0; len + off <= sizeof data; len += 7) {
+            uint32_t whole = at_crc32c(0, data + off, len);
+            same &= whole == crc_reference(data + off, len);
+            size_t half = len / 3;
+            chained &= at_crc32c(at_crc32c(0, data + off, half), data + off + half,
+                                 len - half) == whole;
+        }
+    }
+    check(same, "crc32c matches the bitwise definition at every alignment and length");
+    check(chained, "crc32c continues across split buffers");
+}
+
+static struct at_event random_event(void)
+{
+    static const uint64_t extremes[] = {0, 1, UINT64_MAX, 1ull << 63, (1ull << 63) - 1};
+    struct at_event e;
+    uint64_t pick = rnd();
+    e.tsc = pick % 5 == 0 ? extremes[rnd() % 5] : rnd();
+    e.actor = pick % 3 == 0 ? extremes[rnd() % 5] : rnd() % 1000;
+    e.peer = pick % 7 == 0 ? extremes[rnd() % 5] : rnd() >> (rnd() % 64);
+    e.msg = rnd() >> (rnd() % 64);
+    e.name = pick % 11 == 0 ? UINT32_MAX : (uint32_t)(rnd() % 50);
+    e.core = pick % 13 == 0 ? UINT16_MAX : (uint16_t)(rnd() % 64);
+    e.path = (uint8_t)rnd();
+    e.kind = (uint8_t)(1 + rnd() % 255);
+    return e;
+}
+
+static int same_event(const struct at_event *a, const struct at_event *b)
+{
+    return a->tsc == b->tsc && a->actor == b->actor && a->peer == b->peer && a->msg == b->msg &&
+           a->name == b->name && a->core == b->core && a->path == b->path && a->kind == b->kind;
+}
+
+/* Encodes slots[0..n), decodes, and compares with the committed slots. */
+static int round_trip(const struct at_event *slots, uint32_t n)
+{
+    uint8_t *buf = malloc(at_events_encode_bound(n) + 1);
+    struct at_event *out = malloc((n + 1) * sizeof *out);
+    struct at_block_info info;
+    size_t len = at_events_encode(slots, n, buf, &info);
+    int ok = len <= at_events_encode_bound(n) &&
+             at_events_decode(buf, len, info.count, info.first_tsc, out) == 0;
+    uint32_t k = 0, torn = 0;
+    uint64_t lo = UINT64_MAX, hi = 0;
+    for (uint32_t i = 0; i < n && ok; i++) {
+        if (slots[i].kind == 0) {
+            torn++;
+            continue;
+        }
+        ok &= same_event(&slots[i], &out[k++]);
+        lo = slots[i].tsc < lo ? slots[i].tsc : lo;
+        hi = slots[i].tsc > hi ? slots[i].tsc : hi;
+    }
+    ok &= k == info.count && torn == info.torn;
+    if (k > 0)
+        ok &= info.first_tsc == lo && info.last_tsc == hi;
+    free(buf);
+    free(out);
+    return ok;
+}
+
+static void test_round_trip(void)
+{
+    enum { N = 4096 };
+    struct at_event *slots = malloc(N * sizeof *slots);
+    int ok = 1;
+    for (int rep = 0; rep < 50; rep++) {
+        uint32_t n = (uint32_t)(rnd() % N) + 1;
+        for (uint32_t i = 0; i < n; i++)
+            slots[i] = random_event();
+        ok &= round_trip(slots, n);
+    }
+    check(ok, "encode -> decode round trip of random events with extreme values");
+
+    for (uint32_t i = 0; i < 1000; i++)
+        slots[i] = random_event();
+    int torn_ok = 1;
+    for (uint32_t i = 0; i < 1000; i += 1 + (uint32_t)(rnd() % 5))
+        slots[i].kind = 0;
+    slots[0].kind = 0;
+    slots[999].kind = 0;
+    torn_ok &= round_trip(slots, 1000);
+    check(torn_ok, "torn slots (kind 0) are skipped and counted, at the ends too");
+
+    for (uint32_t i = 0; i < 10; i++)
+        slots[i].kind = 0;
+    struct at_block_info info;
+    uint8_t buf[500];
+    check(at_events_encode(slots, 10, buf, &info) == 0 && info.count == 0 && info.torn == 10,
+          "a block of only torn slots encodes to nothing");
+    check(at_events_encode(slots, 0, buf, &info) == 0 && info.count == 0,
+          "an empty block encodes to nothing");
+    free(slots);
+}
+
+/* Events whose every column takes its largest varint reach the bound exactly. */
+static void test_bound(void)
+{
+    enum { N = 64 };
+    struct at_event slots[N];
+    for (uint32_t i = 0; i < N; i++) {
+        uint64_t far = i % 2 ? 0 : 1ull << 63;
+        slots[i] = (struct at_event){.tsc = far, .actor = far, .peer = far, .msg = far,
+                                     .name = UINT32_MAX, .core = UINT16_MAX, .path = 255,
+                                     .kind = 255};
+    }
+    uint8_t buf[N * 50];
+    struct at_block_info info;
+    size_t len = at_events_encode(slots, N, buf, &info);
+    check(at_events_encode_bound(N) == N * 50, "bound is 50 bytes an event");
+    check(len == at_events_encode_bound(N), "worst-case events fill the bound exactly");
+    check(round_trip(slots, N), "worst-case events round trip");
+}
+
+static void test_malformed(void)
+{
+    struct at_event slots[20], out[21];
+    for (int i = 0; i < 20; i++)
+        slots[i] = random_event();
+    uint8_t buf[20 * 50 + 8];
+    struct at_block_info info;
+    size_t len = at_events_encode(slots, 20, buf, &info);
+
+    int truncated = 1;
+    for (size_t cut = 0; cut < len; cut++)
+        truncated &= at_events_decode(buf, cut, 20, info.first_tsc, out) == -EINVAL;
+    check(truncated, "every truncation of the columns is rejected with -EINVAL");
+
+    buf[len] = 0;
+    check(at_events_decode(buf, len + 1, 20, info.first_tsc, out) == -EINVAL,
+          "bytes after the last column are rejected");
+    check(at_events_decode(buf, len, 21, info.first_tsc, out) == -EINVAL,
+          "a count larger than the columns hold is rejected");
+    uint8_t kind = buf[3];
+    buf[3] = 0;
+    check(at_events_decode(buf, len, 20, info.first_tsc, out) == -EINVAL,
+          "kind 0 in a block is rejected");
+    buf[3] = kind;
+    check(at_events_decode(NULL, 0, 0, 0, out) == 0, "an empty block decodes");
+    check(at_events_decode(buf, 1, 0, 0, out) == -EINVAL, "bytes in a block of 0 events");
+
+    /* kind, path, core = 65536 (3 bytes), then 1-byte columns. */
+    uint8_t big_core[] = {1, 0, 0x80, 0x80, 0x04, 0, 0, 0, 0, 0};
+    check(at_events_decode(big_core, sizeof big_core, 1, 0, out) == -EINVAL,
+          "a core above 65535 is rejected");
+    uint8_t big_name[] = {1, 0, 0, 0, 0, 0, 0, 0x80, 0x80, 0x80, 0x80, 0x10};
+    check(at_events_decode(big_name, sizeof big_name, 1, 0, out) == -EINVAL,
+          "a name above 2^32-1 is rejected");
+    uint8_t ok_one[] = {3, 7, 2, 4, 6, 8, 10, 5};
+    check(at_events_decode(ok_one, sizeof ok_one, 1, 100, out) == 0 && out[0].kind == 3 &&
+              out[0].path == 7 && out[0].core == 2 && out[0].tsc == 102 && out[0].actor == 3 &&
+              out[0].peer == 4 && out[0].msg == 5 && out[0].name == 5,
+          "a hand-written one-event block decodes to the documented fields");
+    uint8_t long_varint[20] = {1, 0};
+    memset(long_varint + 2, 0x80, 11);
+    check(at_events_decode(long_varint, 20, 1, 0, out) == -EINVAL,
+          "an 11-byte varint in a column is rejected");
+}
+
+int main(void)
+{
+    test_varint();
+    test_zigzag();
+    test_crc();
+    test_round_trip();
+    test_bound();
+    test_malformed();
+    return failures ? 1 : 0;
+}
