@@ -47,7 +47,7 @@ $(B)/asan/tracedecode: $(DECODER_SRC) $(COMMON_SRC) $(wildcard include/*.h decod
 $(B)/librefrt.so: $(RT_SRC) tests/rt/refrt.h | $(DEPS_OK)
 	$(CC) $(CPPFLAGS) $(CFLAGS) $(WARN) -fPIC -shared -pthread -Wl,-soname,librefrt.so -o $@ $(RT_SRC)
 
-$(B)/examples/%: tests/rt/examples/%.c tests/rt/refrt.h $(B)/librefrt.so
+$(B)/examples/%: tests/rt/examples/%.c tests/rt/examples/args.h tests/rt/refrt.h $(B)/librefrt.so
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) -Itests/rt $(CFLAGS) $(WARN) -pthread -o $@ $< $(B)/librefrt.so \
 		-Wl,-rpath,'$$ORIGIN/..'

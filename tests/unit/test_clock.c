@@ -3,25 +3,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "unit.h"
 #include "clock.h"
 
-static int failures;
-
-static void check(int ok, const char *name)
-{
-    printf("%s - %s\n", ok ? "ok" : "not ok", name);
-    failures += !ok;
-}
-
-static uint64_t rng_state = 88172645463325252ull;
-
-static uint64_t rnd(void)
-{
-    rng_state ^= rng_state << 13;
-    rng_state ^= rng_state >> 7;
-    rng_state ^= rng_state << 17;
-    return rng_state;
-}
 
 static uint64_t ns_of(const struct clock_map *c, uint64_t tsc)
 {

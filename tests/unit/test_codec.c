@@ -6,25 +6,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "unit.h"
 #include "at_codec.h"
 
-static int failures;
-
-static void check(int ok, const char *name)
-{
-    printf("%s - %s\n", ok ? "ok" : "not ok", name);
-    failures += !ok;
-}
-
-static uint64_t rng_state = 0x9E3779B97F4A7C15ull;
-
-static uint64_t rnd(void)
-{
-    rng_state ^= rng_state << 13;
-    rng_state ^= rng_state >> 7;
-    rng_state ^= rng_state << 17;
-    return rng_state;
-}
 
 static void test_varint(void)
 {

@@ -13,19 +13,13 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "unit.h"
 #include "at_events.h"
 #include "decode.h"
 #include "jsoncheck.h"
 #include "tracegen.h"
 
-static int failures;
 static char dir[] = "/tmp/test_decode.XXXXXX";
-
-static void check(int ok, const char *name)
-{
-    printf("%s - %s\n", ok ? "ok" : "not ok", name);
-    failures += !ok;
-}
 
 static char *tmp_path(const char *name)
 {
@@ -404,16 +398,6 @@ static void test_garbage_between_frames(void)
     check(r.status == 1 && r.sum.damaged_frames == 1 && r.sum.events == total,
           "garbage between frames: one damage report, every event kept");
     tg_free(&g);
-}
-
-static uint64_t rng_state = 0x853C49E6748FEA9Bull;
-
-static uint64_t rnd(void)
-{
-    rng_state ^= rng_state << 13;
-    rng_state ^= rng_state >> 7;
-    rng_state ^= rng_state << 17;
-    return rng_state;
 }
 
 /* Recomputes a frame's checksums after a mutation, so the damage gets past them. */

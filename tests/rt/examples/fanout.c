@@ -1,6 +1,7 @@
 /* fanout: a "master" actor spawns WORKERS "worker-N" actors, deals them MESSAGES "WORK"
  * messages round-robin and collects one "DONE" per WORK; then it stops everyone with "STOP".
  * Prints the outcome, then the runtime's ground truth. */
+#include "args.h"
 #include "refrt.h"
 
 #include <errno.h>
@@ -87,18 +88,6 @@ static long unbalanced(const struct master *m)
         off += m->hands[i].bad + (m->hands[i].handled != want);
     }
     return off;
-}
-
-/* Parses a decimal count in [min, max]. */
-static bool parse_count(const char *s, long min, long max, long *out)
-{
-    char *end;
-    errno = 0;
-    long v = strtol(s, &end, 10);
-    if (errno || end == s || *end || v < min || v > max)
-        return false;
-    *out = v;
-    return true;
 }
 
 static void register_types(void)

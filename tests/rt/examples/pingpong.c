@@ -1,5 +1,6 @@
 /* pingpong: actors "ping" and "pong" bounce a counter ROUNDS times, the smallest program with a
  * send, a wake-up and a step on each side. Prints the outcome, then the runtime's ground truth. */
+#include "args.h"
 #include "refrt.h"
 
 #include <errno.h>
@@ -47,18 +48,6 @@ static int pong(rt_actor *self, rt_msg *msg, void *state)
     check(p, msg, ping_type);
     rt_tell(p->peer, pong_type, msg->payload);
     return p->last >= p->rounds ? RT_STOP : RT_CONTINUE;
-}
-
-/* Parses a decimal count in [min, max]. */
-static bool parse_count(const char *s, long min, long max, long *out)
-{
-    char *end;
-    errno = 0;
-    long v = strtol(s, &end, 10);
-    if (errno || end == s || *end || v < min || v > max)
-        return false;
-    *out = v;
-    return true;
 }
 
 int main(int argc, char **argv)

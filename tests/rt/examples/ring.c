@@ -1,6 +1,7 @@
 /* ring: a "TOKEN" travels LAPS times round a ring of ACTORS actors "node-1".."node-N", its
  * payload counting the hops; each actor stops after its last visit. Prints the outcome, then
  * the runtime's ground truth. */
+#include "args.h"
 #include "refrt.h"
 
 #include <errno.h>
@@ -35,18 +36,6 @@ static int relay(rt_actor *self, rt_msg *msg, void *state)
         return RT_STOP;
     rt_tell(n->next, token_type, p + 1);
     return p + n->size > n->total ? RT_STOP : RT_CONTINUE;
-}
-
-/* Parses a decimal count in [min, max]. */
-static bool parse_count(const char *s, long min, long max, long *out)
-{
-    char *end;
-    errno = 0;
-    long v = strtol(s, &end, 10);
-    if (errno || end == s || *end || v < min || v > max)
-        return false;
-    *out = v;
-    return true;
 }
 
 /* Spawns the ring and links each node to the next; false when out of memory. */
