@@ -27,6 +27,7 @@ struct at_thread {
     uint32_t tid;           /* gettid(), cached by the slow path */
     void *block;            /* struct at_ring_block of `slots`, owned by the slow path */
     uint32_t exit_hook;     /* the thread-exit key is set for this thread */
+    uint32_t internal;      /* the recorder's own thread: its events are never recorded */
     uint64_t drop_count;    /* events dropped since the last block was taken (drop mode) */
     uint64_t drop_first_tsc, drop_last_tsc;
     char name[16];          /* the thread name last written to the trace */

@@ -10,7 +10,6 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
-#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "recorder.h"
@@ -138,13 +137,13 @@ int at__ensure_started(void)
         int state = start() == 0 ? AT_STATE_RUNNING : AT_STATE_OFF;
         starting_here = 0;
         __atomic_store_n(&at__state, state, __ATOMIC_RELEASE);
-        syscall(SYS_futex, &at__state, FUTEX_WAKE_PRIVATE, INT32_MAX, NULL, NULL, 0);
+        at__futex((uint32_t *)&at__state, FUTEX_WAKE_PRIVATE, INT32_MAX, NULL);
         return state;
     }
     int state;
     while ((state = __atomic_load_n(&at__state, __ATOMIC_ACQUIRE)) == AT_STATE_STARTING &&
            !starting_here)
-        syscall(SYS_futex, &at__state, FUTEX_WAIT_PRIVATE, AT_STATE_STARTING, NULL, NULL, 0);
+        at__futex((uint32_t *)&at__state, FUTEX_WAIT_PRIVATE, AT_STATE_STARTING, NULL);
     return state;
 }
 

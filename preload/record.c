@@ -124,6 +124,8 @@ void at__record_slow(unsigned kind, uint64_t actor, uint64_t peer, uint64_t msg,
 {
     int saved_errno = errno;
     struct at_thread *self = &at__self;
+    if (self->internal)
+        return; /* capacity stays 0, so every event of this thread comes here */
     int state = __atomic_load_n(&at__state, __ATOMIC_ACQUIRE);
     if (AT_UNLIKELY(state != AT_STATE_RUNNING))
         state = at__ensure_started();

@@ -50,6 +50,21 @@ int at__ensure_started(void);
 void at__warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 uint64_t at__clock_ns(clockid_t clock);
 
+/* futex(2) by the syscall instruction itself: the recorder's own waits must not pass through
+ * libc's syscall(), which a shim may wrap. Returns the kernel's result (negative errno). */
+static inline long at__futex(uint32_t *word, int op, uint32_t value,
+                             const struct timespec *timeout)
+{
+    long ret;
+    register long r10 __asm__("r10") = (long)timeout;
+    __asm__ volatile("syscall"
+                     : "=a"(ret)
+                     : "0"(202L /* SYS_futex on x86-64 */), "D"(word), "S"((long)op),
+                       "d"((long)value), "r"(r10)
+                     : "rcx", "r11", "memory");
+    return ret;
+}
+
 /* ---- ring.c: the blocks, in a shared file mapping ---- */
 
 struct at_ring {

@@ -13,7 +13,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/syscall.h>
 #include <sys/uio.h>
 #include <unistd.h>
 #include <zstd.h>
@@ -42,11 +41,6 @@ static struct {
 } w = {.fd = -1};
 
 extern uint64_t at__threads_total;
-
-static long futex(uint32_t *word, int op, uint32_t value, const struct timespec *timeout)
-{
-    return syscall(SYS_futex, word, op, value, timeout, NULL, 0);
-}
 
 static int write_all(const struct iovec *iov_in, int n)
 {
@@ -174,7 +168,7 @@ static unsigned drain(void)
     if (freed) {
         __atomic_fetch_add(&w.freed, 1, __ATOMIC_RELEASE);
         if (__atomic_load_n(&w.free_waiters, __ATOMIC_ACQUIRE))
-            futex(&w.freed, FUTEX_WAKE_PRIVATE, INT32_MAX, NULL);
+            at__futex(&w.freed, FUTEX_WAKE_PRIVATE, INT32_MAX, NULL);
     }
     return freed;
 }
@@ -196,7 +190,7 @@ static void sleep_unless_pending(uint32_t seen)
     __atomic_store_n(&w.sleeping, 1, __ATOMIC_SEQ_CST);
     if (__atomic_load_n(&w.pending, __ATOMIC_SEQ_CST) == seen &&
         !__atomic_load_n(&w.stop, __ATOMIC_SEQ_CST))
-        futex(&w.pending, FUTEX_WAIT_PRIVATE, seen, &timeout);
+        at__futex(&w.pending, FUTEX_WAIT_PRIVATE, seen, &timeout);
     __atomic_store_n(&w.sleeping, 0, __ATOMIC_SEQ_CST);
 }
 
@@ -232,6 +226,7 @@ static void *writer_main(void *unused)
 {
     (void)unused;
     pthread_setname_np(pthread_self(), "actortrace-w");
+    at__self.internal = 1; /* what this thread does (futex waits, writes) is not the program's */
     w.next_clock_ns = at__clock_ns(CLOCK_MONOTONIC) + 50 * 1000 * 1000ull;
     for (;;) {
         uint32_t seen = __atomic_load_n(&w.pending, __ATOMIC_SEQ_CST);
@@ -285,7 +280,7 @@ void at__writer_submit(struct at_ring_block *block, uint32_t used)
     __atomic_store_n(&block->state, AT_BLOCK_FULL, __ATOMIC_RELEASE);
     __atomic_fetch_add(&w.pending, 1, __ATOMIC_SEQ_CST);
     if (__atomic_load_n(&w.sleeping, __ATOMIC_SEQ_CST))
-        futex(&w.pending, FUTEX_WAKE_PRIVATE, 1, NULL);
+        at__futex(&w.pending, FUTEX_WAKE_PRIVATE, 1, NULL);
 }
 
 void at__writer_wait_free(uint64_t timeout_ns)
@@ -295,14 +290,14 @@ void at__writer_wait_free(uint64_t timeout_ns)
     uint32_t seen = __atomic_load_n(&w.freed, __ATOMIC_ACQUIRE);
     __atomic_fetch_add(&w.free_waiters, 1, __ATOMIC_SEQ_CST);
     if (__atomic_load_n(&at__ring.free_count, __ATOMIC_ACQUIRE) == 0)
-        futex(&w.freed, FUTEX_WAIT_PRIVATE, seen, &timeout);
+        at__futex(&w.freed, FUTEX_WAIT_PRIVATE, seen, &timeout);
     __atomic_fetch_sub(&w.free_waiters, 1, __ATOMIC_SEQ_CST);
 }
 
 void at__writer_stop(void)
 {
     __atomic_store_n(&w.stop, 1, __ATOMIC_RELEASE);
-    futex(&w.pending, FUTEX_WAKE_PRIVATE, 1, NULL);
+    at__futex(&w.pending, FUTEX_WAKE_PRIVATE, 1, NULL);
     pthread_join(w.thread, NULL);
     close(w.fd);
     w.fd = -1;
