@@ -38,6 +38,21 @@ static void normalise(struct clock_map *c)
     c->n = kept;
 }
 
+/* floor(2^64 / dtsc) of each segment, for at__clock_divide; normalise() left every dtsc above 0. */
+static int inverses(struct clock_map *c)
+{
+    c->inverse = malloc((c->n - 1) * sizeof *c->inverse);
+    if (!c->inverse) {
+        at__clock_free(c);
+        return -ENOMEM;
+    }
+    for (size_t i = 0; i + 1 < c->n; i++) {
+        uint64_t dtsc = c->samples[i + 1].tsc - c->samples[i].tsc;
+        c->inverse[i] = dtsc == 1 ? 0 : (uint64_t)(((unsigned __int128)1 << 64) / dtsc);
+    }
+    return 0;
+}
+
 int at__clock_init(struct clock_map *c, const struct clock_sample *samples, size_t n)
 {
     *c = (struct clock_map){0};
@@ -49,12 +64,19 @@ int at__clock_init(struct clock_map *c, const struct clock_sample *samples, size
     memcpy(c->samples, samples, n * sizeof *samples);
     c->n = n;
     normalise(c);
-    return 0;
+    return c->n > 1 ? inverses(c) : 0;
 }
 
-/* mono + ticks * dmono / dtsc, rounded down, at most UINT64_MAX. */
-static uint64_t after(uint64_t mono, uint64_t ticks, uint64_t dmono, uint64_t dtsc)
+/* mono + ticks * dmono / dtsc, rounded down, at most UINT64_MAX. Within a segment of a real
+ * trace the product fits in 64 bits; the 128-bit division is for the far extrapolations. */
+static uint64_t after(uint64_t mono, uint64_t ticks, uint64_t dmono, uint64_t dtsc,
+                      uint64_t inverse)
 {
+    uint64_t product;
+    if (!__builtin_mul_overflow(ticks, dmono, &product)) {
+        uint64_t ns = at__clock_divide(product, dtsc, inverse);
+        return ns > UINT64_MAX - mono ? UINT64_MAX : mono + ns;
+    }
     unsigned __int128 ns = (unsigned __int128)ticks * dmono / dtsc;
     return ns > UINT64_MAX - mono ? UINT64_MAX : mono + (uint64_t)ns;
 }
@@ -87,28 +109,30 @@ static size_t segment(const struct clock_map *c, uint64_t tsc, size_t hint)
     return lo;
 }
 
-uint64_t at__clock_ns(const struct clock_map *c, uint64_t tsc, size_t *hint)
+uint64_t at__clock_ns_any(const struct clock_map *c, uint64_t tsc, size_t *hint)
 {
     if (c->n == 0)
         return tsc;
     const struct clock_sample *a = &c->samples[0], *b = a;
-    uint64_t dmono = 1, dtsc = 1; /* one sample: 1 tick = 1 ns */
+    uint64_t dmono = 1, dtsc = 1, inverse = 0; /* one sample: 1 tick = 1 ns */
     if (c->n > 1) {
         *hint = segment(c, tsc, *hint);
         a = &c->samples[*hint];
         b = a + 1;
         dmono = b->mono_ns - a->mono_ns;
         dtsc = b->tsc - a->tsc;
+        inverse = c->inverse[*hint];
     }
     if (tsc >= b->tsc) /* at or past the last sample */
-        return after(b->mono_ns, tsc - b->tsc, dmono, dtsc);
+        return after(b->mono_ns, tsc - b->tsc, dmono, dtsc, inverse);
     if (tsc >= a->tsc)
-        return after(a->mono_ns, tsc - a->tsc, dmono, dtsc);
+        return after(a->mono_ns, tsc - a->tsc, dmono, dtsc, inverse);
     return before(a->mono_ns, a->tsc - tsc, dmono, dtsc);
 }
 
 void at__clock_free(struct clock_map *c)
 {
     free(c->samples);
+    free(c->inverse);
     *c = (struct clock_map){0};
 }

@@ -5,6 +5,7 @@
 
 #include "decode.h"
 #include "merge.h"
+#include "progress.h"
 
 int at__decode_open(struct decode *d, const char *const *paths, size_t n, FILE *diag)
 {
@@ -36,18 +37,37 @@ static int each_thread(struct decode *d, const struct output_ops *ops, struct ou
     return 0;
 }
 
+static uint64_t recorded(const struct decode *d)
+{
+    uint64_t n = 0;
+    for (size_t i = 0; i < d->ntraces; i++)
+        for (size_t j = 0; j < d->traces[i].nthreads; j++)
+            n += d->traces[i].threads[j].events;
+    return n;
+}
+
 static int each_event(struct decode *d, const struct output_ops *ops, struct out *o,
                       uint64_t *events)
 {
     struct merge m;
     struct merged e;
+    struct progress p;
+    uint64_t seen = 0;
+    at__progress_start(&p, d->progress ? d->diag : NULL, recorded(d));
     int err = at__merge_init(&m, d->traces, d->ntraces, &d->unpacker);
+    if (err == 0 && d->jobs > 1)
+        at__merge_prefetch(&m); /* without the helper, the merge decodes by itself */
     while (err == 0 && (err = at__merge_next(&m, &e)) > 0) {
+        at__progress_tick(&p, ++seen);
+        err = 0;
+        if (d->filter && !at__filter_match(d->filter, &e))
+            continue;
         (*events)++;
         err = ops->event ? ops->event(o, d, &e) : 0;
         if (err == 0)
             err = o->error; /* a full disk ends the work, not only the output */
     }
+    at__progress_end(&p);
     at__merge_free(&m);
     return err;
 }
@@ -101,6 +121,9 @@ int at__decode_run(struct decode *d, const struct output_ops *ops, struct out *o
                    struct summary *s)
 {
     uint64_t events = 0;
+    d->state = NULL;
+    if (ops->create && !(d->state = ops->create(d)))
+        return -ENOMEM;
     int err = ops->begin ? ops->begin(o, d) : 0;
     if (err == 0 && ops->thread)
         err = each_thread(d, ops, o);
@@ -112,6 +135,9 @@ int at__decode_run(struct decode *d, const struct output_ops *ops, struct out *o
         status |= check_trace(&d->traces[i]);
     if (err == 0 && ops->end)
         err = ops->end(o, d, &sum);
+    if (ops->destroy)
+        ops->destroy(d->state);
+    d->state = NULL;
     if (s)
         *s = sum;
     return err < 0 ? err : status;

@@ -3,10 +3,12 @@
 #ifndef DECODE_H
 #define DECODE_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdio.h>
 
 #include "block.h"
+#include "filter.h"
 #include "output.h"
 #include "trace.h"
 
@@ -14,7 +16,12 @@ struct decode {
     struct trace *traces;
     size_t ntraces;
     struct unpacker unpacker;
-    FILE *diag; /* damage, warnings and losses are reported here; NULL: silent */
+    FILE *diag;                  /* damage, warnings and losses are reported here; NULL: silent */
+    const struct filter *filter; /* events that reach the format; NULL: all of them */
+    bool json;                   /* a format with a text and a JSON form writes JSON (--json) */
+    bool progress;               /* show a progress line on diag when it is a terminal */
+    unsigned jobs;               /* 2 or more: decode blocks ahead on a helper thread */
+    void *state;                 /* the running format's own state, from its create callback */
 };
 
 /* Opens and indexes every trace. Returns 0, or the first trace's error (see at__trace_open),
@@ -28,5 +35,9 @@ int at__decode_run(struct decode *d, const struct output_ops *ops, struct out *o
                    struct summary *s);
 
 void at__decode_close(struct decode *d);
+
+/* Applies a --names file to every trace (namefile.c). Returns 0, -EINVAL after a message on
+ * stderr, or the negative errno of a failed open. */
+int at__names_file_apply(struct decode *d, const char *path);
 
 #endif

@@ -1,15 +1,15 @@
-/* A map from 64-bit ids to 32-bit indexes (open addressing), for thread ids and name ids. */
+/* A map from 64-bit ids to 32-bit indexes, for thread ids and name ids: the two-word hash map
+ * of hmap.h with the second word 0. */
 #ifndef IDMAP_H
 #define IDMAP_H
 
 #include <stddef.h>
 #include <stdint.h>
 
+#include "hmap.h"
+
 struct idmap {
-    uint64_t *keys;
-    uint32_t *values;
-    uint8_t *used;
-    size_t cap, n; /* cap is 0 or a power of two */
+    struct hmap map;
 };
 
 /* Sets key to value, replacing an earlier value. Returns 0 or -ENOMEM. */

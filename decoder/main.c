@@ -3,7 +3,9 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
+#include <stdbool.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -12,10 +14,13 @@
 #include "decode.h"
 #include "output.h"
 
-static const struct output_ops *const formats[] = {&at__jsonl_ops};
+static const struct output_ops *const formats[] = {
+    &at__jsonl_ops, &at__perfetto_ops, &at__chrome_ops, &at__stats_ops, &at__dot_ops,
+};
 
 static const char usage[] =
-    "Usage: tracedecode [-o OUT] [--format FORMAT] TRACE...\n"
+    "Usage: tracedecode [-o OUT] [--format FORMAT] [--json] [FILTER...] [--names FILE]\n"
+    "                   TRACE...\n"
     "\n"
     "Decodes actortrace trace files and writes their events in time order. Several TRACE\n"
     "files (the processes of one run) are merged on one CLOCK_MONOTONIC timeline.\n"
@@ -23,9 +28,32 @@ static const char usage[] =
     "Options:\n"
     "  -o, --output OUT     write to OUT, created or truncated ('-': standard output, the\n"
     "                       default)\n"
-    "  -f, --format FORMAT  output format: jsonl (the default)\n"
+    "  -f, --format FORMAT  jsonl (the default): one JSON object per event, described below\n"
+    "                       perfetto: a Perfetto trace for ui.perfetto.dev: a track per\n"
+    "                         actor, thread and core, arrows from each send to its step\n"
+    "                       chrome: the same as Chrome trace JSON, for smaller traces\n"
+    "                       stats: a report: counts, latency, mailbox depth, parked time,\n"
+    "                         drops\n"
+    "                       dot: the actor graph (who sends what to whom) for Graphviz\n"
+    "      --json           with --format stats: write the report as one JSON object\n"
+    "      --names FILE     names from FILE, lines \"ID NAME\" (message names), \"msg ID\n"
+    "                       NAME\" or \"actor ID NAME\"; they replace the trace's own\n"
+    "  -j, --jobs N         threads: 2 or more decodes blocks ahead on a second core (the\n"
+    "                       default when a core is free); 1 decodes on one\n"
     "  -h, --help           show this text\n"
     "  -V, --version        show the trace format versions this tracedecode reads\n"
+    "\n"
+    "Filters, applied before any format; a filter's values (comma-separated or repeated)\n"
+    "are alternatives, and an event must pass every filter given:\n"
+    "  --actor A     events about actor A (a name or an id): its actor, or the sender of a\n"
+    "                send or recv\n"
+    "  --event KIND  events of that kind (send, step_begin, ..., a registered name, kind_N)\n"
+    "  --msg M       events of message name M, or of message id M when M is a number\n"
+    "                (name_N: message name id N)\n"
+    "  --tid T       events recorded by thread T\n"
+    "  --from T, --to T  events with T1 <= ts_ns <= T2; T in ts_ns nanoseconds, or\n"
+    "                +DURATION after the first event (units ns, us, ms, s: +1.5ms)\n"
+    "docs/DECODER.md explains each format and how sends are matched to their steps.\n"
     "\n"
     "JSONL: one object per event, in time order (a thread's events keep the order they were\n"
     "recorded in), then a summary object. Event fields, in this order:\n"
@@ -72,6 +100,10 @@ static const char usage[] =
 struct options {
     const char *output;
     const struct output_ops *format;
+    const char *names;
+    bool json;
+    unsigned jobs;
+    struct filter_spec filter;
 };
 
 static const struct output_ops *find_format(const char *name)
@@ -82,22 +114,77 @@ static const struct output_ops *find_format(const char *name)
     return NULL;
 }
 
+enum { OPT_JSON = 256, OPT_NAMES, OPT_FROM, OPT_TO, OPT_FILTER };
+
+/* Two threads when a core is to spare (online cores minus the load average): the helper only
+ * pays when it runs beside the merge, not in turn with it. More would not help: the merge
+ * itself is serial. */
+static unsigned default_jobs(void)
+{
+    double load;
+    long cores = sysconf(_SC_NPROCESSORS_ONLN);
+    return cores > 1 && getloadavg(&load, 1) == 1 && (double)cores - load >= 1.0 ? 2 : 1;
+}
+
+static int parse_jobs(const char *s, unsigned *jobs)
+{
+    char *end;
+    long n = strtol(s, &end, 10);
+    if (end == s || *end || n < 1 || n > 1024) {
+        fprintf(stderr, "tracedecode: --jobs: '%s' is not a number from 1 to 1024\n", s);
+        return -EINVAL;
+    }
+    *jobs = (unsigned)n;
+    return 0;
+}
+
+/* The options that add to a filter: their codes are OPT_FILTER + enum filter_option. */
+static int parse_filter(struct options *opt, int c)
+{
+    if (c == OPT_FROM || c == OPT_TO) {
+        *(c == OPT_FROM ? &opt->filter.from : &opt->filter.to) = optarg;
+        return 0;
+    }
+    if (at__filter_add(&opt->filter, (enum filter_option)(c - OPT_FILTER), optarg) == 0)
+        return 0;
+    fputs("tracedecode: out of memory\n", stderr);
+    return -ENOMEM;
+}
+
 /* Returns 0 to decode, 1 when --help or --version was answered, -EINVAL on a usage error. */
 static int parse(int argc, char **argv, struct options *opt)
 {
     static const struct option longopts[] = {
         {"output", required_argument, NULL, 'o'}, {"format", required_argument, NULL, 'f'},
         {"help", no_argument, NULL, 'h'},         {"version", no_argument, NULL, 'V'},
+        {"json", no_argument, NULL, OPT_JSON},    {"names", required_argument, NULL, OPT_NAMES},
+        {"from", required_argument, NULL, OPT_FROM}, {"to", required_argument, NULL, OPT_TO},
+        {"actor", required_argument, NULL, OPT_FILTER + FILTER_ACTOR},
+        {"event", required_argument, NULL, OPT_FILTER + FILTER_EVENT},
+        {"msg", required_argument, NULL, OPT_FILTER + FILTER_MSG},
+        {"tid", required_argument, NULL, OPT_FILTER + FILTER_TID},
+        {"jobs", required_argument, NULL, 'j'},
         {NULL, 0, NULL, 0},
     };
-    *opt = (struct options){.output = "-", .format = formats[0]};
+    *opt = (struct options){.output = "-", .format = formats[0], .jobs = default_jobs()};
     int c;
-    while ((c = getopt_long(argc, argv, "o:f:hV", longopts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, "o:f:j:hV", longopts, NULL)) != -1) {
         if (c == 'o') {
             opt->output = optarg;
+        } else if (c == 'j') {
+            if (parse_jobs(optarg, &opt->jobs) < 0)
+                return -EINVAL;
         } else if (c == 'f' && (opt->format = find_format(optarg)) == NULL) {
-            fprintf(stderr, "tracedecode: unknown format '%s' (known: jsonl)\n", optarg);
+            fprintf(stderr, "tracedecode: unknown format '%s' (known: jsonl, perfetto, chrome, "
+                            "stats, dot)\n", optarg);
             return -EINVAL;
+        } else if (c == OPT_JSON) {
+            opt->json = true;
+        } else if (c == OPT_NAMES) {
+            opt->names = optarg;
+        } else if (c >= OPT_FROM) {
+            if (parse_filter(opt, c) < 0)
+                return -ENOMEM;
         } else if (c == 'h') {
             fputs(usage, stdout);
             return 1;
@@ -141,6 +228,20 @@ static int open_output(const struct decode *d, const char *path)
     return fd;
 }
 
+/* Applies --names and the filters to the open traces. Returns 0 or a negative errno. */
+static int prepare(struct decode *d, const struct options *opt, struct filter *f)
+{
+    int err = opt->names ? at__names_file_apply(d, opt->names) : 0;
+    if (err == 0 && at__filter_given(&opt->filter)) {
+        err = at__filter_compile(f, &opt->filter, d->traces, d->ntraces, stderr);
+        d->filter = err == 0 ? f : NULL;
+    }
+    d->json = opt->json;
+    d->progress = true;
+    d->jobs = opt->jobs;
+    return err;
+}
+
 /* Decodes into the open output; returns the exit status. */
 static int run(struct decode *d, const struct options *opt, int fd)
 {
@@ -169,14 +270,19 @@ int main(int argc, char **argv)
     if (parsed != 0) {
         if (parsed < 0)
             fputs("Try 'tracedecode --help'.\n", stderr);
+        at__filter_spec_free(&opt.filter);
         return parsed < 0 ? 2 : 0;
     }
     struct decode d;
+    struct filter f = {0};
     const char *const *paths = (const char *const *)argv + optind;
-    if (at__decode_open(&d, paths, (size_t)(argc - optind), stderr) < 0)
-        return 2;
-    int fd = open_output(&d, opt.output);
-    int status = fd < 0 ? 2 : run(&d, &opt, fd);
-    at__decode_close(&d);
+    int status = 2;
+    if (at__decode_open(&d, paths, (size_t)(argc - optind), stderr) == 0) {
+        int fd = prepare(&d, &opt, &f) == 0 ? open_output(&d, opt.output) : -1;
+        status = fd < 0 ? 2 : run(&d, &opt, fd);
+        at__decode_close(&d);
+    }
+    at__filter_free(&f);
+    at__filter_spec_free(&opt.filter);
     return status;
 }

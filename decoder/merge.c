@@ -19,6 +19,7 @@
 #include <stdlib.h>
 
 #include "merge.h"
+#include "prefetch.h"
 
 static bool earlier(const struct stream *a, const struct stream *b)
 {
@@ -33,6 +34,12 @@ static void set_key(struct stream *s)
 {
     s->tsc = s->events[s->pos].tsc;
     s->ns = at__clock_ns(&s->trace->clock, s->tsc, &s->clock_hint);
+}
+
+/* Whether the root stream s is still earlier than both its children. */
+static bool on_top(const struct merge *m, const struct stream *s)
+{
+    return (m->nheap < 2 || earlier(s, m->heap[1])) && (m->nheap < 3 || earlier(s, m->heap[2]));
 }
 
 static void sift_down(struct merge *m, size_t i)
@@ -54,7 +61,7 @@ static void sift_down(struct merge *m, size_t i)
 
 /* Decodes the stream's next frame that holds events. Returns 1, 0 when there is none left, or
  * -ENOMEM. */
-static int next_block(struct merge *m, struct stream *s)
+static int decode_next(struct merge *m, struct stream *s)
 {
     while (s->next_frame < s->thread->nframes) {
         const struct frame_ref *f = &s->thread->frames[s->next_frame++];
@@ -69,11 +76,19 @@ static int next_block(struct merge *m, struct stream *s)
         if (f->count > 0) {
             s->n = f->count;
             s->pos = 0;
-            set_key(s);
             return 1;
         }
     }
     return 0;
+}
+
+/* Moves the stream to its next block, decoded here or ahead by the helper thread. */
+static int next_block(struct merge *m, struct stream *s)
+{
+    int found = m->prefetch ? at__prefetch_next(m->prefetch, s) : decode_next(m, s);
+    if (found > 0)
+        set_key(s);
+    return found;
 }
 
 int at__merge_init(struct merge *m, struct trace *traces, size_t n, struct unpacker *u)
@@ -117,6 +132,8 @@ static int step(struct merge *m)
     m->pending = 0;
     if (++s->pos < s->n) {
         set_key(s);
+        if (on_top(m, s))
+            return 0; /* most events: the stream that gave the last one gives the next */
     } else {
         int found = next_block(m, s);
         if (found < 0)
@@ -150,8 +167,14 @@ int at__merge_next(struct merge *m, struct merged *out)
     return 1;
 }
 
+int at__merge_prefetch(struct merge *m)
+{
+    return m->nstreams ? at__prefetch_start(m) : 0;
+}
+
 void at__merge_free(struct merge *m)
 {
+    at__prefetch_stop(m->prefetch);
     for (size_t i = 0; i < m->nstreams; i++)
         free(m->streams[i].events);
     free(m->streams);

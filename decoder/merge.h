@@ -29,6 +29,7 @@ struct merge {
     size_t nheap;
     int pending; /* the head of heap[0] was handed out and must be stepped past */
     struct unpacker *unpacker;
+    struct prefetch *prefetch; /* the helper thread decoding ahead; NULL: none */
 };
 
 struct merged {
@@ -45,6 +46,10 @@ int at__merge_init(struct merge *m, struct trace *traces, size_t n, struct unpac
 /* The next event in time order: returns 1 and fills out, 0 at the end, or -ENOMEM. Damaged
  * blocks are reported on their trace and skipped. */
 int at__merge_next(struct merge *m, struct merged *out);
+
+/* Starts decoding ahead on a helper thread (prefetch.c), after at__merge_init. Returns 0 or a
+ * negative errno; the merge works the same either way. */
+int at__merge_prefetch(struct merge *m);
 
 void at__merge_free(struct merge *m);
 

@@ -42,8 +42,15 @@ static inline void at__out_commit(struct out *o, char *end)
     o->len = (size_t)(end - o->buf);
 }
 
-/* Copies a string literal: p = AT_PUT(p, "text"). */
-#define AT_PUT(p, lit) (memcpy((p), (lit), sizeof(lit) - 1), (p) + sizeof(lit) - 1)
+static inline char *at__put(char *p, const char *s, size_t n)
+{
+    memcpy(p, s, n);
+    return p + n;
+}
+
+/* Copies a string literal: p = AT_PUT(p, "text"). p is evaluated once, so it may be a call
+ * that writes what comes before the literal. */
+#define AT_PUT(p, lit) at__put((p), (lit), sizeof(lit) - 1)
 
 /* Writes v in decimal (at most 20 bytes); returns the end. */
 char *at__fmt_u64(char *p, uint64_t v);
@@ -70,10 +77,13 @@ struct summary {
 struct decode;
 
 /* An output format. Callbacks return 0 or a negative errno; NULL means "nothing to do". The
- * decoder calls begin, then thread for every thread of every trace, then event for each event
- * in time order, then end. */
+ * decoder calls create, begin, then thread for every thread of every trace, then event for each
+ * event in time order (those the filters let through), then end, and last destroy. */
 struct output_ops {
     const char *name;
+    /* The format's state, found in d->state by the other callbacks; NULL on -ENOMEM. */
+    void *(*create)(const struct decode *d);
+    void (*destroy)(void *state);
     int (*begin)(struct out *o, const struct decode *d);
     int (*thread)(struct out *o, const struct decode *d, const struct trace *t,
                   const struct thread *th);
@@ -81,6 +91,7 @@ struct output_ops {
     int (*end)(struct out *o, const struct decode *d, const struct summary *s);
 };
 
-extern const struct output_ops at__jsonl_ops;
+extern const struct output_ops at__jsonl_ops, at__perfetto_ops, at__chrome_ops, at__stats_ops,
+    at__dot_ops;
 
 #endif

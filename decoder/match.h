@@ -1,0 +1,85 @@
+/* Send -> handler matching: which send each recv and step_begin takes its message from, and
+ * each actor's mailbox depth (messages sent to it and not yet taken out). Shared by the views
+ * that draw flows or measure latency; docs/DECODER.md states the assumptions. */
+#ifndef MATCH_H
+#define MATCH_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "hmap.h"
+#include "merge.h"
+
+/* An actor of one trace, known to the matcher by a dense index. */
+struct match_actor {
+    uint64_t id;
+    uint32_t trace;      /* index into decode.traces */
+    uint32_t head, tail; /* its mailbox: pending sends, oldest first */
+    uint32_t depth, max_depth;
+};
+
+/* A message sent and not yet handled. */
+struct pending {
+    uint64_t flow, send_ns, sender, msg;
+    uint32_t name, actor; /* message name id; receiver's index */
+    uint32_t prev, next;  /* mailbox links; next links the free list */
+};
+
+/* What a received message waits in until its step: one per thread. */
+struct held {
+    uint32_t entry; /* NONE when empty */
+    uint64_t recv_ns;
+};
+
+#define MATCH_CACHE 64 /* recently seen actors, looked up before the hash map */
+
+struct matcher {
+    const struct trace *traces;
+    struct {
+        uint64_t id;
+        uint32_t trace, index; /* index + 1; 0: empty */
+    } cache[MATCH_CACHE];
+    struct hmap actor_index; /* (trace, actor id) -> index into actors */
+    struct match_actor *actors;
+    uint32_t nactors;
+    size_t actors_cap;
+    struct hmap by_msg; /* (trace, msg id) -> index into entries */
+    struct pending *entries;
+    uint32_t nentries, free_list;
+    size_t entries_cap;
+    struct held **held; /* [trace][thread] */
+    size_t ntraces;
+    uint64_t next_flow;
+    uint64_t waiting;    /* sends not yet taken out of a mailbox */
+    uint64_t superseded; /* sends given up because a later send reused their message id */
+    uint64_t by_id, by_order, steps_unmatched, recvs_unmatched;
+};
+
+enum match_role { MATCH_NONE, MATCH_SEND, MATCH_RECV, MATCH_STEP };
+
+struct match_result {
+    enum match_role role; /* SEND: a new flow; RECV, STEP: a send was found (flow != 0) */
+    uint64_t flow;
+    uint64_t send_ns, sender;
+    uint32_t name;  /* the send's message name id */
+    uint32_t actor; /* index of the event's actor; MATCH_NO_ACTOR when it has none */
+    uint32_t depth; /* SEND, RECV, STEP: the receiver's mailbox depth after the event */
+};
+
+#define MATCH_NO_ACTOR UINT32_MAX
+
+/* Returns 0 or -ENOMEM. */
+int at__match_init(struct matcher *m, const struct trace *traces, size_t ntraces);
+
+/* Advances the matching past e (events come in time order). Returns 0 or -ENOMEM. */
+int at__match_event(struct matcher *m, const struct merged *e, struct match_result *r);
+
+/* The index of an actor of trace number `trace`, added when new. Returns 0 or -ENOMEM. */
+int at__match_actor(struct matcher *m, uint32_t trace, uint64_t id, uint32_t *index);
+
+/* Sends never taken out of a mailbox: in flight when the trace ends, or their recv was lost. */
+uint64_t at__match_unhandled(const struct matcher *m);
+
+void at__match_free(struct matcher *m);
+
+#endif

@@ -1,0 +1,60 @@
+/* --format stats: what the statistics view gathers while the events stream past (stats.c),
+ * and the report written from it at the end (stats_report.c). */
+#ifndef STATS_H
+#define STATS_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "decode.h"
+#include "hist.h"
+#include "match.h"
+
+#define STATS_SLOTS      20   /* mailbox depth over time: the run cut in this many slots */
+#define STATS_NAME_CACHE 4096 /* message name ids below this skip the hash map */
+
+/* One message name of one trace. */
+struct stat_msg {
+    uint32_t trace, name;
+    uint64_t sent, received, handled; /* send, recv and step_begin events */
+    uint64_t handling_ns;             /* time in its steps */
+    struct hist latency;              /* send -> the step that handled it */
+};
+
+/* One actor, by its matcher index. */
+struct stat_actor {
+    uint64_t events, sent, received, steps; /* sent: as sender; received: sends to it */
+    uint64_t busy_ns, step_since, last_unpark;
+    uint32_t step_name; /* of the open step */
+    bool in_step;
+    uint32_t depth, last_slot;         /* mailbox depth now, and the slot it was set in */
+    uint32_t depth_slots[STATS_SLOTS]; /* the largest depth in each slot */
+    struct hist latency;
+};
+
+struct stat_thread {
+    uint64_t events, parks, parked_ns, park_since, park_actor;
+    uint64_t first_ns, last_ns;
+    bool parked;
+};
+
+struct stats {
+    struct matcher match;
+    uint64_t kinds[256];
+    struct stat_actor *actors; /* by matcher actor index */
+    size_t nactors;
+    struct hmap msg_index; /* (trace, name) -> index into msgs */
+    uint32_t **name_cache; /* [trace][name < STATS_NAME_CACHE]: index + 1 into msgs, 0 none */
+    struct stat_msg *msgs;
+    size_t nmsgs, msgs_cap;
+    struct stat_thread **threads;   /* [trace][thread] */
+    uint64_t first_ns, last_ns;     /* of the run, from the frame headers */
+    uint64_t slot_end[STATS_SLOTS]; /* where each slot of the run ends */
+    uint32_t slot;                  /* the slot of the latest event */
+};
+
+/* Writes the report: text, or JSON when d->json. Returns 0 or -ENOMEM. */
+int at__stats_report(struct out *o, const struct decode *d, struct stats *st,
+                     const struct summary *s);
+
+#endif

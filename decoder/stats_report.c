@@ -1,0 +1,530 @@
+/* The statistics report, written once at the end from what stats.c gathered: a text report
+ * for people (the busiest entries of each table, names cut short) or, with --json, one JSON
+ * object with every entry for scripts. The report is small, so plain snprintf does here. */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "at_events.h"
+#include "at_format.h"
+#include "stats.h"
+
+#define TEXT_ROWS 20 /* rows per table in the text report */
+#define TEXT_NAME 28 /* name bytes shown in the text report */
+#define LINE_ROOM 1024
+
+struct report {
+    struct out *o;
+    const struct decode *d;
+    struct stats *st;
+    const struct summary *sum;
+    int err;
+};
+
+static void say(struct report *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+static void say(struct report *r, const char *fmt, ...)
+{
+    char *p = r->err ? NULL : at__out_reserve(r->o, LINE_ROOM);
+    if (!p) {
+        r->err = -ENOMEM;
+        return;
+    }
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(p, LINE_ROOM, fmt, ap);
+    va_end(ap);
+    at__out_commit(r->o, p + (n < 0 ? 0 : n >= LINE_ROOM ? LINE_ROOM - 1 : n));
+}
+
+/* Writes s[0..len) as a JSON string. */
+static void json_str(struct report *r, const char *s, size_t len)
+{
+    char *p = r->err ? NULL : at__out_reserve(r->o, at__json_str_bound(len));
+    if (!p) {
+        r->err = -ENOMEM;
+        return;
+    }
+    at__out_commit(r->o, at__fmt_json_str(p, s, len));
+}
+
+/* ---- Names ------------------------------------------------------------------------------- */
+
+static const struct name *msg_name(const struct report *r, const struct stat_msg *m)
+{
+    const struct names *nm = &r->d->traces[m->trace].names;
+    return m->name ? at__names_get(nm, AT_NAME_MSG, m->name) : NULL;
+}
+
+static const struct name *actor_name(const struct report *r, const struct match_actor *a)
+{
+    return at__names_get(&r->d->traces[a->trace].names, AT_NAME_ACTOR, a->id);
+}
+
+/* A name for the text report: at most TEXT_NAME bytes, control bytes shown as '?'. */
+static const char *text_name(char *buf, const struct name *n, const char *prefix, uint64_t id)
+{
+    if (!n) {
+        snprintf(buf, TEXT_NAME + 24, "%s%llu", prefix, (unsigned long long)id);
+        return buf;
+    }
+    size_t len = n->len < TEXT_NAME ? n->len : TEXT_NAME;
+    for (size_t i = 0; i < len; i++)
+        buf[i] = (unsigned char)n->s[i] < 0x20 ? '?' : n->s[i];
+    buf[len] = '\0';
+    return buf;
+}
+
+static const char *msg_text(const struct report *r, const struct stat_msg *m, char *buf)
+{
+    return m->name ? text_name(buf, msg_name(r, m), "name_", m->name) : "(none)";
+}
+
+/* Writes "name":"..." for JSON: the registered name, or the prefix and id. */
+static void json_name(struct report *r, const struct name *n, const char *prefix, uint64_t id)
+{
+    if (!n) {
+        say(r, "\"name\":\"%s%llu\"", prefix, (unsigned long long)id);
+        return;
+    }
+    say(r, "\"name\":");
+    json_str(r, n->s, n->len);
+}
+
+static const char *duration(char *buf, uint64_t ns)
+{
+    if (ns < 1000)
+        snprintf(buf, 24, "%lluns", (unsigned long long)ns);
+    else if (ns < 1000000)
+        snprintf(buf, 24, "%.1fus", (double)ns / 1e3);
+    else if (ns < 1000000000)
+        snprintf(buf, 24, "%.2fms", (double)ns / 1e6);
+    else
+        snprintf(buf, 24, "%.3fs", (double)ns / 1e9);
+    return buf;
+}
+
+static const char *kind_name(const struct report *r, unsigned kind, char *buf)
+{
+    const char *builtin = at__kind_builtin(kind);
+    for (size_t i = 0; !builtin && i < r->d->ntraces; i++) {
+        const struct name *n = at__names_get(&r->d->traces[i].names, AT_NAME_EVENT, kind);
+        if (n)
+            return text_name(buf, n, "", 0);
+    }
+    if (!builtin)
+        snprintf(buf, 16, "kind_%u", kind);
+    return builtin ? builtin : buf;
+}
+
+/* ---- Ordering ---------------------------------------------------------------------------- */
+
+static int by_traffic(const void *a, const void *b, void *arg)
+{
+    const struct stat_msg *x = &((const struct stats *)arg)->msgs[*(const uint32_t *)a];
+    const struct stat_msg *y = &((const struct stats *)arg)->msgs[*(const uint32_t *)b];
+    uint64_t tx = x->sent + x->received + x->handled, ty = y->sent + y->received + y->handled;
+    return tx != ty ? (tx > ty ? -1 : 1) : (x < y ? -1 : 1);
+}
+
+static int by_events(const void *a, const void *b, void *arg)
+{
+    const struct stats *st = arg;
+    uint32_t i = *(const uint32_t *)a, j = *(const uint32_t *)b;
+    uint64_t x = st->actors[i].events, y = st->actors[j].events;
+    return x != y ? (x > y ? -1 : 1) : (i < j ? -1 : 1);
+}
+
+static int by_depth(const void *a, const void *b, void *arg)
+{
+    const struct stats *st = arg;
+    uint32_t i = *(const uint32_t *)a, j = *(const uint32_t *)b;
+    uint32_t x = st->match.actors[i].max_depth, y = st->match.actors[j].max_depth;
+    return x != y ? (x > y ? -1 : 1) : (i < j ? -1 : 1);
+}
+
+/* 0..n-1 sorted by cmp; NULL on -ENOMEM. */
+static uint32_t *sorted(size_t n, int (*cmp)(const void *, const void *, void *), struct stats *st)
+{
+    uint32_t *order = malloc((n ? n : 1) * sizeof *order);
+    if (!order)
+        return NULL;
+    for (size_t i = 0; i < n; i++)
+        order[i] = (uint32_t)i;
+    qsort_r(order, n, sizeof *order, cmp, st);
+    return order;
+}
+
+/* ---- Finishing ----------------------------------------------------------------------------- */
+
+/* Closes what was still open when the events ran out: parked threads, depth slots. */
+static void finish(struct report *r)
+{
+    struct stats *st = r->st;
+    for (size_t i = 0; i < r->d->ntraces; i++) {
+        for (size_t j = 0; j < r->d->traces[i].nthreads; j++) {
+            struct stat_thread *t = &st->threads[i][j];
+            if (!t->parked)
+                continue;
+            uint64_t woken =
+                t->park_actor < st->nactors ? st->actors[t->park_actor].last_unpark : 0;
+            uint64_t end = woken >= t->park_since ? woken : st->last_ns;
+            t->parked_ns += end > t->park_since ? end - t->park_since : 0;
+            t->last_ns = end > t->last_ns ? end : t->last_ns; /* its life ends parked */
+            t->parked = false;
+        }
+    }
+    for (size_t i = 0; i < st->nactors && i < st->match.nactors; i++) {
+        struct stat_actor *a = &st->actors[i];
+        for (uint32_t s = a->last_slot + 1; s < STATS_SLOTS; s++)
+            a->depth_slots[s] = a->depth;
+        a->last_slot = STATS_SLOTS - 1;
+    }
+}
+
+static struct stat_actor *stat_actor_of(struct stats *st, uint32_t i)
+{
+    static struct stat_actor none;
+    return i < st->nactors ? &st->actors[i] : &none;
+}
+
+/* ---- Text -------------------------------------------------------------------------------- */
+
+static void text_header(struct report *r)
+{
+    const struct summary *s = r->sum;
+    char span[24];
+    say(r, "actortrace stats: %llu events, %zu file%s, %llu threads, over %s\n",
+        (unsigned long long)s->events, s->files, s->files == 1 ? "" : "s",
+        (unsigned long long)s->threads, duration(span, r->st->last_ns - r->st->first_ns));
+    say(r, "dropped %llu events; damaged frames %llu; torn %llu; %s\n",
+        (unsigned long long)s->dropped, (unsigned long long)s->damaged_frames,
+        (unsigned long long)s->torn,
+        s->truncated ? "TRUNCATED: the recorder did not stop cleanly" : "complete");
+}
+
+static void text_kinds(struct report *r)
+{
+    char buf[TEXT_NAME + 24];
+    say(r, "\nEvents by kind\n");
+    for (unsigned k = 0; k < 256; k++)
+        if (r->st->kinds[k])
+            say(r, "  %-14s %12llu %6.1f%%\n", kind_name(r, k, buf),
+                (unsigned long long)r->st->kinds[k],
+                100.0 * (double)r->st->kinds[k] / (double)(r->sum->events ? r->sum->events : 1));
+}
+
+static void text_latency(struct report *r, const struct hist *h)
+{
+    char a[24], b[24], c[24], d[24];
+    if (h->count == 0) {
+        say(r, " %9s %9s %9s %9s", "-", "-", "-", "-");
+        return;
+    }
+    say(r, " %9s %9s %9s %9s", duration(a, at__hist_percentile(h, 0.5)),
+        duration(b, at__hist_percentile(h, 0.9)), duration(c, at__hist_percentile(h, 0.99)),
+        duration(d, h->max));
+}
+
+static void text_msgs(struct report *r, const uint32_t *order)
+{
+    char name[TEXT_NAME + 24], busy[24];
+    say(r, "\nMessages by name (latency: send -> the step that handled it)\n");
+    say(r, "  %-28s %10s %10s %10s %9s %9s %9s %9s %10s\n", "name", "sent", "received", "handled",
+        "p50", "p90", "p99", "max", "in steps");
+    for (size_t i = 0; i < r->st->nmsgs && i < TEXT_ROWS; i++) {
+        const struct stat_msg *m = &r->st->msgs[order[i]];
+        say(r, "  %-28s %10llu %10llu %10llu", msg_text(r, m, name), (unsigned long long)m->sent,
+            (unsigned long long)m->received, (unsigned long long)m->handled);
+        text_latency(r, &m->latency);
+        say(r, " %10s\n", duration(busy, m->handling_ns));
+    }
+    if (r->st->nmsgs > TEXT_ROWS)
+        say(r, "  ... %zu more (--json lists them all)\n", r->st->nmsgs - TEXT_ROWS);
+}
+
+static const char *actor_text(const struct report *r, uint32_t i, char *buf)
+{
+    const struct match_actor *a = &r->st->match.actors[i];
+    char name[TEXT_NAME + 24];
+    const struct name *n = actor_name(r, a);
+    if (r->d->ntraces > 1)
+        snprintf(buf, 96, "%s (%llu) [pid %llu]", text_name(name, n, "actor ", a->id),
+                 (unsigned long long)a->id, (unsigned long long)r->d->traces[a->trace].process.pid);
+    else
+        snprintf(buf, 96, "%s (%llu)", text_name(name, n, "actor ", a->id),
+                 (unsigned long long)a->id);
+    return buf;
+}
+
+static void text_actors(struct report *r, const uint32_t *order)
+{
+    char name[96], busy[24];
+    size_t n = r->st->match.nactors;
+    say(r, "\nActors (busiest %d of %zu; received: sends to it; latency of its messages)\n",
+        n < TEXT_ROWS ? (int)n : TEXT_ROWS, n);
+    say(r, "  %-32s %10s %10s %10s %10s %10s %6s %9s %9s %9s %9s\n", "actor", "events", "sent",
+        "received", "steps", "in steps", "depth", "p50", "p90", "p99", "max");
+    for (size_t i = 0; i < n && i < TEXT_ROWS; i++) {
+        const struct stat_actor *a = stat_actor_of(r->st, order[i]);
+        say(r, "  %-32s %10llu %10llu %10llu %10llu %10s %6u", actor_text(r, order[i], name),
+            (unsigned long long)a->events, (unsigned long long)a->sent,
+            (unsigned long long)a->received, (unsigned long long)a->steps,
+            duration(busy, a->busy_ns), r->st->match.actors[order[i]].max_depth);
+        text_latency(r, &a->latency);
+        say(r, "\n");
+    }
+}
+
+static void text_depth(struct report *r, const uint32_t *order)
+{
+    char name[96], span[24];
+    say(r, "\nMailbox depth over time (largest in each 1/%d of the run, %s each)\n", STATS_SLOTS,
+        duration(span, (r->st->last_ns - r->st->first_ns) / STATS_SLOTS));
+    size_t shown = 0;
+    for (size_t i = 0; i < r->st->match.nactors && shown < TEXT_ROWS / 2; i++, shown++) {
+        if (r->st->match.actors[order[i]].max_depth == 0)
+            break;
+        say(r, "  %-32s", actor_text(r, order[i], name));
+        for (int s = 0; s < STATS_SLOTS; s++)
+            say(r, " %u", stat_actor_of(r->st, order[i])->depth_slots[s]);
+        say(r, "\n");
+    }
+    if (shown == 0)
+        say(r, "  (no message waited in a mailbox)\n");
+}
+
+static void text_threads(struct report *r)
+{
+    char parked[24], name[TEXT_NAME + 24];
+    say(r, "\nThreads (parked: from a park to the thread's next event)\n");
+    say(r, "  %-8s %-16s %10s %8s %10s %7s\n", "tid", "name", "events", "parks", "parked", "share");
+    for (size_t i = 0; i < r->d->ntraces; i++) {
+        const struct trace *t = &r->d->traces[i];
+        for (size_t j = 0; j < t->nthreads; j++) {
+            const struct stat_thread *th = &r->st->threads[i][j];
+            uint64_t life = th->last_ns > th->first_ns ? th->last_ns - th->first_ns : 0;
+            const struct thread *tt = &t->threads[j];
+            const struct name n = {tt->name, tt->name_len};
+            say(r, "  %-8u %-16.16s %10llu %8llu %10s %6.1f%%\n", tt->tid,
+                tt->name ? text_name(name, &n, "", 0) : "", (unsigned long long)th->events,
+                (unsigned long long)th->parks, duration(parked, th->parked_ns),
+                life ? 100.0 * (double)th->parked_ns / (double)life : 0.0);
+        }
+    }
+}
+
+static const char *reason_name(uint8_t reason)
+{
+    static const char *const names[] = {[AT_LOST_DROPPED] = "dropped",
+                                        [AT_LOST_WRITE_ERROR] = "write_error",
+                                        [AT_LOST_OVERWRITTEN] = "overwritten"};
+    return reason < sizeof names / sizeof *names && names[reason] ? names[reason] : "other";
+}
+
+static void text_drops(struct report *r)
+{
+    char from[24], to[24];
+    size_t shown = 0, total = 0;
+    say(r, "\nDrops (time from the start of the run)\n");
+    for (size_t i = 0; i < r->d->ntraces; i++) {
+        const struct trace *t = &r->d->traces[i];
+        size_t hint = 0;
+        for (size_t j = 0; j < t->nlost; j++, total++) {
+            const struct lost *l = &t->lost[j];
+            uint64_t a = at__clock_ns(&t->clock, l->first_tsc, &hint);
+            uint64_t b = at__clock_ns(&t->clock, l->last_tsc, &hint);
+            if (shown++ < TEXT_ROWS)
+                say(r, "  tid %-8u %-12s %10llu events  +%s .. +%s\n", l->tid,
+                    reason_name(l->reason), (unsigned long long)l->count,
+                    duration(from, a > r->st->first_ns ? a - r->st->first_ns : 0),
+                    duration(to, b > r->st->first_ns ? b - r->st->first_ns : 0));
+        }
+    }
+    if (total == 0)
+        say(r, "  none\n");
+    else if (total > TEXT_ROWS)
+        say(r, "  ... %zu more loss records (--json lists them all)\n", total - TEXT_ROWS);
+}
+
+static void text_matching(struct report *r)
+{
+    const struct matcher *m = &r->st->match;
+    say(r,
+        "\nSend -> step matching: %llu by message id, %llu by mailbox order; %llu sends never "
+        "handled; %llu steps and %llu recvs without a traced send\n",
+        (unsigned long long)m->by_id, (unsigned long long)m->by_order,
+        (unsigned long long)at__match_unhandled(m), (unsigned long long)m->steps_unmatched,
+        (unsigned long long)m->recvs_unmatched);
+}
+
+/* ---- JSON -------------------------------------------------------------------------------- */
+
+static void json_latency(struct report *r, const struct hist *h)
+{
+    say(r, ",\"latency_ns\":{\"count\":%llu,\"p50\":%llu,\"p90\":%llu,\"p99\":%llu,\"max\":%llu}",
+        (unsigned long long)h->count, (unsigned long long)at__hist_percentile(h, 0.5),
+        (unsigned long long)at__hist_percentile(h, 0.9),
+        (unsigned long long)at__hist_percentile(h, 0.99), (unsigned long long)h->max);
+}
+
+static void json_kinds(struct report *r)
+{
+    char buf[TEXT_NAME + 24];
+    const char *sep = "";
+    say(r, ",\"kinds\":{");
+    for (unsigned k = 0; k < 256; k++) {
+        if (!r->st->kinds[k])
+            continue;
+        const char *name = kind_name(r, k, buf);
+        say(r, "%s", sep);
+        json_str(r, name, strlen(name));
+        say(r, ":%llu", (unsigned long long)r->st->kinds[k]);
+        sep = ",";
+    }
+    say(r, "}");
+}
+
+static void json_msgs(struct report *r, const uint32_t *order)
+{
+    say(r, ",\n\"messages\":[");
+    for (size_t i = 0; i < r->st->nmsgs; i++) {
+        const struct stat_msg *m = &r->st->msgs[order[i]];
+        say(r, "%s\n{\"pid\":%llu,\"name_id\":%u,", i ? "," : "",
+            (unsigned long long)r->d->traces[m->trace].process.pid, m->name);
+        json_name(r, msg_name(r, m), "name_", m->name);
+        say(r, ",\"sent\":%llu,\"received\":%llu,\"handled\":%llu,\"handling_ns\":%llu",
+            (unsigned long long)m->sent, (unsigned long long)m->received,
+            (unsigned long long)m->handled, (unsigned long long)m->handling_ns);
+        json_latency(r, &m->latency);
+        say(r, "}");
+    }
+    say(r, "]");
+}
+
+static void json_actors(struct report *r, const uint32_t *order)
+{
+    say(r, ",\n\"actors\":[");
+    for (size_t i = 0; i < r->st->match.nactors; i++) {
+        const struct match_actor *m = &r->st->match.actors[order[i]];
+        const struct stat_actor *a = stat_actor_of(r->st, order[i]);
+        say(r, "%s\n{\"pid\":%llu,\"actor\":%llu,", i ? "," : "",
+            (unsigned long long)r->d->traces[m->trace].process.pid, (unsigned long long)m->id);
+        json_name(r, actor_name(r, m), "actor ", m->id);
+        say(r,
+            ",\"events\":%llu,\"sent\":%llu,\"received\":%llu,\"steps\":%llu,"
+            "\"busy_ns\":%llu,\"max_depth\":%u,\"depth_over_time\":[",
+            (unsigned long long)a->events, (unsigned long long)a->sent,
+            (unsigned long long)a->received, (unsigned long long)a->steps,
+            (unsigned long long)a->busy_ns, m->max_depth);
+        for (int s = 0; s < STATS_SLOTS; s++)
+            say(r, "%s%u", s ? "," : "", a->depth_slots[s]);
+        say(r, "]");
+        json_latency(r, &a->latency);
+        say(r, "}");
+    }
+    say(r, "]");
+}
+
+static void json_threads(struct report *r)
+{
+    const char *sep = "";
+    say(r, ",\n\"threads\":[");
+    for (size_t i = 0; i < r->d->ntraces; i++) {
+        const struct trace *t = &r->d->traces[i];
+        for (size_t j = 0; j < t->nthreads; j++, sep = ",") {
+            const struct stat_thread *th = &r->st->threads[i][j];
+            const struct thread *tt = &t->threads[j];
+            say(r, "%s\n{\"pid\":%llu,\"tid\":%u,", sep, (unsigned long long)t->process.pid,
+                tt->tid);
+            json_name(r, tt->name ? &(struct name){tt->name, tt->name_len} : NULL, "thread ",
+                      tt->tid);
+            say(r,
+                ",\"events\":%llu,\"parks\":%llu,\"parked_ns\":%llu,\"first_ns\":%llu,"
+                "\"last_ns\":%llu}",
+                (unsigned long long)th->events, (unsigned long long)th->parks,
+                (unsigned long long)th->parked_ns, (unsigned long long)th->first_ns,
+                (unsigned long long)th->last_ns);
+        }
+    }
+    say(r, "]");
+}
+
+static void json_lost(struct report *r)
+{
+    const char *sep = "";
+    say(r, ",\n\"lost\":[");
+    for (size_t i = 0; i < r->d->ntraces; i++) {
+        const struct trace *t = &r->d->traces[i];
+        size_t hint = 0;
+        for (size_t j = 0; j < t->nlost; j++, sep = ",") {
+            const struct lost *l = &t->lost[j];
+            uint64_t from = at__clock_ns(&t->clock, l->first_tsc, &hint);
+            uint64_t to = at__clock_ns(&t->clock, l->last_tsc, &hint);
+            say(r,
+                "%s{\"pid\":%llu,\"tid\":%u,\"reason\":\"%s\",\"count\":%llu,"
+                "\"from_ns\":%llu,\"to_ns\":%llu}",
+                sep, (unsigned long long)t->process.pid, l->tid, reason_name(l->reason),
+                (unsigned long long)l->count, (unsigned long long)from, (unsigned long long)to);
+        }
+    }
+    say(r, "]");
+}
+
+static void json_report(struct report *r, const uint32_t *msgs, const uint32_t *actors)
+{
+    const struct summary *s = r->sum;
+    const struct matcher *m = &r->st->match;
+    say(r,
+        "{\"events\":%llu,\"files\":%zu,\"threads\":%llu,\"first_ns\":%llu,\"last_ns\":%llu,"
+        "\"dropped\":%llu,\"damaged_frames\":%llu,\"torn\":%llu,\"truncated\":%s",
+        (unsigned long long)s->events, s->files, (unsigned long long)s->threads,
+        (unsigned long long)r->st->first_ns, (unsigned long long)r->st->last_ns,
+        (unsigned long long)s->dropped, (unsigned long long)s->damaged_frames,
+        (unsigned long long)s->torn, s->truncated ? "true" : "false");
+    json_kinds(r);
+    json_msgs(r, msgs);
+    json_actors(r, actors);
+    json_threads(r);
+    json_lost(r);
+    say(r,
+        ",\n\"matching\":{\"by_id\":%llu,\"by_order\":%llu,\"unhandled_sends\":%llu,"
+        "\"steps_without_send\":%llu,\"recvs_without_send\":%llu}}\n",
+        (unsigned long long)m->by_id, (unsigned long long)m->by_order,
+        (unsigned long long)at__match_unhandled(m), (unsigned long long)m->steps_unmatched,
+        (unsigned long long)m->recvs_unmatched);
+}
+
+static void text_report(struct report *r, const uint32_t *msgs, const uint32_t *actors,
+                        const uint32_t *deepest)
+{
+    text_header(r);
+    text_kinds(r);
+    text_msgs(r, msgs);
+    text_actors(r, actors);
+    text_depth(r, deepest);
+    text_threads(r);
+    text_drops(r);
+    text_matching(r);
+}
+
+int at__stats_report(struct out *o, const struct decode *d, struct stats *st,
+                     const struct summary *s)
+{
+    struct report r = {o, d, st, s, 0};
+    finish(&r);
+    uint32_t *msgs = sorted(st->nmsgs, by_traffic, st);
+    uint32_t *actors = sorted(st->match.nactors, by_events, st);
+    uint32_t *deepest = sorted(st->match.nactors, by_depth, st);
+    if (!msgs || !actors || !deepest)
+        r.err = -ENOMEM;
+    else if (d->json)
+        json_report(&r, msgs, actors);
+    else
+        text_report(&r, msgs, actors, deepest);
+    free(msgs);
+    free(actors);
+    free(deepest);
+    return r.err;
+}

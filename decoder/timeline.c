@@ -1,0 +1,353 @@
+/* The timeline of the Perfetto and Chrome views.
+ *
+ * Tracks: one per process (trace file), and under it one per thread, one per actor and one per
+ * core, each declared to the format on first use. A step is a slice on its actor's track
+ * (named by its message), on its thread's track and on the track of the core it began on
+ * (named by the actor). A send is an instant on the sending actor's track (on the thread's
+ * when the sender is unknown); every other event is an instant on its thread's track. The
+ * matcher gives each send a flow that passes its recv and ends at the step that handled it.
+ *
+ * Slices stay balanced whatever the trace holds: a step_end whose step_begin is missing (lost,
+ * or filtered out) draws nothing, and a step ends on the core track where it began. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "array.h"
+#include "at_events.h"
+#include "at_format.h"
+#include "timeline.h"
+
+int at__tl_init(struct timeline *tl, const struct decode *d, struct tl_sink sink)
+{
+    *tl = (struct timeline){.d = d, .sink = sink, .next_uuid = 1};
+    size_t n = d->ntraces ? d->ntraces : 1;
+    tl->process = calloc(n, sizeof *tl->process);
+    tl->thread = calloc(n, sizeof *tl->thread);
+    tl->cores = calloc(n, sizeof *tl->cores);
+    int err = tl->process && tl->thread && tl->cores ? 0 : -ENOMEM;
+    for (size_t i = 0; err == 0 && i < d->ntraces; i++) {
+        size_t threads = d->traces[i].nthreads;
+        if (!(tl->thread[i] = calloc(threads ? threads : 1, sizeof **tl->thread)))
+            err = -ENOMEM;
+    }
+    if (err == 0)
+        err = at__match_init(&tl->match, d->traces, d->ntraces);
+    if (err < 0)
+        at__tl_free(tl);
+    return err;
+}
+
+/* ---- Tracks ------------------------------------------------------------------------------ */
+
+static int declare(struct timeline *tl, struct tl_track *t, enum tl_kind kind, uint32_t trace,
+                   uint64_t id)
+{
+    if (t->uuid)
+        return 0;
+    const struct trace *tr = &tl->d->traces[trace];
+    uint64_t parent = 0;
+    if (kind != TL_PROCESS) {
+        int err = declare(tl, &tl->process[trace], TL_PROCESS, trace, tr->process.pid);
+        if (err < 0)
+            return err;
+        parent = tl->process[trace].uuid;
+    }
+    *t = (struct tl_track){
+        .uuid = tl->next_uuid++, .parent = parent, .kind = kind, .trace = tr, .id = id};
+    return tl->sink.track(tl->sink.arg, t);
+}
+
+static int actor_track(struct timeline *tl, uint32_t trace, uint32_t index, uint64_t id,
+                       struct tl_actor **out)
+{
+    if (at__array_reserve_zeroed((void **)&tl->actors, &tl->nactors, index, sizeof *tl->actors))
+        return -ENOMEM;
+    *out = &tl->actors[index];
+    return declare(tl, &(*out)->track, TL_ACTOR, trace, id);
+}
+
+static int core_track(struct timeline *tl, uint32_t trace, uint16_t core, struct tl_track **out)
+{
+    struct tl_cores *c = &tl->cores[trace];
+    if (at__array_reserve_zeroed((void **)&c->tracks, &c->n, core, sizeof *c->tracks))
+        return -ENOMEM;
+    *out = &c->tracks[core];
+    return declare(tl, *out, TL_CORE, trace, core);
+}
+
+static struct tl_thread *thread_of(const struct timeline *tl, const struct merged *e,
+                                   uint32_t trace)
+{
+    return &tl->thread[trace][e->thread - e->trace->threads];
+}
+
+/* ---- Items ------------------------------------------------------------------------------- */
+
+struct event_ctx {
+    struct timeline *tl;
+    const struct merged *e;
+    const struct match_result *r;
+    uint32_t trace;
+    struct tl_thread *th;
+};
+
+static int emit(struct event_ctx *c, struct tl_track *track, enum tl_type type, enum tl_what what,
+                uint64_t id, struct tl_item it)
+{
+    it.type = type;
+    it.track = track;
+    it.ts_ns = c->e->ts_ns;
+    it.what = what;
+    it.id = id;
+    it.kind = c->e->ev->kind;
+    it.msg = c->e->ev->msg;
+    return c->tl->sink.item(c->tl->sink.arg, &it);
+}
+
+static int thread_declared(struct event_ctx *c)
+{
+    return declare(c->tl, &c->th->track, TL_THREAD, c->trace, c->e->thread->tid);
+}
+
+static int step_begin(struct event_ctx *c)
+{
+    const struct at_event *ev = c->e->ev;
+    struct tl_actor *a = NULL;
+    struct tl_track *core;
+    int err = 0;
+    if (c->r->actor != MATCH_NO_ACTOR &&
+        (err = actor_track(c->tl, c->trace, c->r->actor, ev->actor, &a)) == 0) {
+        a->open++;
+        err = emit(c, &a->track, TL_BEGIN, TL_NAME_MSG, ev->name,
+                   (struct tl_item){.flow_in = c->r->flow});
+    }
+    if (err == 0 && (err = thread_declared(c)) == 0)
+        err = emit(c, &c->th->track, TL_BEGIN, TL_NAME_ACTOR, ev->actor, (struct tl_item){0});
+    if (err < 0 || c->th->depth++ >= TL_MAX_NESTED)
+        return err;
+    c->th->cores[c->th->depth - 1] = ev->core;
+    if ((err = core_track(c->tl, c->trace, ev->core, &core)) == 0)
+        err = emit(c, core, TL_BEGIN, TL_NAME_ACTOR, ev->actor, (struct tl_item){0});
+    return err;
+}
+
+static int step_end(struct event_ctx *c)
+{
+    const struct at_event *ev = c->e->ev;
+    struct tl_actor *a = NULL;
+    struct tl_track *core;
+    int err = 0;
+    if (c->r->actor != MATCH_NO_ACTOR) {
+        if ((err = actor_track(c->tl, c->trace, c->r->actor, ev->actor, &a)) < 0 || !a->open)
+            return err; /* its begin is missing: draw nothing */
+        a->open--;
+        err = emit(c, &a->track, TL_END, TL_NAME_MSG, ev->name, (struct tl_item){0});
+    }
+    if (err < 0 || c->th->depth == 0)
+        return err;
+    if ((err = emit(c, &c->th->track, TL_END, TL_NAME_ACTOR, ev->actor, (struct tl_item){0})))
+        return err;
+    if (--c->th->depth >= TL_MAX_NESTED)
+        return 0;
+    if ((err = core_track(c->tl, c->trace, c->th->cores[c->th->depth], &core)) == 0)
+        err = emit(c, core, TL_END, TL_NAME_ACTOR, ev->actor, (struct tl_item){0});
+    return err;
+}
+
+/* A send goes on its sender's track, where the sender's step is open around it. */
+static int send(struct event_ctx *c)
+{
+    const struct at_event *ev = c->e->ev;
+    struct tl_item flow = {.flow_out = c->r->flow};
+    if (ev->peer == 0) {
+        int err = thread_declared(c);
+        return err ? err : emit(c, &c->th->track, TL_INSTANT, TL_NAME_EVENT, ev->name, flow);
+    }
+    uint32_t index;
+    struct tl_actor *a;
+    int err = at__match_actor(&c->tl->match, c->trace, ev->peer, &index);
+    if (err == 0)
+        err = actor_track(c->tl, c->trace, index, ev->peer, &a);
+    return err ? err : emit(c, &a->track, TL_INSTANT, TL_NAME_EVENT, ev->name, flow);
+}
+
+int at__tl_event(struct timeline *tl, const struct merged *e)
+{
+    struct match_result r;
+    uint32_t trace = (uint32_t)(e->trace - tl->d->traces);
+    struct event_ctx c = {tl, e, &r, trace, thread_of(tl, e, trace)};
+    int err = at__match_event(&tl->match, e, &r);
+    if (err < 0)
+        return err;
+    switch (e->ev->kind) {
+    case AT_EV_STEP_BEGIN:
+        return step_begin(&c);
+    case AT_EV_STEP_END:
+        return step_end(&c);
+    case AT_EV_SEND:
+        return send(&c);
+    default:
+        if ((err = thread_declared(&c)) < 0)
+            return err;
+        return emit(&c, &c.th->track, TL_INSTANT, TL_NAME_EVENT, e->ev->name,
+                    (struct tl_item){.flow_via = r.role == MATCH_RECV ? r.flow : 0});
+    }
+}
+
+/* ---- Names ------------------------------------------------------------------------------- */
+
+static char *room(struct timeline *tl, size_t need)
+{
+    if (need > tl->scratch_cap) {
+        char *grown = realloc(tl->scratch, need);
+        if (!grown)
+            return NULL;
+        tl->scratch = grown;
+        tl->scratch_cap = need;
+    }
+    return tl->scratch;
+}
+
+#define NUMBER_ROOM 48 /* a prefix and 20 digits, with margin */
+
+static char *put_bytes(char *p, const char *s, size_t len)
+{
+    memcpy(p, s, len);
+    return p + len;
+}
+
+/* The name, or "prefixN" when there is none; the caller made room for it. */
+static char *put_named(char *p, const struct name *n, const char *prefix, uint64_t id)
+{
+    if (n)
+        return put_bytes(p, n->s, n->len);
+    return at__fmt_u64(put_bytes(p, prefix, strlen(prefix)), id);
+}
+
+static const char *finish(struct timeline *tl, const char *end, size_t *len)
+{
+    *len = (size_t)(end - tl->scratch);
+    return tl->scratch;
+}
+
+/* "send PING": the kind, then the message name when there is one. */
+static const char *event_name(struct timeline *tl, const struct names *nm, const struct tl_item *it,
+                              size_t *len)
+{
+    const char *builtin = at__kind_builtin(it->kind);
+    const struct name *kind = builtin ? NULL : at__names_get(nm, AT_NAME_EVENT, it->kind);
+    const struct name *msg = it->id ? at__names_get(nm, AT_NAME_MSG, it->id) : NULL;
+    char *p = room(tl, 2 * NUMBER_ROOM + (kind ? kind->len : 0) + (msg ? msg->len : 0));
+    if (!p)
+        return NULL;
+    char *start = p;
+    p = builtin ? put_bytes(p, builtin, strlen(builtin)) : put_named(p, kind, "kind_", it->kind);
+    if (it->id) {
+        *p++ = ' ';
+        p = put_named(p, msg, "name_", it->id);
+    }
+    *len = (size_t)(p - start);
+    return start;
+}
+
+const char *at__tl_item_name(struct timeline *tl, const struct tl_item *it, size_t *len)
+{
+    const struct names *nm = &it->track->trace->names;
+    if (it->what == TL_NAME_EVENT)
+        return event_name(tl, nm, it, len);
+    unsigned space = it->what == TL_NAME_MSG ? AT_NAME_MSG : AT_NAME_ACTOR;
+    const struct name *n = it->id ? at__names_get(nm, space, it->id) : NULL;
+    char *p = room(tl, NUMBER_ROOM + (n ? n->len : 0));
+    if (!p)
+        return NULL;
+    if (it->what == TL_NAME_MSG && it->id == 0)
+        return finish(tl, AT_PUT(p, "step"), len);
+    return finish(tl, put_named(p, n, it->what == TL_NAME_MSG ? "name_" : "actor ", it->id), len);
+}
+
+static const char *basename_of(const char *path)
+{
+    const char *slash = strrchr(path, '/');
+    return slash ? slash + 1 : path;
+}
+
+const char *at__tl_track_name(struct timeline *tl, const struct tl_track *t, size_t *len)
+{
+    const struct trace *tr = t->trace;
+    const char *exe = tr->process.exe ? basename_of(tr->process.exe) : "";
+    const struct thread *th = NULL;
+    const struct name *actor = NULL;
+    uint32_t index;
+    if (t->kind == TL_THREAD && at__idmap_get(&tr->thread_index, t->id, &index) == 0)
+        th = &tr->threads[index];
+    if (t->kind == TL_ACTOR)
+        actor = at__names_get(&tr->names, AT_NAME_ACTOR, t->id);
+    char *p = room(tl, 2 * NUMBER_ROOM + strlen(exe) + (th && th->name ? th->name_len : 0) +
+                           (actor ? actor->len : 0));
+    if (!p)
+        return NULL;
+    switch (t->kind) {
+    case TL_PROCESS:
+        p = *exe ? put_bytes(p, exe, strlen(exe)) : at__fmt_u64(AT_PUT(p, "pid "), t->id);
+        break;
+    case TL_THREAD:
+        p = th && th->name ? put_bytes(p, th->name, th->name_len)
+                           : at__fmt_u64(AT_PUT(p, "thread "), t->id);
+        break;
+    case TL_ACTOR:
+        if (actor)
+            p = AT_PUT(put_bytes(p, actor->s, actor->len), " (");
+        p = at__fmt_u64(AT_PUT(p, "actor "), t->id);
+        if (actor)
+            p = AT_PUT(p, ")");
+        break;
+    default:
+        p = at__fmt_u64(AT_PUT(p, "core "), t->id);
+    }
+    return finish(tl, p, len);
+}
+
+void *at__tl_format_create(const struct decode *d, size_t size,
+                           int (*track)(void *state, const struct tl_track *t),
+                           int (*item)(void *state, const struct tl_item *it))
+{
+    struct tl_format *f = calloc(1, size);
+    if (f && at__tl_init(&f->tl, d, (struct tl_sink){track, item, f}) < 0) {
+        free(f);
+        f = NULL;
+    }
+    return f;
+}
+
+void at__tl_format_destroy(void *state)
+{
+    struct tl_format *f = state;
+    if (f)
+        at__tl_free(&f->tl);
+    free(f);
+}
+
+int at__tl_format_event(struct out *o, const struct decode *d, const struct merged *e)
+{
+    struct tl_format *f = d->state;
+    f->o = o;
+    return at__tl_event(&f->tl, e);
+}
+
+void at__tl_free(struct timeline *tl)
+{
+    for (size_t i = 0; tl->d && i < tl->d->ntraces; i++) {
+        if (tl->thread)
+            free(tl->thread[i]);
+        if (tl->cores)
+            free(tl->cores[i].tracks);
+    }
+    free(tl->thread);
+    free(tl->cores);
+    free(tl->process);
+    free(tl->actors);
+    free(tl->scratch);
+    at__match_free(&tl->match);
+    *tl = (struct timeline){0};
+}

@@ -1,0 +1,110 @@
+/* The timeline the Perfetto and Chrome views draw: which track each event goes on, as a slice
+ * or an instant, under which name, and with which flow (send -> the step that handled it).
+ * Both formats get the same tracks and items and only encode them. */
+#ifndef TIMELINE_H
+#define TIMELINE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "decode.h"
+#include "match.h"
+
+enum tl_kind { TL_PROCESS, TL_THREAD, TL_ACTOR, TL_CORE };
+
+struct tl_track {
+    uint64_t uuid;   /* from 1, unique in the output; 0: not declared yet */
+    uint64_t parent; /* the uuid of the trace's process track; 0 for a process track */
+    enum tl_kind kind;
+    const struct trace *trace;
+    uint64_t id; /* pid, tid, actor id or core number */
+};
+
+enum tl_type { TL_BEGIN = 1, TL_END = 2, TL_INSTANT = 3 }; /* Perfetto's TrackEvent.Type */
+
+/* What an item is named after: a message name (steps on actor tracks), an actor (steps on
+ * thread and core tracks), or an event kind and its message name (instants). */
+enum tl_what { TL_NAME_MSG, TL_NAME_ACTOR, TL_NAME_EVENT };
+
+struct tl_item {
+    enum tl_type type;
+    const struct tl_track *track;
+    uint64_t ts_ns;
+    enum tl_what what;
+    uint8_t kind;      /* TL_NAME_EVENT: the event kind */
+    uint64_t id;       /* message name id (TL_NAME_MSG, TL_NAME_EVENT) or actor id */
+    uint64_t msg;      /* message id, shown with the item; 0: none */
+    uint64_t flow_out; /* a send: the flow starts here */
+    uint64_t flow_via; /* a recv: the flow passes here */
+    uint64_t flow_in;  /* a step_begin: the flow ends here */
+};
+
+struct tl_sink {
+    int (*track)(void *arg, const struct tl_track *t); /* a track's first use, parent first */
+    int (*item)(void *arg, const struct tl_item *it);
+    void *arg;
+};
+
+struct tl_actor {
+    struct tl_track track;
+    uint32_t open; /* steps begun and not ended */
+};
+
+#define TL_MAX_NESTED 8 /* nested steps per thread drawn on core tracks */
+
+struct tl_thread {
+    struct tl_track track;
+    uint16_t cores[TL_MAX_NESTED]; /* where each open step began */
+    uint32_t depth;
+};
+
+struct tl_cores {
+    struct tl_track *tracks; /* by core number */
+    size_t n;
+};
+
+struct timeline {
+    const struct decode *d;
+    struct matcher match;
+    struct tl_sink sink;
+    uint64_t next_uuid;
+    struct tl_track *process;  /* [trace] */
+    struct tl_thread **thread; /* [trace][thread] */
+    struct tl_cores *cores;    /* [trace] */
+    struct tl_actor *actors;   /* by matcher actor index */
+    size_t nactors;
+    char *scratch;
+    size_t scratch_cap;
+};
+
+/* Returns 0 or -ENOMEM. */
+int at__tl_init(struct timeline *tl, const struct decode *d, struct tl_sink sink);
+
+/* Hands the items of one event to the sink. Returns 0, the sink's error, or -ENOMEM. */
+int at__tl_event(struct timeline *tl, const struct merged *e);
+
+/* The name of an item or a track, in a buffer valid until the next call; NULL on -ENOMEM. */
+const char *at__tl_item_name(struct timeline *tl, const struct tl_item *it, size_t *len);
+const char *at__tl_track_name(struct timeline *tl, const struct tl_track *t, size_t *len);
+
+void at__tl_free(struct timeline *tl);
+
+/* What the states of the formats drawing a timeline begin with. */
+struct tl_format {
+    struct timeline tl;
+    struct out *o; /* the output, during a callback */
+};
+
+/* A format's state of size bytes, beginning with a struct tl_format whose timeline calls track
+ * and item with the state. NULL on -ENOMEM. */
+void *at__tl_format_create(const struct decode *d, size_t size,
+                           int (*track)(void *state, const struct tl_track *t),
+                           int (*item)(void *state, const struct tl_item *it));
+
+/* Frees such a state; accepts NULL. */
+void at__tl_format_destroy(void *state);
+
+/* The event callback of such a format: the event's items go to its track and item. */
+int at__tl_format_event(struct out *o, const struct decode *d, const struct merged *e);
+
+#endif
