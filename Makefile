@@ -19,8 +19,11 @@ RT_SRC      := tests/rt/runtime.c
 EXAMPLES    := $(patsubst tests/rt/examples/%.c,$(B)/examples/%,$(wildcard tests/rt/examples/*.c))
 UNIT_TESTS  := $(patsubst tests/unit/%.c,$(B)/tests/%,$(wildcard tests/unit/*.c))
 TEST_PROGS  := $(patsubst tests/progs/%.c,$(B)/tests/progs/%,$(wildcard tests/progs/*.c))
+CZMQ_PROGS  := $(patsubst tests/czmq/%.c,$(B)/tests/czmq/%,$(wildcard tests/czmq/*.c))
 
 PRELOAD_FLAGS := -fPIC -ftls-model=initial-exec -fvisibility=default -pthread
+# Declares the version nodes of the glibc symbols that shim/glibc.c defines under a version.
+SHIM_VERSIONS := -Wl,--version-script=shim/glibc.map
 SAN_FLAGS     := -O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
 
 .PHONY: all demo test bench clean deps fuzz
@@ -31,9 +34,9 @@ $(DEPS_OK): scripts/install-deps.sh
 	@sh scripts/install-deps.sh
 	@mkdir -p $(B) && touch $@
 
-$(B)/libactortrace.so: $(PRELOAD_SRC) $(COMMON_SRC) $(wildcard include/*.h preload/*.h shim/*.h tests/rt/refrt.h) | $(DEPS_OK)
+$(B)/libactortrace.so: $(PRELOAD_SRC) $(COMMON_SRC) $(wildcard include/*.h preload/*.h shim/*.h shim/*.map tests/rt/refrt.h) | $(DEPS_OK)
 	$(CC) $(CPPFLAGS) -Itests/rt $(CFLAGS) $(WARN) $(PRELOAD_FLAGS) -shared -Wl,-z,now -o $@ \
-		$(PRELOAD_SRC) $(COMMON_SRC) -lzstd -ldl -Wl,-z,defs
+		$(PRELOAD_SRC) $(COMMON_SRC) -lzstd -ldl -Wl,-z,defs $(SHIM_VERSIONS)
 
 $(B)/tracedecode: $(DECODER_SRC) $(COMMON_SRC) $(wildcard include/*.h decoder/*.h) | $(DEPS_OK)
 	$(CC) $(CPPFLAGS) $(CFLAGS) $(WARN) -o $@ $(DECODER_SRC) $(COMMON_SRC) -lzstd
@@ -58,30 +61,42 @@ $(B)/tests/%: tests/unit/%.c $(wildcard tests/unit/*.h) $(COMMON_SRC) $(DECODER_
 	$(CC) $(CPPFLAGS) -Idecoder $(SAN_FLAGS) $(WARN) -o $@ $< $(COMMON_SRC) \
 		$(filter-out decoder/main.c,$(DECODER_SRC)) -lzstd
 
-# Helper programs the end-to-end and fault tests trace (no runtime of their own).
-$(B)/tests/progs/%: tests/progs/%.c | $(DEPS_OK)
+# Programs the end-to-end and fault tests trace: on refrt, or on the benchmark's nop_send
+# (traced with the benchmark's copy of the library, which has a shim for it).
+$(B)/tests/progs/%: tests/progs/%.c $(B)/librefrt.so $(B)/bench/libnop.so | $(DEPS_OK)
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) -Itests/rt $(CFLAGS) $(WARN) -pthread -o $@ $< $(B)/librefrt.so \
-		-Wl,-rpath,'$$ORIGIN/../..'
-
-demo: all
-	@sh scripts/demo.sh
-
-test: all $(B)/asan/tracedecode $(UNIT_TESTS) $(TEST_PROGS)
-	@sh tests/run.sh
+		$(B)/bench/libnop.so -Wl,-rpath,'$$ORIGIN/../..' -Wl,-rpath,'$$ORIGIN/../../bench'
 
 # The benchmark's subjects: a no-op exported function, its caller, and a copy of the library
 # with a shim for it.
-BENCH := $(B)/bench/libnop.so $(B)/bench/hotpath $(B)/bench/libactortrace-bench.so
+BENCH := $(B)/bench/libnop.so $(B)/bench/hotpath $(B)/bench/libactortrace-bench.so \
+	$(B)/bench/czmq_pingpong
 $(B)/bench/libnop.so: tests/bench/nop.c
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) $(WARN) -fPIC -shared -Wl,-soname,libnop.so -o $@ $<
 $(B)/bench/hotpath: tests/bench/hotpath.c $(B)/bench/libnop.so
 	$(CC) $(CFLAGS) $(WARN) -o $@ $< $(B)/bench/libnop.so -Wl,-rpath,'$$ORIGIN'
-$(B)/bench/libactortrace-bench.so: $(PRELOAD_SRC) $(COMMON_SRC) tests/bench/nop_shim.c $(wildcard include/*.h preload/*.h)
+$(B)/bench/libactortrace-bench.so: $(PRELOAD_SRC) $(COMMON_SRC) tests/bench/nop_shim.c $(wildcard include/*.h preload/*.h shim/*.map)
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) -Itests/rt $(CFLAGS) $(WARN) $(PRELOAD_FLAGS) -shared -Wl,-z,now -o $@ \
-		$(PRELOAD_SRC) $(COMMON_SRC) tests/bench/nop_shim.c -lzstd -ldl -Wl,-z,defs
+		$(PRELOAD_SRC) $(COMMON_SRC) tests/bench/nop_shim.c -lzstd -ldl -Wl,-z,defs $(SHIM_VERSIONS)
+# CZMQ round trips per second, run untraced and traced.
+$(B)/bench/czmq_pingpong: tests/bench/czmq_pingpong.c | $(DEPS_OK)
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS) $(CFLAGS) $(WARN) -pthread -o $@ $< -lczmq -lzmq
+
+# Programs on CZMQ that tests/e2e/czmq.sh traces. -rdynamic: the shim names an actor after its
+# task function's dynamic symbol.
+$(B)/tests/czmq/%: tests/czmq/%.c | $(DEPS_OK)
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS) $(CFLAGS) $(WARN) -rdynamic -pthread -o $@ $< -lczmq -lzmq
+
+demo: all
+	@sh scripts/demo.sh
+
+test: all $(BENCH) $(B)/asan/tracedecode $(UNIT_TESTS) $(TEST_PROGS) $(CZMQ_PROGS)
+	@sh tests/run.sh
 
 bench: all $(BENCH)
 	@sh tests/bench/run.sh

@@ -33,14 +33,14 @@ static int parse_uint(const char *name, const char *value, unsigned min, unsigne
 
 static void load_mode(const char *value)
 {
-    static const char *const names[] = {"drop", "block"};
+    static const char *const names[] = {"drop", "block", "overwrite"};
     for (unsigned i = 0; i < sizeof names / sizeof names[0]; i++) {
         if (strcmp(value, names[i]) == 0) {
             at__config.mode = i;
             return;
         }
     }
-    at__warn("ACTORTRACE_MODE=%s is not drop or block; using drop", value);
+    at__warn("ACTORTRACE_MODE=%s is not drop, block or overwrite; using drop", value);
 }
 
 static void load_level(const char *value)
@@ -58,11 +58,33 @@ static void load_path(const char *name, const char *value, const char **out)
         *out = value;
 }
 
+/* ACTORTRACE_GLIBC: 1 turns on the glibc parking shim (shim/glibc.c). Its wrappers run before
+ * the recorder starts (the first event starts it), so the setting is read on first use, not
+ * only in at__config_load, and without a lock: sem_post may call it from a signal handler. Racing
+ * readers store the same value; the one that stores it first reports a malformed one. */
+static int glibc_shim = -1; /* -1 until read; atomic, relaxed */
+
+int at__config_glibc(void)
+{
+    int on = __atomic_load_n(&glibc_shim, __ATOMIC_RELAXED);
+    if (on >= 0)
+        return on;
+    const char *v = getenv("ACTORTRACE_GLIBC");
+    int bad = v && ((v[0] != '0' && v[0] != '1') || v[1] != '\0');
+    int value = v && !bad ? v[0] - '0' : 0;
+    int expected = -1;
+    if (__atomic_compare_exchange_n(&glibc_shim, &expected, value, 0, __ATOMIC_RELAXED,
+                                    __ATOMIC_RELAXED) &&
+        bad)
+        at__warn("ACTORTRACE_GLIBC=%s is not 0 or 1; using 0", v);
+    return __atomic_load_n(&glibc_shim, __ATOMIC_RELAXED);
+}
+
 static int is_known(const char *var)
 {
-    static const char *const own[] = {"ACTORTRACE_OUT",      "ACTORTRACE_RING_DIR",
-                                      "ACTORTRACE_BLOCK_KB", "ACTORTRACE_BUFFER_MB",
-                                      "ACTORTRACE_MODE",     "ACTORTRACE_ZSTD_LEVEL"};
+    static const char *const own[] = {
+        "ACTORTRACE_OUT",  "ACTORTRACE_RING_DIR",   "ACTORTRACE_BLOCK_KB", "ACTORTRACE_BUFFER_MB",
+        "ACTORTRACE_MODE", "ACTORTRACE_ZSTD_LEVEL", "ACTORTRACE_GLIBC"};
     size_t len = strcspn(var, "=");
     for (size_t i = 0; i < sizeof own / sizeof own[0]; i++)
         if (strlen(own[i]) == len && strncmp(var, own[i], len) == 0)
@@ -94,5 +116,6 @@ void at__config_load(void)
         load_mode(v);
     if ((v = getenv("ACTORTRACE_ZSTD_LEVEL")))
         load_level(v);
+    at__config_glibc(); /* read here too, so a malformed value is reported in any case */
     report_unknown();
 }

@@ -64,3 +64,55 @@ done
 ns=$(median <"$TMP/decode")
 awk -v n="$ns" -v e="$events" 'BEGIN {
     printf "  %.2f million events/s (median of runs; target >= 3)\n", e / n * 1000 }'
+
+echo "== CZMQ ping-pong (main <-> zactor, zstr): round trips/s, untraced vs traced, $RUNS runs each"
+ROUND_TRIPS=100000
+for i in $(seq "$RUNS"); do
+    # alternating, so that both sides see the same background load
+    "$B/bench/czmq_pingpong" "$ROUND_TRIPS" >>"$TMP/czmq.plain"
+    ACTORTRACE_OUT="$TMP/czmq.trace" LD_PRELOAD="$B/libactortrace.so" \
+        "$B/bench/czmq_pingpong" "$ROUND_TRIPS" >>"$TMP/czmq.traced"
+    rm -f "$TMP/czmq.trace"
+done
+column() { cut -d ' ' -f "$1" "$2" | median; } # column N FILE: the median of that column
+awk -v p="$(column 1 "$TMP/czmq.plain")" -v t="$(column 1 "$TMP/czmq.traced")" \
+    -v pc="$(column 2 "$TMP/czmq.plain")" -v tc="$(column 2 "$TMP/czmq.traced")" 'BEGIN {
+    printf "  untraced %d, traced %d round trips/s (medians): traced = %.1f%% of untraced (target >= 97%%)\n", p, t, 100 * t / p
+    printf "  CPU per round trip, all threads: untraced %d ns, traced %d ns (+%.1f%%; 6 events each)\n", pc, tc, 100 * (tc - pc) / pc }'
+
+echo "== tracedecode views on a real trace of at least 10 million events"
+# pingpong 2500000 in block mode: about 25 million events, none dropped
+ACTORTRACE_MODE=block ACTORTRACE_OUT="$TMP/views.trace" LD_PRELOAD="$B/libactortrace.so" \
+    "$B/examples/pingpong" 2500000 >/dev/null
+vevents=$("$B/tracedecode" -f stats --json "$TMP/views.trace" | jq .events)
+vsize=$(stat -c %s "$TMP/views.trace")
+echo "  $vevents events, $((vsize / 1048576)) MiB trace; medians of $RUNS runs"
+echo "  wall: events / elapsed time; cpu: events / CPU time of tracedecode (all its threads),"
+echo "  which a machine busy with other work does not skew"
+cpu_ticks() { awk '{ print $16 + $17 }' "/proc/$$/stat"; } # CPU time of waited-for children
+view_rate() { # view_rate FORMAT JOBS OUT: writes "WALL CPU", million events/s, to OUT
+    rm -f "$TMP/view.ns" "$TMP/view.ticks"
+    for i in $(seq "$RUNS"); do
+        start=$(now_ns) ticks=$(cpu_ticks)
+        "$B/tracedecode" -j "$2" -f "$1" -o /dev/null "$TMP/views.trace"
+        echo $(($(now_ns) - start)) >>"$TMP/view.ns"
+        echo $(($(cpu_ticks) - ticks)) >>"$TMP/view.ticks"
+    done
+    awk -v n="$(median <"$TMP/view.ns")" -v t="$(median <"$TMP/view.ticks")" -v e="$vevents" \
+        -v hz="$(getconf CLK_TCK)" 'BEGIN { printf "%.1f %.1f", e / n * 1000, t ? e / (t / hz) / 1e6 : 0 }' >"$3"
+}
+for f in jsonl:5 stats:30 dot:- perfetto:-; do
+    name=${f%:*} target=${f#*:}
+    view_rate "$name" 1 "$TMP/one"
+    view_rate "$name" 2 "$TMP/two"
+    awk -v n="$name" -v a="$(cat "$TMP/one")" -v b="$(cat "$TMP/two")" -v t="$target" 'BEGIN {
+        split(a, x, " "); split(b, y, " ")
+        printf "  %-8s one thread %5.1f M events/s wall, %5.1f cpu; helper decoding ahead %5.1f wall, %5.1f cpu (wall x%.2f)%s\n",
+            n, x[1], x[2], y[1], y[2], y[1] / x[1], t == "-" ? "" : sprintf("; target >= %d", t) }'
+done
+"$B/tracedecode" -f perfetto -o "$TMP/views.pftrace" "$TMP/views.trace"
+awk -v s="$(stat -c %s "$TMP/views.pftrace")" -v e="$vevents" 'BEGIN {
+    printf "  perfetto output: %.1f bytes/event\n", s / e }'
+rm -f "$TMP/views.pftrace"
+rss=$( { /usr/bin/time -f %M "$B/tracedecode" -f stats -o /dev/null "$TMP/views.trace"; } 2>&1 | tail -n 1)
+echo "  stats peak RSS ${rss} KiB, of which the mapped trace file is up to $((vsize / 1024)) KiB"

@@ -1,0 +1,910 @@
+/* Shim for CZMQ 4.2 (libczmq), the C binding of ZeroMQ whose zactor is how many C programs
+ * write actors. docs/shims/czmq.md is the user's side of this file.
+ *
+ * Wrapped, and what each records:
+ *   zactor_new        spawn, and names the actor after its task function; the task runs in a
+ *                     trampoline that records step_begin / step_end around it, then exit
+ *   zsys_create_pipe  pairs the two ends of the pipe (zactor_new makes every actor's pipe here)
+ *   zloop_reader      the handler runs in a trampoline: step_begin / step_end
+ *   zloop_destroy     frees those trampolines' state
+ *   zstr_recv, zmsg_recv, zframe_recv, zsock_recv, zsock_vrecv, zsock_wait
+ *                     park before a blocking receive (the outermost one); the message's recv
+ *                     follows, or unpark when it took no new message
+ *   zpoller_wait      park before, unpark after (peer: the actor at the other end of the
+ *                     socket that woke it)
+ *   zmq_msg_send, zmq_send, zmq_msg_recv, zmq_recv (libzmq)
+ *                     send / recv: one per message, at its first frame
+ *   zmq_close         forgets the socket
+ *
+ * Sends and receives are recorded where every CZMQ call ends up, whichever the program used
+ * (zstr_*, zsock_send / recv, zmsg_*, zframe_*, zactor_send / recv): CZMQ hands each frame to
+ * libzmq's zmq_msg_send / zmq_msg_recv (its zmq_sendmsg / zmq_recvmsg reach them through
+ * libzmq's PLT). One message is one event however many CZMQ functions it went through, and the
+ * messages CZMQ sends itself ($TERM, signals) are seen as what they are.
+ *
+ * Ids: the main thread is actor 1, "main"; each zactor gets the next number from 2, and so does
+ * a thread that is neither when it first uses a socket ("thread-TID"). A message on a pipe is
+ * numbered by the pipe and direction it travels and its rank in that direction (msg_id()), so
+ * the k-th send from one end and the k-th receive at the other share an id; a message on any
+ * other socket has msg 0. Message names are interned first frames (name_of()). */
+#include <czmq.h>
+#include <dlfcn.h>
+#include <errno.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "actortrace.h"
+
+static zactor_t *(*real_zactor_new)(zactor_fn *, void *);
+static zsock_t *(*real_zsys_create_pipe)(zsock_t **);
+static int (*real_zloop_reader)(zloop_t *, zsock_t *, zloop_reader_fn *, void *);
+static void (*real_zloop_destroy)(zloop_t **);
+static char *(*real_zstr_recv)(void *);
+static zmsg_t *(*real_zmsg_recv)(void *);
+static zframe_t *(*real_zframe_recv)(void *);
+static int (*real_zsock_vrecv)(void *, const char *, va_list);
+static int (*real_zsock_wait)(void *);
+static void *(*real_zpoller_wait)(zpoller_t *, int);
+static void *(*real_zsock_resolve)(void *);
+static int (*real_zmq_msg_send)(zmq_msg_t *, void *, int);
+static int (*real_zmq_send)(void *, const void *, size_t, int);
+static int (*real_zmq_msg_recv)(zmq_msg_t *, void *, int);
+static int (*real_zmq_recv)(void *, void *, size_t, int);
+static int (*real_zmq_close)(void *);
+static void *(*real_zmq_msg_data)(zmq_msg_t *);
+static size_t (*real_zmq_msg_size)(const zmq_msg_t *);
+static int (*real_zmq_msg_more)(const zmq_msg_t *);
+static int (*real_zmq_getsockopt)(void *, int, void *, size_t *);
+
+/* ===== Registered paths and kinds =========================================================
+ * Registration is idempotent, so threads racing on first use store the same id. */
+
+enum label { PATH_RECV, PATH_WAIT, PATH_POLL, PATH_TASK, PATH_READER, KIND_SEND_FAILED, LABELS };
+static const char *const label_names[LABELS] = {"recv", "wait",   "poll",
+                                                "task", "reader", "send_failed"};
+static unsigned label_ids[LABELS]; /* 0 until first use; atomic, relaxed */
+
+static unsigned label(enum label which)
+{
+    unsigned id = __atomic_load_n(&label_ids[which], __ATOMIC_RELAXED);
+    if (AT_UNLIKELY(id == 0)) {
+        id = which == KIND_SEND_FAILED ? at_event_register(label_names[which])
+                                       : at_path_register(label_names[which]);
+        __atomic_store_n(&label_ids[which], id, __ATOMIC_RELAXED);
+    }
+    return id;
+}
+
+/* ===== Actors ============================================================================= */
+
+#define MAIN_ACTOR 1
+
+static uint64_t actor_count = MAIN_ACTOR; /* the last id handed out; atomic, relaxed */
+static int main_named;                    /* atomic */
+static __thread uint64_t thread_actor;    /* this thread's own id, 0 until first needed */
+
+static uint64_t new_actor(void)
+{
+    return __atomic_add_fetch(&actor_count, 1, __ATOMIC_RELAXED);
+}
+
+static uint64_t name_thread(void)
+{
+    if (gettid() == getpid()) {
+        if (!__atomic_exchange_n(&main_named, 1, __ATOMIC_RELAXED))
+            at_name_actor(MAIN_ACTOR, "main");
+        return MAIN_ACTOR;
+    }
+    uint64_t id = new_actor();
+    char name[32];
+    snprintf(name, sizeof name, "thread-%d", (int)gettid());
+    at_name_actor(id, name);
+    return id;
+}
+
+/* The actor running on this thread: the one whose task or handler runs here, else the
+ * thread's own id. */
+static inline uint64_t self_actor(void)
+{
+    uint64_t actor = at_current_actor();
+    if (actor == 0)
+        actor = thread_actor;
+    if (AT_UNLIKELY(actor == 0))
+        actor = thread_actor = name_thread();
+    return actor;
+}
+
+/* Names actor `id` after its task: the task's symbol, or "file+0xOFFSET" for a function the
+ * dynamic symbol table does not name (a static function, a program built without -rdynamic). */
+static void name_task(uint64_t id, zactor_fn *task)
+{
+    Dl_info info;
+    void *address = (void *)task;
+    if (!dladdr(address, &info))
+        return;
+    if (info.dli_sname && info.dli_saddr == address) {
+        at_name_actor(id, info.dli_sname);
+        return;
+    }
+    const char *file = info.dli_fname ? info.dli_fname : "?";
+    const char *slash = strrchr(file, '/');
+    char name[256];
+    snprintf(name, sizeof name, "%s+0x%lx", slash ? slash + 1 : file,
+             (unsigned long)((char *)address - (char *)info.dli_fbase));
+    at_name_actor(id, name);
+}
+
+/* ===== Message names ======================================================================
+ * A message's name is its first frame when that is 1 to 32 printable ASCII characters (CZMQ
+ * commands: "PING", "$TERM"), interned: a table that threads read without a lock, filled under
+ * names_lock, each slot published by its id with release after its name was registered. Other
+ * first frames get generic names; so do new strings once the table is three quarters full.
+ * A name is compared as its length and up to four 8-byte words, padded with spaces. */
+
+#define NAME_MAX_LEN 32
+#define NAME_WORDS   (NAME_MAX_LEN / 8)
+#define NAME_SLOTS   1024u
+/* Above the small ids other runtimes' shims use, yet two bytes in a trace's varints. */
+#define NAME_ID_BASE 0x1000u
+#define BYTES(b)     (0x0101010101010101ull * (b))
+
+enum {
+    NAME_SIGNAL = NAME_ID_BASE + 1, /* zsock_signal's 8-byte frame */
+    NAME_EMPTY,
+    NAME_BINARY, /* not printable, or longer than NAME_MAX_LEN */
+    NAME_OTHER,  /* the table is full */
+    NAME_FIRST_INTERNED = NAME_ID_BASE + 16,
+};
+static const char *const generic_names[] = {"$SIGNAL", "(empty)", "(binary)", "(other)"};
+
+struct text {
+    uint64_t words[NAME_WORDS];
+    uint32_t len;
+    uint32_t id; /* in the table: 0 = free slot; stored last, with release */
+};
+
+static struct text names[NAME_SLOTS];
+static pthread_mutex_t names_lock = PTHREAD_MUTEX_INITIALIZER;
+static unsigned names_used;                      /* under names_lock */
+static uint32_t next_name = NAME_FIRST_INTERNED; /* under names_lock */
+static int names_full, generics_named;           /* atomic */
+
+/* A generic name id, its names registered on first use. */
+static uint32_t generic(uint32_t id)
+{
+    if (AT_UNLIKELY(!__atomic_load_n(&generics_named, __ATOMIC_ACQUIRE))) {
+        pthread_mutex_lock(&names_lock);
+        if (!generics_named)
+            for (unsigned i = 0; i < sizeof generic_names / sizeof generic_names[0]; i++)
+                at_name_msg(NAME_SIGNAL + i, generic_names[i]);
+        __atomic_store_n(&generics_named, 1, __ATOMIC_RELEASE);
+        pthread_mutex_unlock(&names_lock);
+    }
+    return id;
+}
+
+/* 1 when every byte of w is printable ASCII (0x20 to 0x7e); exact, though these bit tricks
+ * may not tell which byte is not. */
+static int printable(uint64_t w)
+{
+    uint64_t below = (w - BYTES(0x20)) & ~w & BYTES(0x80);
+    uint64_t above = ((w + BYTES(0x7f - 0x7e)) | w) & BYTES(0x80);
+    return (below | above) == 0;
+}
+
+/* 1 to 8 bytes as a word, padded with spaces, without a call to memcpy: most names are short,
+ * and this runs for every message sent. Two loads that may overlap read the same bytes. */
+static uint64_t short_word(const unsigned char *bytes, size_t len)
+{
+    uint64_t word;
+    if (len >= 4) {
+        uint32_t low, high;
+        memcpy(&low, bytes, 4);
+        memcpy(&high, bytes + len - 4, 4);
+        word = low | (uint64_t)high << (8 * (len - 4));
+    } else {
+        word = bytes[0] | (uint64_t)bytes[len / 2] << (8 * (len / 2)) |
+               (uint64_t)bytes[len - 1] << (8 * (len - 1));
+    }
+    return len == 8 ? word : word | BYTES(' ') << (8 * len);
+}
+
+/* Loads a frame of 1 to NAME_MAX_LEN bytes; returns its slot hash, 0 when not printable. */
+static unsigned load_text(struct text *text, const void *data, size_t len)
+{
+    for (unsigned i = 0; i < NAME_WORDS; i++)
+        text->words[i] = BYTES(' ');
+    if (len <= 8)
+        text->words[0] = short_word(data, len);
+    else
+        memcpy(text->words, data, len);
+    text->len = (uint32_t)len;
+    uint64_t hash = len;
+    for (unsigned i = 0; i < (len + 7) / 8; i++) {
+        if (!printable(text->words[i]))
+            return 0;
+        hash = (hash ^ text->words[i]) * 0x9e3779b97f4a7c15ull;
+    }
+    return (unsigned)(hash >> 40) | 1;
+}
+
+static int same_text(const struct text *a, const struct text *b)
+{
+    for (unsigned i = 0; i < NAME_WORDS; i++)
+        if (a->words[i] != b->words[i])
+            return 0;
+    return a->len == b->len;
+}
+
+static void fill_slot(struct text *slot, const struct text *text)
+{
+    char copy[NAME_MAX_LEN + 1];
+    memcpy(copy, text->words, text->len);
+    copy[text->len] = '\0';
+    uint32_t id = next_name++;
+    names_used++;
+    memcpy(slot->words, text->words, sizeof slot->words);
+    slot->len = text->len;
+    at_name_msg(id, copy); /* before the id is published: no event names it earlier */
+    __atomic_store_n(&slot->id, id, __ATOMIC_RELEASE);
+}
+
+static uint32_t intern(const struct text *text, unsigned hash)
+{
+    uint32_t id = generic(NAME_OTHER);
+    pthread_mutex_lock(&names_lock);
+    for (unsigned n = 0, i = hash % NAME_SLOTS; n < NAME_SLOTS; n++, i = (i + 1) % NAME_SLOTS) {
+        struct text *slot = &names[i];
+        if (slot->id && same_text(slot, text)) {
+            id = slot->id;
+            break;
+        }
+        if (slot->id == 0) {
+            if (names_used < NAME_SLOTS / 4 * 3) {
+                fill_slot(slot, text);
+                id = slot->id;
+            } else {
+                __atomic_store_n(&names_full, 1, __ATOMIC_RELAXED);
+            }
+            break;
+        }
+    }
+    pthread_mutex_unlock(&names_lock);
+    return id;
+}
+
+static int is_signal(const void *frame)
+{
+    uint64_t value;
+    memcpy(&value, frame, sizeof value);
+    return (value & ~0xffull) == 0x7766554433221100ull; /* zsock_signal's magic + status */
+}
+
+/* The name id of a message whose first frame is data[0..size). Lock-free once the name is
+ * known. */
+static uint32_t lookup(const void *data, size_t size)
+{
+    if (size == 8 && is_signal(data))
+        return generic(NAME_SIGNAL);
+    struct text text;
+    unsigned hash = size <= NAME_MAX_LEN ? load_text(&text, data, size) : 0;
+    if (hash == 0)
+        return generic(NAME_BINARY);
+    for (unsigned n = 0, i = hash % NAME_SLOTS; n < NAME_SLOTS; n++, i = (i + 1) % NAME_SLOTS) {
+        const struct text *slot = &names[i];
+        uint32_t id = __atomic_load_n(&slot->id, __ATOMIC_ACQUIRE);
+        if (id == 0)
+            break;
+        if (same_text(slot, &text))
+            return id;
+    }
+    if (__atomic_load_n(&names_full, __ATOMIC_RELAXED))
+        return generic(NAME_OTHER);
+    return intern(&text, hash);
+}
+
+/* The last short name this thread looked up: a thread often sends one command over and over. */
+static __thread struct {
+    uint64_t word;
+    uint32_t len, id;
+} last_name;
+
+static uint32_t name_of(const void *data, size_t size)
+{
+    if (size == 0)
+        return generic(NAME_EMPTY);
+    if (size > 8)
+        return lookup(data, size);
+    uint64_t word = short_word(data, size);
+    if (word != last_name.word || size != last_name.len) {
+        last_name.id = lookup(data, size);
+        last_name.word = word;
+        last_name.len = (uint32_t)size;
+    }
+    return last_name.id;
+}
+
+/* ===== Sockets and pipes ==================================================================
+ * Every socket that carries a message gets an `end`, found by its libzmq handle in a table
+ * that threads read without a lock. A socket is used by one thread at a time (libzmq's rule),
+ * so an end's counters belong to whichever thread uses it. The two ends of a pipe made by
+ * zsys_create_pipe are allocated together and point at each other. */
+
+#define SEQ_BITS   31
+#define PIPE_LIMIT (1u << 21) /* pipe numbers wrap here: ids stay below 2^53, exact in JSON */
+#define RECENT     16         /* names of the last messages sent from an end */
+
+struct end {
+    void *handle;            /* the libzmq socket */
+    zsock_t *sock;           /* a pipe end's zsock_t: a task finds its own end by it */
+    struct end *other;       /* the pipe's other end; NULL for any other socket */
+    struct pipe *pipe;       /* the allocation the end lives in */
+    uint64_t base;           /* id of the first message sent from this end; 0 when not a pipe */
+    uint64_t owner;          /* the actor that used the end last; atomic, relaxed: the thread at
+                                the other end reads it to name the actor at this one */
+    uint32_t sent, received; /* whole messages, counted by the thread using the socket */
+    uint8_t send_more, recv_more; /* inside a multi-frame message */
+    /* recent[seq % RECENT] = seq << 32 | name id, stored (relaxed) before the message goes to
+     * libzmq, whose hand-over orders it before the receive: the receiver takes the name from
+     * here when seq matches, and reads the frame only when it fell further behind. */
+    uint64_t recent[RECENT];
+};
+
+struct pipe {
+    struct end end[2];
+    int open; /* ends still in the table; atomic: the last one closed frees the pipe */
+};
+
+#define TABLE_BITS 14
+#define TABLE_SIZE (1u << TABLE_BITS)
+
+/* A slot's handle is set once, under table_lock, with release; its end is replaced (NULL when
+ * the socket is closed, a new end when libzmq reuses the address) with release. */
+static struct slot {
+    void *handle;
+    struct end *end;
+} table[TABLE_SIZE];
+static pthread_mutex_t table_lock = PTHREAD_MUTEX_INITIALIZER;
+static unsigned table_used;       /* under table_lock */
+static int table_full;            /* atomic: new sockets are no longer tracked */
+static uint32_t pipe_count;       /* atomic */
+static uint32_t table_generation; /* bumped, with release, when a slot's end changes */
+
+/* This thread's last socket: most threads use one or two, and a lookup is then a compare. A
+ * socket's address is reused only after it was closed, which moved the generation on. */
+static __thread struct {
+    void *handle;
+    struct end *end;
+    uint32_t generation;
+} last;
+
+static unsigned slot_of(const void *handle)
+{
+    return (unsigned)(((uintptr_t)handle >> 4) * 0x9e3779b97f4a7c15ull >> (64 - TABLE_BITS));
+}
+
+static struct slot *find_slot(const void *handle)
+{
+    for (unsigned n = 0, i = slot_of(handle); n < TABLE_SIZE; n++, i = (i + 1) % TABLE_SIZE) {
+        void *key = __atomic_load_n(&table[i].handle, __ATOMIC_ACQUIRE);
+        if (key == handle)
+            return &table[i];
+        if (key == NULL)
+            return NULL;
+    }
+    return NULL;
+}
+
+static struct end *find(const void *handle)
+{
+    struct slot *slot = handle ? find_slot(handle) : NULL;
+    return slot ? __atomic_load_n(&slot->end, __ATOMIC_ACQUIRE) : NULL;
+}
+
+/* Under table_lock. Returns 0, or -ENOSPC when the table is too full to take a new socket. */
+static int put(struct end *end)
+{
+    struct slot *slot = find_slot(end->handle);
+    if (slot) {
+        __atomic_store_n(&slot->end, end, __ATOMIC_RELEASE);
+        __atomic_add_fetch(&table_generation, 1, __ATOMIC_RELEASE);
+        return 0;
+    }
+    if (table_used >= TABLE_SIZE / 4 * 3) {
+        __atomic_store_n(&table_full, 1, __ATOMIC_RELAXED);
+        return -ENOSPC;
+    }
+    unsigned i = slot_of(end->handle);
+    while (table[i].handle)
+        i = (i + 1) % TABLE_SIZE;
+    table_used++;
+    __atomic_store_n(&table[i].end, end, __ATOMIC_RELAXED);
+    __atomic_store_n(&table[i].handle, end->handle, __ATOMIC_RELEASE);
+    return 0;
+}
+
+/* Adds the ends of a new pipe, or of a lone socket (ends = 1); returns NULL on failure. */
+static struct pipe *add(void *const handles[], zsock_t *const socks[], int ends)
+{
+    struct pipe *pipe = calloc(1, sizeof *pipe);
+    if (!pipe)
+        return NULL;
+    uint64_t number = ends == 2 ? __atomic_add_fetch(&pipe_count, 1, __ATOMIC_RELAXED) : 0;
+    number = number ? (number - 1) % (PIPE_LIMIT - 1) + 1 : 0;
+    for (int i = 0; i < ends; i++) {
+        struct end *end = &pipe->end[i];
+        *end = (struct end){.handle = handles[i], .sock = socks[i], .pipe = pipe};
+        end->other = ends == 2 ? &pipe->end[1 - i] : NULL;
+        end->base = number << 32 | (uint64_t)i;
+    }
+    pthread_mutex_lock(&table_lock);
+    int added = 0;
+    while (added < ends && put(&pipe->end[added]) == 0)
+        added++;
+    pipe->open = added;
+    pthread_mutex_unlock(&table_lock);
+    if (added == 0)
+        free(pipe);
+    return added == ends ? pipe : NULL; /* a half-added pipe is freed when its end closes */
+}
+
+/* The end of a socket about to carry a message; NULL when it cannot be tracked. */
+static struct end *track(void *handle)
+{
+    uint32_t generation = __atomic_load_n(&table_generation, __ATOMIC_ACQUIRE);
+    if (AT_LIKELY(handle == last.handle && generation == last.generation))
+        return last.end;
+    struct end *end = find(handle);
+    if (!end && !__atomic_load_n(&table_full, __ATOMIC_RELAXED)) {
+        zsock_t *no_sock = NULL;
+        struct pipe *pipe = add(&handle, &no_sock, 1);
+        end = pipe ? &pipe->end[0] : NULL;
+    }
+    last.handle = handle;
+    last.end = end;
+    last.generation = generation;
+    return end;
+}
+
+static void forget(void *handle)
+{
+    if (!find(handle))
+        return;
+    pthread_mutex_lock(&table_lock);
+    struct slot *slot = find_slot(handle);
+    struct end *end = slot ? slot->end : NULL;
+    if (end) {
+        __atomic_store_n(&slot->end, NULL, __ATOMIC_RELEASE);
+        __atomic_add_fetch(&table_generation, 1, __ATOMIC_RELEASE);
+    }
+    pthread_mutex_unlock(&table_lock);
+    if (end && __atomic_sub_fetch(&end->pipe->open, 1, __ATOMIC_ACQ_REL) == 0)
+        free(end->pipe);
+}
+
+static uint64_t owner_of(const struct end *end)
+{
+    return end ? __atomic_load_n(&end->owner, __ATOMIC_RELAXED) : 0;
+}
+
+static void set_owner(struct end *end, uint64_t actor)
+{
+    if (end && owner_of(end) != actor)
+        __atomic_store_n(&end->owner, actor, __ATOMIC_RELAXED);
+}
+
+/* Id of the message with rank `seq` among those sent from `from` (0 when not a pipe):
+ * bits 32-52 the pipe's number, bits 1-31 the rank, bit 0 the end it left from. A pipe's
+ * messages both ways thus have ids close together, which the trace's delta encoding keeps to a
+ * byte or two. */
+static uint64_t msg_id(const struct end *from, uint32_t seq)
+{
+    return from && from->base ? from->base | (uint64_t)(seq & ((1u << SEQ_BITS) - 1)) << 1 : 0;
+}
+
+/* The ids of the next message sent from `end`, and of the next one received there (its
+ * peer's next send). */
+static uint64_t next_out(const struct end *end)
+{
+    return end ? msg_id(end, end->sent) : 0;
+}
+
+static uint64_t next_in(const struct end *end)
+{
+    return end && end->other ? msg_id(end->other, end->received) : 0;
+}
+
+/* The actor at the other end of a pipe; 0 when not a pipe. */
+static uint64_t peer_of(const struct end *end)
+{
+    return end ? owner_of(end->other) : 0;
+}
+
+/* ===== Messages ===========================================================================
+ * A message is recorded at its first frame: a send before libzmq takes it (it cannot reach
+ * the receiver earlier), a recv once libzmq has handed it over. The counters move when its
+ * last frame has gone through. A frame's bytes are read only for its name: those zmq_send /
+ * zmq_recv were given, or a zmq_msg_t's. */
+
+static __thread uint32_t recvs_recorded; /* recv events of this thread, for unpark() */
+
+struct frame {
+    zmq_msg_t *msg;
+    const void *data;
+    size_t size;
+};
+
+static uint32_t frame_name(const struct frame *frame)
+{
+    if (!frame->msg)
+        return name_of(frame->data, frame->size);
+    AT_RESOLVE(real_zmq_msg_data, "zmq_msg_data");
+    AT_RESOLVE(real_zmq_msg_size, "zmq_msg_size");
+    return name_of(real_zmq_msg_data(frame->msg), real_zmq_msg_size(frame->msg));
+}
+
+/* Before a frame goes to libzmq: records send if it starts a message, and returns the name it
+ * recorded (0 for a later frame). */
+static uint32_t send_begin(struct end *end, const struct frame *frame)
+{
+    if (end && end->send_more)
+        return 0;
+    uint64_t sender = self_actor();
+    uint32_t name = frame_name(frame);
+    if (end) {
+        set_owner(end, sender);
+        __atomic_store_n(&end->recent[end->sent % RECENT], (uint64_t)end->sent << 32 | name,
+                         __ATOMIC_RELAXED);
+    }
+    at_record(AT_EV_SEND, peer_of(end), sender, next_out(end), name, 0);
+    return name;
+}
+
+/* After the call. A recorded send whose call failed is marked by the same fields, and its id
+ * goes to the next message. */
+static void send_end(struct end *end, uint32_t name, int result, int flags)
+{
+    if (AT_UNLIKELY(result < 0)) {
+        int saved = errno;
+        if (name)
+            at_record(label(KIND_SEND_FAILED), peer_of(end), self_actor(), next_out(end), name, 0);
+        errno = saved;
+    } else if (end) {
+        end->send_more = (flags & ZMQ_SNDMORE) != 0;
+        end->sent += !end->send_more;
+    }
+}
+
+/* The name the sender gave the next message to arrive at `end`, or 0. */
+static uint32_t sent_name(const struct end *end)
+{
+    if (!end || !end->other)
+        return 0;
+    uint64_t recent =
+        __atomic_load_n(&end->other->recent[end->received % RECENT], __ATOMIC_RELAXED);
+    return recent >> 32 == end->received ? (uint32_t)recent : 0;
+}
+
+static void received(struct end *end, const struct frame *frame, int more)
+{
+    if (!end || !end->recv_more) {
+        uint64_t receiver = self_actor();
+        uint32_t name = sent_name(end);
+        set_owner(end, receiver);
+        recvs_recorded++;
+        at_record(AT_EV_RECV, receiver, peer_of(end), next_in(end), name ? name : frame_name(frame),
+                  0);
+    }
+    if (end) {
+        end->recv_more = more != 0;
+        end->received += !more;
+    }
+}
+
+int zmq_msg_send(zmq_msg_t *msg, void *socket, int flags)
+{
+    AT_RESOLVE(real_zmq_msg_send, "zmq_msg_send");
+    struct end *end = track(socket);
+    uint32_t name = send_begin(end, &(struct frame){msg, NULL, 0});
+    int result = real_zmq_msg_send(msg, socket, flags);
+    send_end(end, name, result, flags);
+    return result;
+}
+
+int zmq_send(void *socket, const void *buf, size_t len, int flags)
+{
+    AT_RESOLVE(real_zmq_send, "zmq_send");
+    struct end *end = track(socket);
+    uint32_t name = send_begin(end, &(struct frame){NULL, buf, len});
+    int result = real_zmq_send(socket, buf, len, flags);
+    send_end(end, name, result, flags);
+    return result;
+}
+
+int zmq_msg_recv(zmq_msg_t *msg, void *socket, int flags)
+{
+    AT_RESOLVE(real_zmq_msg_recv, "zmq_msg_recv");
+    AT_RESOLVE(real_zmq_msg_more, "zmq_msg_more");
+    struct end *end = track(socket);
+    int result = real_zmq_msg_recv(msg, socket, flags);
+    if (result >= 0)
+        received(end, &(struct frame){msg, NULL, 0}, real_zmq_msg_more(msg));
+    return result;
+}
+
+/* zmq_recv copies the frame into the caller's buffer, cut to len: a cut frame whose name must
+ * be read from it is named as binary, and whether more frames follow is asked of the socket. */
+int zmq_recv(void *socket, void *buf, size_t len, int flags)
+{
+    AT_RESOLVE(real_zmq_recv, "zmq_recv");
+    AT_RESOLVE(real_zmq_getsockopt, "zmq_getsockopt");
+    struct end *end = track(socket);
+    int result = real_zmq_recv(socket, buf, len, flags);
+    if (result >= 0) {
+        int more = 0;
+        size_t more_size = sizeof more;
+        real_zmq_getsockopt(socket, ZMQ_RCVMORE, &more, &more_size);
+        size_t size = (size_t)result <= len ? (size_t)result : SIZE_MAX;
+        received(end, &(struct frame){NULL, buf, size}, more);
+    }
+    return result;
+}
+
+int zmq_close(void *socket)
+{
+    AT_RESOLVE(real_zmq_close, "zmq_close");
+    forget(socket);
+    return real_zmq_close(socket);
+}
+
+/* ===== Spawning actors ==================================================================== */
+
+struct spawn {
+    zactor_fn *task;
+    void *args;
+    uint64_t actor, parent;
+    struct pipe *pipe; /* set by zsys_create_pipe while zactor_new runs */
+};
+
+static __thread struct spawn *spawning; /* the zactor_new running on this thread */
+
+zsock_t *zsys_create_pipe(zsock_t **backend_p)
+{
+    AT_RESOLVE(real_zsys_create_pipe, "zsys_create_pipe");
+    AT_RESOLVE(real_zsock_resolve, "zsock_resolve");
+    zsock_t *frontend = real_zsys_create_pipe(backend_p);
+    if (frontend && backend_p && *backend_p) {
+        int saved = errno;
+        zsock_t *socks[2] = {frontend, *backend_p};
+        void *handles[2] = {real_zsock_resolve(socks[0]), real_zsock_resolve(socks[1])};
+        struct pipe *pipe = add(handles, socks, 2);
+        if (spawning && !spawning->pipe)
+            spawning->pipe = pipe;
+        errno = saved;
+    }
+    return frontend;
+}
+
+/* The task's end is its own; the other end belongs to the actor that spawned it. */
+static void claim_pipe(const struct spawn *spawn, zsock_t *own)
+{
+    for (int i = 0; spawn->pipe && i < 2; i++) {
+        if (spawn->pipe->end[i].sock == own) {
+            set_owner(&spawn->pipe->end[i], spawn->actor);
+            set_owner(spawn->pipe->end[i].other, spawn->parent);
+        }
+    }
+}
+
+static void task_trampoline(zsock_t *pipe, void *arg)
+{
+    struct spawn *spawn = arg;
+    thread_actor = spawn->actor; /* the thread is the actor's, to its end */
+    claim_pipe(spawn, pipe);
+    uint32_t depth = at_depth_reset();
+    uint64_t previous = at_set_current_actor(spawn->actor);
+    at_record(AT_EV_STEP_BEGIN, spawn->actor, 0, 0, 0, label(PATH_TASK));
+    spawn->task(pipe, spawn->args);
+    at_record(AT_EV_STEP_END, spawn->actor, 0, 0, 0, label(PATH_TASK));
+    at_record(AT_EV_EXIT, spawn->actor, 0, 0, 0, 0);
+    at_set_current_actor(previous);
+    at_depth_restore(depth);
+    free(spawn);
+}
+
+/* zactor_new returns NULL only before it starts the thread (CZMQ 4.2), so the trampoline's
+ * state is ours to free then, and the trampoline's once the thread runs. */
+zactor_t *zactor_new(zactor_fn task, void *args)
+{
+    AT_RESOLVE(real_zactor_new, "zactor_new");
+    struct spawn *spawn = malloc(sizeof *spawn);
+    if (!spawn)
+        return real_zactor_new(task, args);
+    *spawn = (struct spawn){task, args, new_actor(), self_actor(), NULL};
+    name_task(spawn->actor, task);
+    at_record(AT_EV_SPAWN, spawn->actor, spawn->parent, 0, 0, 0);
+    struct spawn *outer = spawning;
+    spawning = spawn;
+    zactor_t *actor = real_zactor_new(task_trampoline, spawn);
+    spawning = outer;
+    if (!actor)
+        free(spawn);
+    return actor;
+}
+
+/* ===== zloop reader handlers ==============================================================
+ * zloop copies its readers into the poll set it dispatches from, so a reader ended during a
+ * dispatch may still be called once: a trampoline's state lives until zloop_destroy. */
+
+struct reader {
+    zloop_t *loop;
+    void *handle; /* the reader socket's libzmq handle */
+    zloop_reader_fn *handler;
+    void *arg;
+    struct reader *next;
+};
+
+static struct reader *readers; /* under readers_lock */
+static pthread_mutex_t readers_lock = PTHREAD_MUTEX_INITIALIZER;
+
+/* msg: the id of the message that made the socket readable, which the handler receives. */
+static int reader_trampoline(zloop_t *loop, zsock_t *sock, void *arg)
+{
+    const struct reader *reader = arg;
+    uint64_t actor = self_actor(), msg = next_in(track(reader->handle));
+    uint32_t depth = at_depth_reset();
+    uint64_t previous = at_set_current_actor(actor);
+    at_record(AT_EV_STEP_BEGIN, actor, 0, msg, 0, label(PATH_READER));
+    int result = reader->handler(loop, sock, reader->arg);
+    at_record(AT_EV_STEP_END, actor, 0, msg, 0, label(PATH_READER));
+    at_set_current_actor(previous);
+    at_depth_restore(depth);
+    return result;
+}
+
+int zloop_reader(zloop_t *loop, zsock_t *sock, zloop_reader_fn handler, void *arg)
+{
+    AT_RESOLVE(real_zloop_reader, "zloop_reader");
+    AT_RESOLVE(real_zsock_resolve, "zsock_resolve");
+    struct reader *reader = malloc(sizeof *reader);
+    if (!reader)
+        return real_zloop_reader(loop, sock, handler, arg);
+    *reader = (struct reader){loop, real_zsock_resolve(sock), handler, arg, NULL};
+    int result = real_zloop_reader(loop, sock, reader_trampoline, reader);
+    if (result != 0) {
+        free(reader);
+        return result;
+    }
+    pthread_mutex_lock(&readers_lock);
+    reader->next = readers;
+    readers = reader;
+    pthread_mutex_unlock(&readers_lock);
+    return result;
+}
+
+/* Before the loop is freed, so that a new loop at the same address keeps its readers. */
+void zloop_destroy(zloop_t **self_p)
+{
+    AT_RESOLVE(real_zloop_destroy, "zloop_destroy");
+    zloop_t *loop = self_p ? *self_p : NULL;
+    pthread_mutex_lock(&readers_lock);
+    for (struct reader **link = &readers; loop && *link;) {
+        struct reader *reader = *link;
+        if (reader->loop == loop) {
+            *link = reader->next;
+            free(reader);
+        } else {
+            link = &reader->next;
+        }
+    }
+    pthread_mutex_unlock(&readers_lock);
+    real_zloop_destroy(self_p);
+}
+
+/* ===== Parking ============================================================================
+ * A blocking receive parks before the call (the outermost one: zsock_recv runs zsock_vrecv,
+ * zmsg_recv, zframe_recv); the recv of the message it takes wakes it. A call that returns
+ * without taking a new message (it failed, timed out, or took a later frame of a message
+ * already begun) records unpark, and so does every zpoller_wait. A park is recorded whether or
+ * not a message was already waiting. */
+
+static __thread uint32_t recvs_at_park; /* recvs_recorded when the outermost park was */
+
+static int park(enum label path)
+{
+    if (!at_enter())
+        return 0;
+    recvs_at_park = recvs_recorded;
+    at_record(AT_EV_PARK, self_actor(), 0, 0, 0, label(path));
+    return 1;
+}
+
+static void unpark(int parked, enum label path, uint64_t waker)
+{
+    if (parked && recvs_recorded == recvs_at_park) {
+        int saved = errno;
+        at_record(AT_EV_UNPARK, self_actor(), waker, 0, 0, label(path));
+        errno = saved;
+    }
+    at_leave();
+}
+
+char *zstr_recv(void *source)
+{
+    AT_RESOLVE(real_zstr_recv, "zstr_recv");
+    int parked = park(PATH_RECV);
+    char *string = real_zstr_recv(source);
+    unpark(parked, PATH_RECV, 0);
+    return string;
+}
+
+zmsg_t *zmsg_recv(void *source)
+{
+    AT_RESOLVE(real_zmsg_recv, "zmsg_recv");
+    int parked = park(PATH_RECV);
+    zmsg_t *msg = real_zmsg_recv(source);
+    unpark(parked, PATH_RECV, 0);
+    return msg;
+}
+
+zframe_t *zframe_recv(void *source)
+{
+    AT_RESOLVE(real_zframe_recv, "zframe_recv");
+    int parked = park(PATH_RECV);
+    zframe_t *frame = real_zframe_recv(source);
+    unpark(parked, PATH_RECV, 0);
+    return frame;
+}
+
+int zsock_vrecv(void *self, const char *picture, va_list argptr)
+{
+    AT_RESOLVE(real_zsock_vrecv, "zsock_vrecv");
+    int parked = park(PATH_RECV);
+    int result = real_zsock_vrecv(self, picture, argptr);
+    unpark(parked, PATH_RECV, 0);
+    return result;
+}
+
+/* Variadic: forwarded through zsock_vrecv, as CZMQ's own zsock_recv does. */
+int zsock_recv(void *self, const char *picture, ...)
+{
+    va_list argptr;
+    va_start(argptr, picture);
+    int result = zsock_vrecv(self, picture, argptr);
+    va_end(argptr);
+    return result;
+}
+
+/* zsock_wait receives until a signal, dropping other messages (each still a recv). */
+int zsock_wait(void *self)
+{
+    AT_RESOLVE(real_zsock_wait, "zsock_wait");
+    int parked = park(PATH_WAIT);
+    int result = real_zsock_wait(self);
+    unpark(parked, PATH_WAIT, 0);
+    return result;
+}
+
+/* The actor at the other end of the socket zpoller_wait returned (0 when not a pipe). */
+static uint64_t waker(void *reader)
+{
+    AT_RESOLVE(real_zsock_resolve, "zsock_resolve");
+    struct end *end = reader ? find(real_zsock_resolve(reader)) : NULL;
+    return peer_of(end);
+}
+
+void *zpoller_wait(zpoller_t *self, int timeout)
+{
+    AT_RESOLVE(real_zpoller_wait, "zpoller_wait");
+    int parked = park(PATH_POLL);
+    void *reader = real_zpoller_wait(self, timeout);
+    int saved = errno;
+    uint64_t woken_by = parked ? waker(reader) : 0;
+    errno = saved;
+    unpark(parked, PATH_POLL, woken_by);
+    return reader;
+}

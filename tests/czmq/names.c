@@ -1,0 +1,60 @@
+/* Sends one message of each kind of first frame over a pipe made by zsys_create_pipe, through
+ * CZMQ and through libzmq directly, and receives each at the other end. The last line is
+ * {"ground_truth":{"names":[...]}}: the name each message should carry in the trace, in order,
+ * by the rule of docs/shims/czmq.md (a first frame of 1 to 32 printable characters is its own
+ * name; a signal is $SIGNAL; an empty frame (empty); anything else (binary)).
+ * Usage: names */
+#include <czmq.h>
+#include <stdio.h>
+#include <string.h>
+
+static const char *const texts[] = {
+    "A",
+    "AB",
+    "ABC",
+    "ABCD",
+    "ABCDE",
+    "ABCDEFG",
+    "ABCDEFGH",
+    "ABCDEFGHI",
+    "with space",
+    "0123456789abcdef0123456789abcdef",  /* 32: the longest name */
+    "0123456789abcdef0123456789abcdefX", /* 33 */
+    "tab\there",
+};
+
+static const char *expected(const char *text)
+{
+    size_t len = strlen(text);
+    for (size_t i = 0; i < len; i++)
+        if (text[i] < 0x20 || text[i] > 0x7e)
+            return "(binary)";
+    return len > 32 ? "(binary)" : text;
+}
+
+int main(void)
+{
+    zsock_t *back = NULL;
+    zsock_t *front = zsys_create_pipe(&back);
+    printf("{\"ground_truth\":{\"names\":[");
+    for (size_t i = 0; i < sizeof texts / sizeof texts[0]; i++) {
+        zstr_send(front, texts[i]);
+        zstr_free(&(char *){zstr_recv(back)});
+        printf("\"%s\",", expected(texts[i]));
+    }
+    zframe_t *empty = zframe_new_empty();
+    zframe_send(&empty, front, 0);
+    zframe_t *got = zframe_recv(back);
+    zframe_destroy(&got);
+    zsock_signal(back, 3);
+    zsock_wait(front);
+    char buf[2]; /* zmq_recv cuts the frame to fit */
+    zmq_send(zsock_resolve(front), "RAW", 3, ZMQ_SNDMORE);
+    zmq_send(zsock_resolve(front), "PART", 4, 0);
+    zmq_recv(zsock_resolve(back), buf, sizeof buf, 0);
+    zmq_recv(zsock_resolve(back), buf, sizeof buf, 0);
+    printf("\"(empty)\",\"$SIGNAL\",\"RAW\"]}}\n");
+    zsock_destroy(&front);
+    zsock_destroy(&back);
+    return 0;
+}

@@ -1,0 +1,161 @@
+/* Ping-pong between the main thread and one zactor over the actor's pipe, in one of CZMQ's API
+ * families; the last line it prints is what it did, {"ground_truth":{...}}, for
+ * tests/e2e/czmq.sh to hold the trace against.
+ * Usage: pingpong zstr|zsock|zmsg|zframe|zloop ROUNDS [BURST]
+ *   zstr    zstr_send / zstr_recv, one frame a message
+ *   zsock   zsock_send / zsock_recv, picture "si": two frames
+ *   zmsg    zactor_send / zactor_recv on the main side, zmsg_send / zmsg_recv in the actor
+ *   zframe  zframe_send (the first frame with ZFRAME_MORE) / zframe_recv, frame by frame
+ *   zloop   the actor runs a zloop whose reader handler answers; main uses zstr
+ * With BURST (default 1), main sends BURST pings before it reads their pongs. */
+#include <czmq.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+enum api { ZSTR, ZSOCK, ZMSG, ZFRAME, ZLOOP };
+static const char *const api_names[] = {"zstr", "zsock", "zmsg", "zframe", "zloop"};
+
+static enum api api;
+/* What the program did. The actor's counts are read by main after zactor_destroy, which waits
+ * for the actor to end. */
+static atomic_long pings, pongs, receives, later_frames, signals, handler_calls;
+
+static void send_msg(void *to, const char *command, long n)
+{
+    if (api == ZSOCK) {
+        zsock_send(to, "si", command, (int)n);
+    } else if (api == ZMSG) {
+        zmsg_t *msg = zmsg_new();
+        zmsg_addstr(msg, command);
+        zmsg_addstrf(msg, "%ld", n);
+        if (zactor_is(to))
+            zactor_send(to, &msg);
+        else
+            zmsg_send(&msg, to);
+    } else if (api == ZFRAME) {
+        zframe_t *head = zframe_new(command, strlen(command));
+        zframe_t *body = zframe_new(&n, sizeof n);
+        zframe_send(&head, to, ZFRAME_MORE);
+        zframe_send(&body, to, 0);
+    } else {
+        zstr_send(to, command);
+    }
+}
+
+/* Receives one message; returns its command (to free), NULL when interrupted. */
+static char *recv_msg(void *from)
+{
+    char *command = NULL;
+    if (api == ZSOCK) {
+        int n;
+        receives++;
+        if (zsock_recv(from, "si", &command, &n) < 0)
+            return NULL;
+    } else if (api == ZMSG) {
+        receives++;
+        zmsg_t *msg = zactor_is(from) ? zactor_recv(from) : zmsg_recv(from);
+        command = msg ? zmsg_popstr(msg) : NULL;
+        zmsg_destroy(&msg);
+    } else if (api == ZFRAME) {
+        receives++;
+        zframe_t *frame = zframe_recv(from);
+        if (!frame)
+            return NULL;
+        command = zframe_strdup(frame);
+        while (zframe_more(frame)) { /* the rest of the message */
+            zframe_destroy(&frame);
+            receives++;
+            later_frames++;
+            frame = zframe_recv(from);
+        }
+        zframe_destroy(&frame);
+    } else {
+        receives++;
+        command = zstr_recv(from);
+    }
+    return command;
+}
+
+/* Answers one message; returns -1 on $TERM. */
+static int answer(zsock_t *pipe)
+{
+    char *command = recv_msg(pipe);
+    int done = !command || strcmp(command, "$TERM") == 0;
+    if (!done) {
+        send_msg(pipe, "PONG", pongs);
+        pongs++;
+    }
+    free(command);
+    return done ? -1 : 0;
+}
+
+static int on_pipe(zloop_t *loop, zsock_t *pipe, void *arg)
+{
+    (void)loop, (void)arg;
+    handler_calls++;
+    return answer(pipe);
+}
+
+void pong_actor(zsock_t *pipe, void *args)
+{
+    (void)args;
+    zsock_signal(pipe, 0);
+    signals++;
+    if (api == ZLOOP) {
+        zloop_t *loop = zloop_new();
+        zloop_reader(loop, pipe, on_pipe, NULL);
+        zloop_start(loop);
+        zloop_destroy(&loop);
+    } else {
+        while (answer(pipe) == 0)
+            ;
+    }
+}
+
+/* Sends `burst` pings, then reads as many pongs. */
+static int volley(zactor_t *actor, long burst)
+{
+    for (long i = 0; i < burst; i++) {
+        send_msg(actor, "PING", pings);
+        pings++;
+    }
+    for (long i = 0; i < burst; i++) {
+        char *reply = recv_msg(actor);
+        int pong = reply && strcmp(reply, "PONG") == 0;
+        free(reply);
+        if (!pong)
+            return -1;
+    }
+    return 0;
+}
+
+int main(int argc, char **argv)
+{
+    long rounds = argc > 2 ? atol(argv[2]) : 0, burst = argc > 3 ? atol(argv[3]) : 1;
+    api = ZSTR;
+    while (argc > 1 && strcmp(argv[1], api_names[api]) != 0 && api < ZLOOP)
+        api++;
+    if (argc < 3 || argc > 4 || strcmp(argv[1], api_names[api]) != 0 || rounds < 1 || burst < 1 ||
+        burst > 500) {
+        fprintf(stderr, "usage: pingpong zstr|zsock|zmsg|zframe|zloop ROUNDS [BURST <= 500]\n");
+        return 2;
+    }
+    zactor_t *actor = zactor_new(pong_actor, NULL);
+    for (long done = 0; done < rounds; done += burst)
+        if (volley(actor, burst < rounds - done ? burst : rounds - done) != 0)
+            return 1;
+    zactor_destroy(&actor);
+    printf("pingpong %s: %ld rounds in bursts of %ld\n", api_names[api], (long)pings, burst);
+    /* zactor_new and zactor_destroy each wait (zsock_wait) for a signal from the actor's
+     * thread: the one the task sends when ready, and the one zactor sends when the task has
+     * returned; zactor_destroy sends $TERM. Each actor's task is one step. A receive that
+     * takes a later frame of a message takes no new message. */
+    long actors = 1;
+    printf("{\"ground_truth\":{\"actors\":%ld,\"ping\":%ld,\"pong\":%ld,\"term\":%ld,"
+           "\"signal\":%ld,\"park\":%ld,\"later_frames\":%ld,\"steps\":%ld}}\n",
+           actors, (long)pings, (long)pongs, actors, (long)signals + actors,
+           (long)receives + 2 * actors, (long)later_frames, actors + (long)handler_calls);
+    return 0;
+}

@@ -1,0 +1,82 @@
+#!/bin/sh
+# The glibc parking shim (shim/glibc.c): off by default, so a program that parks through glibc
+# leaves no trace of it; with ACTORTRACE_GLIBC=1 a condvar / semaphore / futex / C11 ping-pong
+# leaves one park and one unpark per wait call it made and one wake per wake-up call, joined on
+# the object's address; calls bound to the old GLIBC_2.2.5 condvar still reach glibc's own
+# compatibility code.
+. "$(dirname "$0")/../lib.sh"
+PROG="$B/tests/progs/glibc_pingpong"
+ROUNDS=2000
+
+check "the condvar wrappers are pthread_cond_*@@GLIBC_2.3.2" [ "$(objdump -T "$LIB" |
+    grep -cE 'GLIBC_2\.3\.2 +pthread_cond_(wait|timedwait|signal|broadcast)$')" -eq 4 ]
+
+"$PROG" "$ROUNDS" >"$TMP/plain.out" 2>&1
+check "runs untraced" [ $? -eq 0 ]
+
+run_glibc() { # run_glibc NAME ENV-ARGS...: the program traced, with env's arguments
+    name=$1
+    shift
+    traced "$TMP/$name.trace" env "$@" "$PROG" "$ROUNDS" >"$TMP/$name.out" 2>"$TMP/$name.err"
+    check "$name: runs traced" [ $? -eq 0 ]
+    check "$name: nothing on stderr" [ ! -s "$TMP/$name.err" ]
+}
+
+for setting in unset 0; do
+    if [ "$setting" = unset ]; then
+        run_glibc "ACTORTRACE_GLIBC unset" -u ACTORTRACE_GLIBC
+    else
+        run_glibc "ACTORTRACE_GLIBC=0" ACTORTRACE_GLIBC=0
+    fi
+    # the program calls no other wrapped function, so there is no event (and no trace file)
+    events=0
+    if [ -e "$TMP/$name.trace" ]; then
+        events=$("$DECODE" "$TMP/$name.trace" | grep -c '"event"')
+    fi
+    equal "$name: no event recorded" "$events" 0
+done
+
+ACTORTRACE_GLIBC=yes traced "$TMP/bad.trace" "$PROG" 10 >/dev/null 2>"$TMP/bad.err"
+check "ACTORTRACE_GLIBC=yes is reported and taken as 0" \
+    grep -q 'ACTORTRACE_GLIBC=yes is not 0 or 1; using 0' "$TMP/bad.err"
+
+run_glibc on ACTORTRACE_GLIBC=1
+"$DECODE" -o "$TMP/on.jsonl" "$TMP/on.trace"
+check "on: decodes cleanly" [ $? -eq 0 ]
+j="$TMP/on.jsonl"
+out="$TMP/on.out"
+equal "on: dropped" "$(summary "$j" dropped)" 0
+
+# how many waits a run needs depends on scheduling: all but the ground truth line must match
+head -n -1 "$TMP/plain.out" >"$TMP/plain.head"
+head -n -1 "$out" >"$TMP/on.head"
+check "output unchanged by tracing" cmp -s "$TMP/plain.head" "$TMP/on.head"
+check "old GLIBC_2.2.5 condvar calls went to glibc's compat code" \
+    grep -q "compat code: yes" "$out"
+
+path_count() { # path_count JSONL EVENT PATH
+    jq -c --arg e "$2" --arg p "$3" 'select(.event == $e and .path == $p)' "$1" | wc -l
+}
+
+total=0
+for p in cond sem futex cnd; do
+    waits=$(truth "$out" "$p.waits")
+    total=$((total + waits))
+    equal "$p: park events = wait calls" "$(path_count "$j" park "$p")" "$waits"
+    equal "$p: unpark events = wait calls" "$(path_count "$j" unpark "$p")" "$waits"
+    equal "$p: wake events = wake-up calls" "$(path_count "$j" wake "$p")" "$(truth "$out" "$p.wakes")"
+    # every thread's waits are park, unpark, park, unpark...; wakers and sleepers meet on the
+    # object's address
+    check "$p: each thread's park and unpark alternate" jq -n -e --arg p "$p" '
+        [inputs | select(.path == $p and (.event == "park" or .event == "unpark"))]
+        | group_by(.tid)
+        | all(map(.event) | . as $e | [range(length)]
+              | all($e[.] == (if . % 2 == 0 then "park" else "unpark" end)))' "$j"
+    check "$p: parks and wakes name the same objects" jq -n -e --arg p "$p" '
+        [inputs | select(.path == $p)] as $all
+        | ($all | map(select(.event == "wake") | .peer) | unique) as $woken
+        | ($all | map(select(.event == "park") | .peer) | unique) as $waited
+        | ($woken | all(. > 0)) and ($waited - $woken) == []' "$j"
+done
+equal "no park beyond the program's own waits (the old ABI's are not wrapped)" \
+    "$(kind_count "$j" park)" "$total"
