@@ -26,6 +26,7 @@ struct at_thread {
     uint32_t depth;         /* shim nesting depth: only the outermost call is recorded */
     uint32_t tid;           /* gettid(), cached by the slow path */
     void *block;            /* struct at_ring_block of `slots`, owned by the slow path */
+    void *deferred;         /* a full block whose last slot an interrupted call still writes */
     uint32_t exit_hook;     /* the thread-exit key is set for this thread */
     uint32_t internal;      /* the recorder's own thread: its events are never recorded */
     uint64_t drop_count;    /* events dropped since the last block was taken (drop mode) */

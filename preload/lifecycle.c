@@ -1,12 +1,15 @@
 /* Starting and stopping the recorder. The first event starts it: reads the settings, opens the
- * trace file, creates the block ring and starts the writer. A process that never records an
- * event (the shell or launcher in front of the traced program) so leaves no file behind. The
- * destructor, which runs after the program's atexit handlers, from whichever thread called
- * exit, drains everything into the file. */
+ * trace file, creates the block ring, starts the writer and takes over the fatal signals. A
+ * process that never records an event (the shell or launcher in front of the traced program)
+ * so leaves no file behind. at__finish stops it: every committed event goes into the file,
+ * then the end record. It runs from the destructor (after the program's atexit handlers, from
+ * whichever thread called exit), and from _exit, exec and fatal signals (process.c,
+ * signals.c). A forked child starts a recorder of its own. */
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/futex.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
@@ -15,8 +18,10 @@
 #include "recorder.h"
 
 int at__state;
+pid_t at__pid;
 pthread_key_t at__exit_key;
 static char trace_path[4096];
+static int forked_child; /* this image began as the child of a traced process's fork */
 
 void at__warn(const char *fmt, ...)
 {
@@ -46,40 +51,6 @@ int at_enabled(void)
     return __atomic_load_n(&at__state, __ATOMIC_ACQUIRE) == AT_STATE_RUNNING;
 }
 
-/* ACTORTRACE_OUT with %p replaced by the pid and %% by %. */
-static int expand_pattern(const char *pattern, char *out, size_t cap)
-{
-    size_t len = 0;
-    for (const char *p = pattern; *p; p++) {
-        char pid[16];
-        const char *piece = p;
-        size_t piece_len = 1;
-        if (p[0] == '%' && p[1] == 'p') {
-            piece_len = (size_t)snprintf(pid, sizeof pid, "%d", (int)getpid());
-            piece = pid;
-            p++;
-        } else if (p[0] == '%' && p[1] == '%') {
-            p++;
-        }
-        if (len + piece_len >= cap)
-            return -ENAMETOOLONG;
-        memcpy(out + len, piece, piece_len);
-        len += piece_len;
-    }
-    out[len] = '\0';
-    return 0;
-}
-
-static int open_trace(void)
-{
-    int err = expand_pattern(at__config.out_pattern, trace_path, sizeof trace_path);
-    if (err < 0)
-        return err;
-    /* never follow a link or reuse a file: a trace is always a new file of ours */
-    int fd = open(trace_path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
-    return fd < 0 ? -errno : fd;
-}
-
 static void fork_prepare(void)
 {
     at__meta_lock();
@@ -90,23 +61,65 @@ static void fork_parent(void)
     at__meta_unlock();
 }
 
+/* The child of a fork: one thread, a copy of the parent's memory, and none of its threads. The
+ * blocks and the trace file are the parent's, which its writer still owns; the child lets go of
+ * them and starts a recorder of its own, with its own file, at its first event. */
 static void fork_child(void)
 {
     at__meta_unlock();
-    at__fork_child();
+    at__record_after_fork();
+    at__ring_after_fork();
+    at__writer_after_fork();
+    at__meta_after_fork();
+    forked_child = 1;
+    __atomic_store_n(&at__state, AT_STATE_UNINIT, __ATOMIC_RELEASE);
+}
+
+/* Once per process image: what survives a fork (settings, the thread-exit key, the fork
+ * handlers, the signal handlers). */
+static int first_start(void)
+{
+    static int done;
+    if (done)
+        return 0;
+    at__config_load();
+    AT_RETURN_IF_ERROR(-pthread_key_create(&at__exit_key, at__thread_exit));
+    AT_RETURN_IF_ERROR(-pthread_atfork(fork_prepare, fork_parent, fork_child));
+    done = 1;
+    return 0;
+}
+
+/* start() with SIGXFSZ blocked: the ring file and the trace's first bytes may go past
+ * RLIMIT_FSIZE, and then the calls must fail with EFBIG (and tracing be off, or the ring be
+ * anonymous memory) rather than the signal end the program. A SIGXFSZ raised meanwhile is
+ * taken off this thread before it is unblocked. */
+static int start_guarded(int (*start_fn)(void))
+{
+    sigset_t xfsz, old;
+    sigemptyset(&xfsz);
+    sigaddset(&xfsz, SIGXFSZ);
+    pthread_sigmask(SIG_BLOCK, &xfsz, &old);
+    int err = start_fn();
+    struct timespec none = {0, 0};
+    while (sigtimedwait(&xfsz, NULL, &none) == SIGXFSZ)
+        ;
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    return err;
 }
 
 static int start(void)
 {
-    at__config_load();
-    int fd = open_trace();
+    int err = first_start();
+    if (err < 0) {
+        at__warn("cannot start (%s); not tracing", strerror(-err));
+        return err;
+    }
+    int fd = at__trace_create(trace_path, sizeof trace_path, forked_child);
     if (fd < 0) {
         at__warn("cannot create trace file %s (%s); not tracing", trace_path, strerror(-fd));
         return fd;
     }
-    int err = at__ring_create(trace_path);
-    if (err == 0)
-        err = -pthread_key_create(&at__exit_key, at__thread_exit);
+    err = at__ring_create(trace_path);
     if (err == 0) {
         at__meta_process(at__ring.path);
         at__meta_clock();
@@ -119,7 +132,8 @@ static int start(void)
         unlink(trace_path);
         return err;
     }
-    pthread_atfork(fork_prepare, fork_parent, fork_child);
+    at__pid = getpid();
+    at__signals_install();
     return 0;
 }
 
@@ -134,7 +148,7 @@ int at__ensure_started(void)
     if (__atomic_compare_exchange_n(&at__state, &expected, AT_STATE_STARTING, 0,
                                     __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
         starting_here = 1;
-        int state = start() == 0 ? AT_STATE_RUNNING : AT_STATE_OFF;
+        int state = start_guarded(start) == 0 ? AT_STATE_RUNNING : AT_STATE_OFF;
         starting_here = 0;
         __atomic_store_n(&at__state, state, __ATOMIC_RELEASE);
         at__futex((uint32_t *)&at__state, FUTEX_WAKE_PRIVATE, INT32_MAX, NULL);
@@ -147,12 +161,23 @@ int at__ensure_started(void)
     return state;
 }
 
-__attribute__((destructor)) static void at_destructor(void)
+int at__finish(uint64_t timeout_ns)
 {
     int expected = AT_STATE_RUNNING;
+    if (getpid() != at__pid) /* a vfork child shares our memory: hands off */
+        return -ECHILD;
     if (!__atomic_compare_exchange_n(&at__state, &expected, AT_STATE_OFF, 0, __ATOMIC_ACQ_REL,
                                      __ATOMIC_ACQUIRE))
-        return;
-    at__writer_stop();
-    at__ring_remove();
+        return -EALREADY;
+    int err = at__writer_stop(timeout_ns);
+    if (err == 0)
+        at__ring_remove(); /* everything is in the trace: nothing to recover */
+    return err;
+}
+
+/* Runs after the program's atexit handlers, from the thread that called exit(), while other
+ * threads may still be recording. */
+__attribute__((destructor)) static void at_destructor(void)
+{
+    at__finish(AT_WAIT_FOREVER);
 }

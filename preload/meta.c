@@ -11,15 +11,24 @@
 #include "at_codec.h"
 #include "recorder.h"
 
-#define META_MAX_PENDING (64u << 20) /* past this, names are refused rather than memory grown */
+/* Past this, records are refused (and counted) rather than memory grown; it also keeps one
+ * META frame under the format's 16 MiB payload limit. */
+#define META_MAX_PENDING (8u << 20)
+
+/* A growing run of encoded records. */
+struct records {
+    uint8_t *data;
+    size_t len, cap;
+    uint32_t count;
+};
 
 static pthread_mutex_t meta_mutex = PTHREAD_MUTEX_INITIALIZER;
-static uint8_t *pending;      /* guarded by meta_mutex */
-static size_t pending_len, pending_cap;
-static uint32_t pending_count;
+static struct records pending;   /* guarded by meta_mutex: for the writer's next META frame */
+static struct records names_log; /* guarded by meta_mutex: every NAME record, for a forked
+                                  * child's trace */
 uint64_t at__names_lost;
 
-static char *paths[256];      /* guarded by meta_mutex; index 0 unused */
+static char *paths[256]; /* guarded by meta_mutex; index 0 unused */
 static char *kinds[256];
 
 void at__meta_lock(void)
@@ -32,57 +41,72 @@ void at__meta_unlock(void)
     pthread_mutex_unlock(&meta_mutex);
 }
 
-static int reserve(size_t more)
+static int reserve(struct records *r, size_t more)
 {
-    if (pending_len + more <= pending_cap)
+    if (r->len + more <= r->cap)
         return 0;
-    if (pending_len + more > META_MAX_PENDING)
+    if (r->len + more > META_MAX_PENDING)
         return -ENOSPC;
-    size_t cap = pending_cap ? pending_cap * 2 : 4096;
-    while (cap < pending_len + more)
+    size_t cap = r->cap ? r->cap * 2 : 4096;
+    while (cap < r->len + more)
         cap *= 2;
-    uint8_t *grown = realloc(pending, cap);
+    uint8_t *grown = realloc(r->data, cap);
     if (!grown)
         return -ENOMEM;
-    pending = grown;
-    pending_cap = cap;
+    r->data = grown;
+    r->cap = cap;
     return 0;
 }
 
-/* One record: `n` varint fields, then `nstr` strings (varint length, bytes). Fields that the
- * format calls u8 are below 128 here, so their varint is that byte. */
+static int copy_record(struct records *r, const uint8_t *record, size_t len)
+{
+    AT_RETURN_IF_ERROR(reserve(r, len));
+    memcpy(r->data + r->len, record, len);
+    r->len += len;
+    r->count++;
+    return 0;
+}
+
+/* Encodes one record at out: `n` varint fields, then `nstr` strings (varint length, bytes);
+ * returns its length. */
+static size_t encode(uint8_t *out, unsigned type, const uint64_t *fields, unsigned n,
+                     const char *const *strs, unsigned nstr)
+{
+    uint8_t numbers[8 * AT_VARINT_MAX], scratch[AT_VARINT_MAX];
+    size_t numbers_len = 0, body_len;
+    for (unsigned i = 0; i < n; i++)
+        numbers_len += at_varint_put(numbers + numbers_len, fields[i]);
+    body_len = numbers_len;
+    for (unsigned i = 0; i < nstr; i++)
+        body_len += at_varint_put(scratch, strlen(strs[i])) + strlen(strs[i]);
+    uint8_t *p = out;
+    *p++ = (uint8_t)type;
+    p += at_varint_put(p, body_len);
+    memcpy(p, numbers, numbers_len);
+    p += numbers_len;
+    for (unsigned i = 0; i < nstr; i++) {
+        size_t len = strlen(strs[i]);
+        p += at_varint_put(p, len);
+        memcpy(p, strs[i], len);
+        p += len;
+    }
+    return (size_t)(p - out);
+}
+
 static int append(unsigned type, const uint64_t *fields, unsigned n, const char *const *strs,
                   unsigned nstr)
 {
-    uint8_t numbers[8 * AT_VARINT_MAX];
-    size_t numbers_len = 0, strs_len = 0;
-    for (unsigned i = 0; i < n; i++)
-        numbers_len += at_varint_put(numbers + numbers_len, fields[i]);
+    size_t bound = 1 + AT_VARINT_MAX + (n + nstr) * AT_VARINT_MAX;
     for (unsigned i = 0; i < nstr; i++)
-        strs_len += AT_VARINT_MAX + strlen(strs[i]);
-
+        bound += strlen(strs[i]);
     pthread_mutex_lock(&meta_mutex);
-    int err = reserve(1 + AT_VARINT_MAX + numbers_len + strs_len);
+    int err = reserve(&pending, bound);
     if (err == 0) {
-        uint8_t body[2 * AT_VARINT_MAX];
-        size_t body_len = numbers_len, prefix_len;
-        for (unsigned i = 0; i < nstr; i++) {
-            size_t len = strlen(strs[i]);
-            body_len += at_varint_put(body, len) + len;
-        }
-        uint8_t *out = pending + pending_len;
-        out[0] = (uint8_t)type;
-        prefix_len = 1 + at_varint_put(out + 1, body_len);
-        memcpy(out + prefix_len, numbers, numbers_len);
-        out += prefix_len + numbers_len;
-        for (unsigned i = 0; i < nstr; i++) {
-            size_t len = strlen(strs[i]);
-            out += at_varint_put(out, len);
-            memcpy(out, strs[i], len);
-            out += len;
-        }
-        pending_len = (size_t)(out - pending);
-        pending_count++;
+        size_t len = encode(pending.data + pending.len, type, fields, n, strs, nstr);
+        if (type == AT_META_NAME)
+            copy_record(&names_log, pending.data + pending.len, len);
+        pending.len += len;
+        pending.count++;
     }
     pthread_mutex_unlock(&meta_mutex);
     return err;
@@ -91,14 +115,20 @@ static int append(unsigned type, const uint64_t *fields, unsigned n, const char 
 size_t at__meta_take(uint8_t **records, uint32_t *count)
 {
     pthread_mutex_lock(&meta_mutex);
-    size_t len = pending_len;
-    *records = pending;
-    *count = pending_count;
-    pending = NULL;
-    pending_len = pending_cap = 0;
-    pending_count = 0;
+    size_t len = pending.len;
+    *records = pending.data;
+    *count = pending.count;
+    pending = (struct records){0};
     pthread_mutex_unlock(&meta_mutex);
     return len;
+}
+
+void at__meta_after_fork(void)
+{
+    free(pending.data);
+    pending = (struct records){0};
+    if (names_log.len && copy_record(&pending, names_log.data, names_log.len) == 0)
+        pending.count = names_log.count;
 }
 
 int at__meta_thread(uint32_t tid, uint64_t tsc, const char *name)

@@ -17,7 +17,7 @@
 
 __thread struct at_thread at__self __attribute__((tls_model("initial-exec")));
 
-uint64_t at__dropped_total; /* every event dropped while tracing; atomic, relaxed */
+uint64_t at__dropped_total; /* events dropped or overwritten while tracing; atomic, relaxed */
 uint64_t at__threads_total; /* threads that took a block; atomic, relaxed */
 static uint32_t block_seq;  /* numbers blocks as they are taken; atomic, relaxed */
 extern pthread_key_t at__exit_key;
@@ -59,10 +59,34 @@ static void drop(struct at_thread *self)
     __atomic_fetch_add(&at__dropped_total, 1, __ATOMIC_RELAXED);
 }
 
+/* Whether every slot taken in a full block is committed. Only the last one can be pending: a
+ * signal handler reaches the slow path while the call it interrupted holds the last slot, and
+ * that call stores into the slot after the handler returns. */
+static int last_slot_committed(struct at_ring_block *block)
+{
+    const struct at_event *last = &at__block_slots(block)[block->capacity - 1];
+    return __atomic_load_n(&last->kind, __ATOMIC_ACQUIRE) != 0;
+}
+
+/* The block a handler could not hand over yet (see hand_over), once its last slot is in. */
+static void hand_over_deferred(struct at_thread *self, int force)
+{
+    struct at_ring_block *block = self->deferred;
+    if (block && (force || last_slot_committed(block))) {
+        at__writer_submit(block, block->capacity);
+        self->deferred = NULL;
+    }
+}
+
 static void hand_over(struct at_thread *self)
 {
     uint32_t used = self->next < self->capacity ? self->next : self->capacity;
-    at__writer_submit(self->block, used);
+    if (used == self->capacity && !last_slot_committed(self->block)) {
+        hand_over_deferred(self, 1); /* a second nesting level: the older one goes now */
+        self->deferred = self->block;
+    } else {
+        at__writer_submit(self->block, used);
+    }
     self->block = NULL;
     self->slots = NULL;
     self->capacity = 0;
@@ -84,6 +108,54 @@ static void first_event(struct at_thread *self)
     }
 }
 
+/* Overwrite mode's losses, one entry per thread whose blocks were taken back, until the writer
+ * turns them into LOST records (before a dump, and at the end): one record per block taken
+ * back would make the metadata grow with the length of the run. */
+#define OVERWRITTEN_THREADS 64
+static struct at_lost overwritten[OVERWRITTEN_THREADS]; /* guarded by overwritten_lock */
+static unsigned overwritten_count;
+static pthread_mutex_t overwritten_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static void flush_overwritten_locked(void)
+{
+    for (unsigned i = 0; i < overwritten_count; i++)
+        at__meta_lost(overwritten[i].tid, AT_LOST_OVERWRITTEN, overwritten[i].count,
+                      overwritten[i].first_tsc, overwritten[i].last_tsc);
+    overwritten_count = 0;
+}
+
+void at__overwritten_flush(void)
+{
+    pthread_mutex_lock(&overwritten_lock);
+    flush_overwritten_locked();
+    pthread_mutex_unlock(&overwritten_lock);
+}
+
+static void note_overwritten(const struct at_lost *lost)
+{
+    __atomic_fetch_add(&at__dropped_total, lost->count, __ATOMIC_RELAXED);
+    pthread_mutex_lock(&overwritten_lock);
+    unsigned i = 0;
+    while (i < overwritten_count && overwritten[i].tid != lost->tid)
+        i++;
+    if (i == OVERWRITTEN_THREADS) {
+        flush_overwritten_locked();
+        i = 0;
+    }
+    if (i == overwritten_count) {
+        overwritten[i] = *lost;
+        overwritten_count++;
+    } else {
+        struct at_lost *entry = &overwritten[i];
+        entry->count += lost->count;
+        if (lost->first_tsc < entry->first_tsc)
+            entry->first_tsc = lost->first_tsc;
+        if (lost->last_tsc > entry->last_tsc)
+            entry->last_tsc = lost->last_tsc;
+    }
+    pthread_mutex_unlock(&overwritten_lock);
+}
+
 static struct at_ring_block *take_block(struct at_thread *self)
 {
     /* One number for the whole process, not per thread: the kernel reuses thread ids, and a
@@ -95,6 +167,12 @@ static struct at_ring_block *take_block(struct at_thread *self)
         at__writer_wait_free(BLOCK_WAIT_NS);
         block = at__ring_take(self->tid, seq);
     }
+    for (int tries = 0; !block && at__config.mode == AT_MODE_OVERWRITE && tries < 8; tries++) {
+        struct at_lost lost;
+        block = at__ring_take(self->tid, seq);
+        if (!block && (block = at__ring_steal_oldest(self->tid, seq, &lost)) && lost.count)
+            note_overwritten(&lost);
+    }
     return block;
 }
 
@@ -103,6 +181,7 @@ static int switch_block(struct at_thread *self)
 {
     if (self->next < self->capacity)
         return 1; /* a signal handler switched blocks while we were on our way here */
+    hand_over_deferred(self, 0);
     if (self->block)
         hand_over(self);
     first_event(self);
@@ -161,16 +240,24 @@ void at__thread_exit(void *unused)
     if (__atomic_load_n(&at__state, __ATOMIC_ACQUIRE) == AT_STATE_RUNNING) {
         if (self->block)
             hand_over(self);
+        hand_over_deferred(self, 1);
         note_drops(self);
         at__meta_thread_exit(self->tid, at__rdtsc());
     }
     pthread_sigmask(SIG_SETMASK, &old, NULL);
 }
 
-/* In a child after fork: the blocks belong to the parent, whose writer will write them. The
- * child starts with an empty thread state and does not record. */
-void at__fork_child(void)
+/* In a child after fork: the forking thread's block belongs to the parent. The child's one
+ * thread starts again with no block, keeping only the current actor and the shim depth (the
+ * fork may have been called from inside a handler). */
+void at__record_after_fork(void)
 {
+    uint64_t actor = at__self.current_actor;
+    uint32_t depth = at__self.depth;
     memset(&at__self, 0, sizeof at__self);
-    __atomic_store_n(&at__state, AT_STATE_OFF, __ATOMIC_RELEASE);
+    at__self.current_actor = actor;
+    at__self.depth = depth;
+    /* the parent's losses are the parent's; its lock may have been held by another thread */
+    overwritten_count = 0;
+    pthread_mutex_init(&overwritten_lock, NULL);
 }

@@ -32,21 +32,41 @@ extern struct at_config at__config;
 /* Reads the environment into at__config; reports unknown or malformed variables on stderr. */
 void at__config_load(void);
 
+/* ---- tracefile.c ---- */
+
+/* Creates the trace file named by ACTORTRACE_OUT into path; returns its fd or a negative
+ * errno (path holds the name tried). */
+int at__trace_create(char *path, size_t cap, int forked_child);
+
+/* ---- signals.c ---- */
+
+/* Takes over the fatal signals the program leaves at their default action, keeping every
+ * handler the program installs (before or after) in front of ours. */
+void at__signals_install(void);
+
 /* ---- lifecycle.c: the recorder's state ---- */
 
 enum at_state {
-    AT_STATE_UNINIT = 0,   /* the constructor has not run */
-    AT_STATE_STARTING = 1, /* one thread is initialising; events meanwhile are dropped */
+    AT_STATE_UNINIT = 0,   /* no event yet (in this process: a forked child starts here) */
+    AT_STATE_STARTING = 1, /* one thread is starting it; others that record wait */
     AT_STATE_RUNNING = 2,
-    AT_STATE_OFF = 3,      /* not tracing: failed to start, stopped, or a forked child */
+    AT_STATE_OFF = 3,      /* not tracing: failed to start, or stopped */
 };
 
 /* enum at_state; written with release by lifecycle.c, read with acquire anywhere. */
 extern int at__state;
 
+extern pid_t at__pid; /* the process the running recorder belongs to */
+
+#define AT_WAIT_FOREVER UINT64_MAX
+
 /* Starts the recorder if nobody has; returns the state after. Safe to call from any thread. */
 int at__ensure_started(void);
-/* One line on stderr, prefixed "actortrace: ". Async-signal-safe (no stdio, no malloc). */
+/* Stops the recorder: every committed event and the end record go into the trace. Waits up to
+ * timeout_ns for the writer; returns 0, -ETIMEDOUT (the ring file is kept for recovery),
+ * -EALREADY (not running) or -ECHILD (called in a vfork child, which must not touch it). */
+int at__finish(uint64_t timeout_ns);
+/* One line on stderr, prefixed "actortrace: ". No stdio stream, no allocation. */
 void at__warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 uint64_t at__clock_ns(clockid_t clock);
 
@@ -83,11 +103,22 @@ extern struct at_ring at__ring;
 
 int at__ring_create(const char *trace_path);
 void at__ring_remove(void);
+void at__ring_after_fork(void);
 struct at_ring_block *at__ring_block(uint32_t index);
 static inline struct at_event *at__block_slots(struct at_ring_block *block)
 {
     return (struct at_event *)(block + 1);
 }
+/* Events a block held when it was taken back. */
+struct at_lost {
+    uint32_t tid;
+    uint32_t count;
+    uint64_t first_tsc, last_tsc;
+};
+
+/* Overwrite mode: takes back the oldest FULL block for thread tid, discarding its events
+ * (described in *lost); NULL when there is none to take. */
+struct at_ring_block *at__ring_steal_oldest(uint32_t tid, uint32_t seq, struct at_lost *lost);
 /* Takes a FREE block for thread tid (state FILLING); NULL when none is free. */
 struct at_ring_block *at__ring_take(uint32_t tid, uint32_t seq);
 /* The writer is done with a block: clear its used slots and return it to the pool. */
@@ -100,8 +131,12 @@ int at__writer_start(int fd, const char *trace_path);
 void at__writer_submit(struct at_ring_block *block, uint32_t used);
 /* Waits (block mode) until the writer frees a block or `timeout_ns` passes. */
 void at__writer_wait_free(uint64_t timeout_ns);
-/* Drains everything, writes the end record, closes the file and joins the writer. */
-void at__writer_stop(void);
+/* Drains everything, writes the end record and closes the file; waits up to timeout_ns for the
+ * writer to finish. Returns 0 or -ETIMEDOUT. */
+int at__writer_stop(uint64_t timeout_ns);
+/* Overwrite mode: write the blocks now. Async-signal-safe. */
+void at__writer_request_dump(void);
+void at__writer_after_fork(void);
 
 /* ---- meta.c: metadata records waiting for the writer ---- */
 
@@ -117,12 +152,17 @@ int at__meta_process(const char *ring_path);
 size_t at__meta_take(uint8_t **records, uint32_t *count);
 void at__meta_lock(void);
 void at__meta_unlock(void);
+/* In a forked child: the parent's pending records are the parent's to write; the names
+ * registered so far are queued again for the child's trace. */
+void at__meta_after_fork(void);
 extern uint64_t at__names_lost; /* names that could not be kept; atomic */
 
 /* ---- record.c: the slow path and per-thread lifecycle ---- */
 
 void at__thread_exit(void *unused);
-void at__fork_child(void);
+void at__record_after_fork(void);
+/* Turns overwrite mode's pending losses into LOST records. */
+void at__overwritten_flush(void);
 extern uint64_t at__dropped_total; /* atomic, relaxed */
 
 #endif

@@ -132,6 +132,38 @@ struct at_ring_block *at__ring_take(uint32_t tid, uint32_t seq)
     return NULL;
 }
 
+/* Overwrite mode: the oldest FULL block (smallest seq) is taken back for thread tid. Its
+ * committed events, whose count and time range go into *lost, are discarded. */
+struct at_ring_block *at__ring_steal_oldest(uint32_t tid, uint32_t seq, struct at_lost *lost)
+{
+    struct at_ring_block *oldest = NULL;
+    for (uint32_t i = 0; i < at__ring.block_count; i++) {
+        struct at_ring_block *block = at__ring_block(i);
+        if (__atomic_load_n(&block->state, __ATOMIC_ACQUIRE) == AT_BLOCK_FULL &&
+            (!oldest || (int32_t)(block->seq - oldest->seq) < 0))
+            oldest = block;
+    }
+    uint32_t expected = AT_BLOCK_FULL;
+    if (!oldest || !__atomic_compare_exchange_n(&oldest->state, &expected, AT_BLOCK_FILLING, 0,
+                                                __ATOMIC_ACQUIRE, __ATOMIC_RELAXED))
+        return NULL; /* the writer took it for a dump: the caller tries again */
+    *lost = (struct at_lost){.tid = oldest->tid};
+    const struct at_event *slots = at__block_slots(oldest);
+    for (uint32_t i = 0; i < oldest->used; i++) {
+        if (slots[i].kind == 0)
+            continue;
+        if (lost->count++ == 0 || slots[i].tsc < lost->first_tsc)
+            lost->first_tsc = slots[i].tsc;
+        if (slots[i].tsc > lost->last_tsc)
+            lost->last_tsc = slots[i].tsc;
+    }
+    memset(at__block_slots(oldest), 0, (size_t)oldest->used * sizeof(struct at_event));
+    oldest->tid = tid;
+    oldest->seq = seq;
+    oldest->used = 0;
+    return oldest;
+}
+
 void at__ring_release(struct at_ring_block *block)
 {
     uint32_t used = block->used < block->capacity ? block->used : block->capacity;
@@ -141,4 +173,13 @@ void at__ring_release(struct at_ring_block *block)
     /* release: the cleared slots are visible to the next owner, which takes it with acquire */
     __atomic_store_n(&block->state, AT_BLOCK_FREE, __ATOMIC_RELEASE);
     __atomic_fetch_add(&at__ring.free_count, 1, __ATOMIC_RELEASE);
+}
+
+/* In a forked child: the mapping is the parent's (shared, so a store here would land in the
+ * parent's blocks) and so is the file. Unmap it without removing the file. */
+void at__ring_after_fork(void)
+{
+    if (at__ring.header)
+        munmap(at__ring.header, at__ring.map_size);
+    memset(&at__ring, 0, sizeof at__ring);
 }

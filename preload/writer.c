@@ -5,7 +5,15 @@
  * that, or every 100 ms, and then: writes pending metadata as a META frame, and every FULL
  * block as an EVENTS frame (encoded into columns, compressed with one reusable zstd context,
  * checksummed), clearing and freeing each block after. At the end it also writes the blocks
- * threads still hold (their committed slots), a last clock sample, and the END record. */
+ * threads still hold (their committed slots), a last clock sample, and the END record.
+ *
+ * In overwrite mode the blocks stay in memory (threads reuse the oldest, record.c) and are
+ * written only at the end or when a dump is requested (signals.c).
+ *
+ * When a write fails (a full disk, RLIMIT_FSIZE), the file is cut back to the end of the last
+ * whole frame and nothing more is written until the end, when a LOST record with the count and
+ * time range of every event that did not reach the file, and the END record, are written in
+ * place of the last frames if that is what it takes to make room for them. */
 #include <errno.h>
 #include <linux/futex.h>
 #include <pthread.h>
@@ -21,6 +29,14 @@
 #include "recorder.h"
 
 #define WRITER_POLL_NS (100 * 1000 * 1000ull)
+#define RECENT_FRAMES 16
+
+/* An EVENTS frame in the file, kept so that it can be given back for the final records. */
+struct written_frame {
+    uint64_t start;
+    uint32_t count;
+    uint64_t first_tsc, last_tsc;
+};
 
 static struct {
     int fd;
@@ -30,14 +46,20 @@ static struct {
     uint8_t *raw, *packed; /* encode and compress buffers, owned by the writer thread */
     size_t raw_cap, packed_cap;
     uint32_t meta_seq;
-    uint64_t events_written, blocks_written, events_lost;
-    int failed;             /* a write failed: nothing more goes to the file */
+    uint64_t events_written, blocks_written;
+    uint64_t file_end;     /* the end of the last whole frame */
+    struct written_frame recent[RECENT_FRAMES];
+    unsigned recent_count, recent_next;
+    int failed;            /* a write failed: nothing more goes to the file until the end */
+    uint64_t lost, lost_first_tsc, lost_last_tsc; /* events that did not reach the file */
     uint64_t next_clock_ns;
-    uint32_t stop;          /* set once by at__writer_stop; atomic */
-    uint32_t pending;       /* futex word: bumped by every handover; atomic */
-    uint32_t sleeping;      /* the writer is (about to be) in futex wait; seq_cst */
-    uint32_t freed;         /* futex word: bumped when blocks are freed; atomic */
-    uint32_t free_waiters;  /* threads in at__writer_wait_free; atomic */
+    uint32_t stop;         /* set once by at__writer_stop; atomic */
+    uint32_t finished;     /* futex word: the writer has written the end; atomic */
+    uint32_t dump;         /* overwrite mode: write the blocks now; atomic */
+    uint32_t pending;      /* futex word: bumped by every handover; atomic */
+    uint32_t sleeping;     /* the writer is (about to be) in futex wait; seq_cst */
+    uint32_t freed;        /* futex word: bumped when blocks are freed; atomic */
+    uint32_t free_waiters; /* threads in at__writer_wait_free; atomic */
 } w = {.fd = -1};
 
 extern uint64_t at__threads_total;
@@ -65,13 +87,31 @@ static int write_all(const struct iovec *iov_in, int n)
     return 0;
 }
 
-static void write_failed(int err, uint64_t events)
+/* Cuts the file back to `end`, the end of a whole frame, so that a reader never meets a frame
+ * a failed write left half written. */
+static void cut_back(uint64_t end)
 {
-    if (!w.failed)
-        at__warn("writing %s failed (%s); tracing goes on unrecorded, losses counted",
-                 w.path, strerror(-err));
+    if (ftruncate(w.fd, (off_t)end) == 0 && lseek(w.fd, (off_t)end, SEEK_SET) >= 0)
+        w.file_end = end;
+}
+
+static void count_lost(uint64_t count, uint64_t first_tsc, uint64_t last_tsc)
+{
+    if (count == 0)
+        return;
+    if (w.lost == 0 || first_tsc < w.lost_first_tsc)
+        w.lost_first_tsc = first_tsc;
+    if (last_tsc > w.lost_last_tsc)
+        w.lost_last_tsc = last_tsc;
+    w.lost += count;
+}
+
+static void write_failed(int err)
+{
+    at__warn("writing %s failed (%s); the program goes on, the events not written are counted "
+             "in the trace's last record", w.path, strerror(-err));
     w.failed = 1;
-    w.events_lost += events;
+    cut_back(w.file_end);
 }
 
 static int grow(uint8_t **buf, size_t *cap, size_t need)
@@ -109,21 +149,34 @@ static int write_frame(struct at_frame_header *h, const uint8_t *raw, size_t raw
     h->payload_crc = at_crc32c(0, payload, payload_len);
     h->header_crc = at_crc32c(0, h, offsetof(struct at_frame_header, header_crc));
     struct iovec iov[2] = {{h, sizeof *h}, {(void *)payload, payload_len}};
-    return write_all(iov, 2);
+    int err = write_all(iov, 2);
+    if (err == 0)
+        w.file_end += sizeof *h + payload_len;
+    return err;
 }
 
-static void write_meta(void)
+/* Writes the pending metadata; after a failure it is dropped (the end says what was lost). */
+static int write_meta(void)
 {
     uint8_t *records;
     uint32_t count;
     size_t len = at__meta_take(&records, &count);
+    int err = 0;
     if (len > 0 && !w.failed) {
         struct at_frame_header h = {.type = AT_FRAME_META, .seq = w.meta_seq++, .count = count};
-        int err = write_frame(&h, records, len);
-        if (err < 0)
-            write_failed(err, 0);
+        err = write_frame(&h, records, len);
     }
     free(records);
+    return err;
+}
+
+static void remember(uint64_t start, const struct at_block_info *info)
+{
+    w.recent[w.recent_next] = (struct written_frame){start, info->count, info->first_tsc,
+                                                     info->last_tsc};
+    w.recent_next = (w.recent_next + 1) % RECENT_FRAMES;
+    if (w.recent_count < RECENT_FRAMES)
+        w.recent_count++;
 }
 
 /* Writes slots[0..used) of a block as one EVENTS frame. */
@@ -134,26 +187,40 @@ static void write_block(struct at_ring_block *block, uint32_t used)
     if (info.count == 0 && info.torn == 0)
         return;
     if (w.failed) {
-        w.events_lost += info.count;
+        count_lost(info.count, info.first_tsc, info.last_tsc);
         return;
     }
     struct at_frame_header h = {.type = AT_FRAME_EVENTS, .tid = block->tid, .seq = block->seq,
                                 .count = info.count, .first_tsc = info.first_tsc,
                                 .last_tsc = info.last_tsc, .torn = info.torn};
+    uint64_t start = w.file_end;
     int err = write_frame(&h, w.raw, len);
     if (err < 0) {
-        write_failed(err, info.count);
+        write_failed(err);
+        count_lost(info.count, info.first_tsc, info.last_tsc);
         return;
     }
+    remember(start, &info);
     w.events_written += info.count;
     w.blocks_written++;
 }
 
-/* Writes every FULL block; returns how many it freed. */
-static unsigned drain(void)
+static void wake_free_waiters(void)
 {
+    __atomic_fetch_add(&w.freed, 1, __ATOMIC_RELEASE);
+    if (__atomic_load_n(&w.free_waiters, __ATOMIC_ACQUIRE))
+        at__futex(&w.freed, FUTEX_WAKE_PRIVATE, INT32_MAX, NULL);
+}
+
+/* Writes the metadata, and every FULL block unless overwrite mode keeps them in memory. */
+static void drain(int events)
+{
+    int err = write_meta();
+    if (err < 0)
+        write_failed(err);
+    if (!events)
+        return;
     unsigned freed = 0;
-    write_meta();
     for (uint32_t i = 0; i < at__ring.block_count; i++) {
         struct at_ring_block *block = at__ring_block(i);
         uint32_t expected = AT_BLOCK_FULL;
@@ -165,12 +232,8 @@ static unsigned drain(void)
         at__ring_release(block);
         freed++;
     }
-    if (freed) {
-        __atomic_fetch_add(&w.freed, 1, __ATOMIC_RELEASE);
-        if (__atomic_load_n(&w.free_waiters, __ATOMIC_ACQUIRE))
-            at__futex(&w.freed, FUTEX_WAKE_PRIVATE, INT32_MAX, NULL);
-    }
-    return freed;
+    if (freed)
+        wake_free_waiters();
 }
 
 /* Clock samples: one 50 ms after the start (so even a short or killed run has two), then one
@@ -209,17 +272,59 @@ static void write_held_blocks(void)
     }
 }
 
+static uint64_t dropped_total(void)
+{
+    return __atomic_load_n(&at__dropped_total, __ATOMIC_RELAXED);
+}
+
+static int write_end(void)
+{
+    if (w.lost)
+        at__meta_lost(0, AT_LOST_WRITE_ERROR, w.lost, w.lost_first_tsc, w.lost_last_tsc);
+    at__meta_end(w.events_written, dropped_total() + w.lost,
+                 __atomic_load_n(&at__threads_total, __ATOMIC_RELAXED), w.blocks_written);
+    int was_failed = w.failed;
+    w.failed = 0; /* this one frame is attempted even after a failure */
+    int err = write_meta();
+    w.failed = was_failed;
+    return err;
+}
+
+/* After a failure: the end records are attempted in the room the last frames took, giving
+ * back one frame (counted as lost) each time they do not fit. */
+static void write_end_after_failure(void)
+{
+    uint8_t *unwritten;
+    uint32_t count;
+    at__meta_take(&unwritten, &count);
+    free(unwritten); /* names and the like that cannot be written any more */
+    while (write_end() < 0 && w.recent_count > 0) {
+        cut_back(w.file_end);
+        w.recent_next = (w.recent_next + RECENT_FRAMES - 1) % RECENT_FRAMES;
+        w.recent_count--;
+        const struct written_frame *f = &w.recent[w.recent_next];
+        cut_back(f->start);
+        count_lost(f->count, f->first_tsc, f->last_tsc);
+        w.events_written -= f->count;
+        w.blocks_written--;
+    }
+}
+
 static void finish(void)
 {
-    drain();
+    at__overwritten_flush();
+    drain(1);
     write_held_blocks();
     at__meta_clock();
-    if (w.events_lost)
-        at__meta_lost(0, AT_LOST_WRITE_ERROR, w.events_lost, 0, 0);
-    at__meta_end(w.events_written,
-                 __atomic_load_n(&at__dropped_total, __ATOMIC_RELAXED) + w.events_lost,
-                 __atomic_load_n(&at__threads_total, __ATOMIC_RELAXED), w.blocks_written);
-    write_meta();
+    if (w.failed) {
+        write_end_after_failure();
+        return;
+    }
+    int err = write_end();
+    if (err < 0) {
+        write_failed(err);
+        write_end_after_failure();
+    }
 }
 
 static void *writer_main(void *unused)
@@ -230,13 +335,18 @@ static void *writer_main(void *unused)
     w.next_clock_ns = at__clock_ns(CLOCK_MONOTONIC) + 50 * 1000 * 1000ull;
     for (;;) {
         uint32_t seen = __atomic_load_n(&w.pending, __ATOMIC_SEQ_CST);
-        drain();
+        int dump = __atomic_exchange_n(&w.dump, 0, __ATOMIC_ACQ_REL);
+        if (dump)
+            at__overwritten_flush();
+        drain(at__config.mode != AT_MODE_OVERWRITE || dump);
         maybe_clock();
         if (__atomic_load_n(&w.stop, __ATOMIC_ACQUIRE))
             break;
         sleep_unless_pending(seen);
     }
     finish();
+    __atomic_store_n(&w.finished, 1, __ATOMIC_RELEASE);
+    at__futex(&w.finished, FUTEX_WAKE_PRIVATE, INT32_MAX, NULL);
     return NULL;
 }
 
@@ -247,7 +357,9 @@ static int write_file_header(void)
                                 .header_size = sizeof fh};
     memcpy(fh.magic, AT_FILE_MAGIC, AT_FILE_MAGIC_LEN);
     struct iovec iov = {&fh, sizeof fh};
-    return write_all(&iov, 1);
+    AT_RETURN_IF_ERROR(write_all(&iov, 1));
+    w.file_end = sizeof fh;
+    return 0;
 }
 
 int at__writer_start(int fd, const char *trace_path)
@@ -260,9 +372,8 @@ int at__writer_start(int fd, const char *trace_path)
     if (!w.cctx || !w.raw)
         return -ENOMEM;
     AT_RETURN_IF_ERROR(write_file_header());
-    write_meta(); /* the PROCESS record and the first clock sample lead the file */
-    if (w.failed)
-        return -EIO;
+    /* the PROCESS record and the first clock sample lead the file */
+    AT_RETURN_IF_ERROR(write_meta());
     /* All signals blocked: the program's signals go to its own threads, and a write past
      * RLIMIT_FSIZE fails with EFBIG here instead of killing the process with SIGXFSZ. */
     sigset_t all, old;
@@ -294,10 +405,37 @@ void at__writer_wait_free(uint64_t timeout_ns)
     __atomic_fetch_sub(&w.free_waiters, 1, __ATOMIC_SEQ_CST);
 }
 
-void at__writer_stop(void)
+/* Async-signal-safe: a flag and a futex wake. */
+void at__writer_request_dump(void)
+{
+    __atomic_store_n(&w.dump, 1, __ATOMIC_RELEASE);
+    __atomic_fetch_add(&w.pending, 1, __ATOMIC_SEQ_CST);
+    at__futex(&w.pending, FUTEX_WAKE_PRIVATE, 1, NULL);
+}
+
+static int wait_finished(uint64_t timeout_ns)
+{
+    uint64_t deadline = timeout_ns == AT_WAIT_FOREVER
+                            ? UINT64_MAX
+                            : at__clock_ns(CLOCK_MONOTONIC) + timeout_ns;
+    while (!__atomic_load_n(&w.finished, __ATOMIC_ACQUIRE)) {
+        uint64_t now = at__clock_ns(CLOCK_MONOTONIC);
+        if (now >= deadline)
+            return -ETIMEDOUT;
+        uint64_t left = deadline - now < 1000000000u ? deadline - now : 1000000000u;
+        struct timespec ts = {0, (long)left};
+        if (left == 1000000000u)
+            ts = (struct timespec){1, 0};
+        at__futex(&w.finished, FUTEX_WAIT_PRIVATE, 0, &ts);
+    }
+    return 0;
+}
+
+int at__writer_stop(uint64_t timeout_ns)
 {
     __atomic_store_n(&w.stop, 1, __ATOMIC_RELEASE);
     at__futex(&w.pending, FUTEX_WAKE_PRIVATE, 1, NULL);
+    AT_RETURN_IF_ERROR(wait_finished(timeout_ns));
     pthread_join(w.thread, NULL);
     close(w.fd);
     w.fd = -1;
@@ -306,4 +444,18 @@ void at__writer_stop(void)
     free(w.raw);
     free(w.packed);
     w.raw = w.packed = NULL;
+    return 0;
+}
+
+/* In a forked child: the writer thread did not come along; the file and its offset are the
+ * parent's. Close our copy of the descriptor and start from nothing. */
+void at__writer_after_fork(void)
+{
+    if (w.fd >= 0)
+        close(w.fd);
+    ZSTD_freeCCtx(w.cctx);
+    free(w.raw);
+    free(w.packed);
+    memset(&w, 0, sizeof w);
+    w.fd = -1;
 }

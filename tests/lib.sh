@@ -36,11 +36,27 @@ kind_count() {
     grep -c "\"event\":\"$2\"" "$1" || true
 }
 
-# truth OUTPUT KEY: a ground-truth count from a refrt program's last output line
+# truth OUTPUT KEY: a ground-truth count from the {"ground_truth":{...}} line a test program
+# prints
 truth() {
-    tail -n 1 "$1" | jq -r ".ground_truth.$2"
+    grep '^{"ground_truth"' "$1" | tail -n 1 | jq -r ".ground_truth.$2"
 }
 
 summary() { # summary JSONL FIELD
     tail -n 1 "$1" | jq -r ".$2"
+}
+
+# The benchmark's copy of the library: it also wraps nop_send, which the fault-test programs
+# call to record events without a runtime of their own.
+LIB_NOP="$B/bench/libactortrace-bench.so"
+
+traced_nop() { # traced_nop TRACE PROGRAM ARGS...
+    local trace="$1"
+    shift
+    ACTORTRACE_OUT="$trace" LD_PRELOAD="$LIB_NOP" "$@"
+}
+
+# sends_of JSONL ACTOR: the number of send events to ACTOR
+sends_of() {
+    jq -c "select(.event == \"send\" and .actor == $2)" "$1" | wc -l
 }

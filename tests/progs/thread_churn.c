@@ -1,9 +1,11 @@
 /* Threads that each send a few messages and end, many at a time: every event they recorded
- * must reach the trace (each thread's last, partial block is handed over when it exits).
- * Usage: thread_churn THREADS SENDS_PER_THREAD */
+ * must reach the trace (each thread's last, partial block is handed over when it exits), and
+ * memory must not grow with the number of threads. Usage: thread_churn THREADS SENDS_PER_THREAD
+ * The ground truth line also has the process's peak resident memory, "peak_kb". */
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "refrt.h"
 
@@ -22,6 +24,19 @@ static void *sender(void *arg)
     for (long i = 0; i < sends; i++)
         rt_tell(sink_actor, work, (intptr_t)arg);
     return NULL;
+}
+
+static long peak_kb(void)
+{
+    char line[256];
+    long kb = -1;
+    FILE *status = fopen("/proc/self/status", "r");
+    while (status && fgets(line, sizeof line, status))
+        if (strncmp(line, "VmHWM:", 6) == 0)
+            kb = atol(line + 6);
+    if (status)
+        fclose(status);
+    return kb;
 }
 
 int main(int argc, char **argv)
@@ -45,5 +60,6 @@ int main(int argc, char **argv)
     rt_tell(sink_actor, work, -1);
     rt_shutdown();
     rt_print_ground_truth();
+    printf("{\"ground_truth\":{\"peak_kb\":%ld}}\n", peak_kb());
     return 0;
 }

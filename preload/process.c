@@ -1,0 +1,152 @@
+/* The ways a process image ends that skip the destructor: _exit and _Exit, and exec. Before
+ * each, the trace is finished, so that every event committed so far is in the file with its
+ * end record. exec keeps LD_PRELOAD, so the new image is traced into a file of its own
+ * (tracefile.c). If exec fails, the program goes on untraced: its threads may still hold
+ * blocks of the finished trace, which nothing would write.
+ *
+ * A vfork child runs on its parent's memory until it execs or exits; at__finish sees that the
+ * pid is not the recorder's and leaves everything alone. fork is handled by pthread_atfork
+ * (lifecycle.c); posix_spawn and system exec without passing through these wrappers, which is
+ * what they should do: the parent's recorder is not theirs to finish. */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "recorder.h"
+
+static void (*real__exit)(int);
+static void (*real__Exit)(int);
+static int (*real_execve)(const char *, char *const[], char *const[]);
+static int (*real_execv)(const char *, char *const[]);
+static int (*real_execvp)(const char *, char *const[]);
+static int (*real_execvpe)(const char *, char *const[], char *const[]);
+static int (*real_fexecve)(int, char *const[], char *const[]);
+
+void _exit(int status)
+{
+    AT_RESOLVE(real__exit, "_exit");
+    at__finish(AT_WAIT_FOREVER);
+    real__exit(status);
+    __builtin_unreachable();
+}
+
+void _Exit(int status)
+{
+    AT_RESOLVE(real__Exit, "_Exit");
+    at__finish(AT_WAIT_FOREVER);
+    real__Exit(status);
+    __builtin_unreachable();
+}
+
+/* 1 between finishing the trace for an exec and the exec failing. */
+static int finished_for_exec;
+
+static void before_exec(void)
+{
+    int saved_errno = errno;
+    finished_for_exec = at__finish(AT_WAIT_FOREVER) == 0;
+    errno = saved_errno;
+}
+
+/* exec returned, so it failed: say that the trace ended there. */
+static int exec_failed(int result)
+{
+    int saved_errno = errno;
+    if (finished_for_exec)
+        at__warn("exec failed (%s); the trace ended before it and the program goes on untraced",
+                 strerror(saved_errno));
+    finished_for_exec = 0;
+    errno = saved_errno;
+    return result;
+}
+
+int execve(const char *path, char *const argv[], char *const envp[])
+{
+    AT_RESOLVE(real_execve, "execve");
+    before_exec();
+    return exec_failed(real_execve(path, argv, envp));
+}
+
+int execv(const char *path, char *const argv[])
+{
+    AT_RESOLVE(real_execv, "execv");
+    before_exec();
+    return exec_failed(real_execv(path, argv));
+}
+
+int execvp(const char *file, char *const argv[])
+{
+    AT_RESOLVE(real_execvp, "execvp");
+    before_exec();
+    return exec_failed(real_execvp(file, argv));
+}
+
+int execvpe(const char *file, char *const argv[], char *const envp[])
+{
+    AT_RESOLVE(real_execvpe, "execvpe");
+    before_exec();
+    return exec_failed(real_execvpe(file, argv, envp));
+}
+
+int fexecve(int fd, char *const argv[], char *const envp[])
+{
+    AT_RESOLVE(real_fexecve, "fexecve");
+    before_exec();
+    return exec_failed(real_fexecve(fd, argv, envp));
+}
+
+/* The execl family take their arguments as a list ending in NULL: count them, then put them
+ * in an array on the stack and call the matching execv above. */
+#define COLLECT_ARGS(arg0, ap, count)               \
+    do {                                                  \
+        va_start(ap, arg0);                               \
+        for (count = 1; va_arg(ap, const char *); count++) \
+            ;                                             \
+        va_end(ap);                                       \
+    } while (0)
+
+static void fill_args(char **argv, size_t count, const char *arg0, va_list ap)
+{
+    argv[0] = (char *)arg0;
+    for (size_t i = 1; i <= count; i++)
+        argv[i] = va_arg(ap, char *);
+}
+
+int execl(const char *path, const char *arg0, ...)
+{
+    va_list ap;
+    size_t count;
+    COLLECT_ARGS(arg0, ap, count);
+    char *argv[count + 1];
+    va_start(ap, arg0);
+    fill_args(argv, count, arg0, ap);
+    va_end(ap);
+    return execv(path, argv);
+}
+
+int execlp(const char *file, const char *arg0, ...)
+{
+    va_list ap;
+    size_t count;
+    COLLECT_ARGS(arg0, ap, count);
+    char *argv[count + 1];
+    va_start(ap, arg0);
+    fill_args(argv, count, arg0, ap);
+    va_end(ap);
+    return execvp(file, argv);
+}
+
+int execle(const char *path, const char *arg0, ...)
+{
+    va_list ap;
+    size_t count;
+    COLLECT_ARGS(arg0, ap, count);
+    char *argv[count + 1];
+    va_start(ap, arg0);
+    fill_args(argv, count, arg0, ap);
+    char *const *envp = va_arg(ap, char *const *);
+    va_end(ap);
+    return execve(path, argv, envp);
+}

@@ -1,0 +1,139 @@
+/* Fatal signals. A signal whose default action ends the process would end it before the
+ * writer has written what the threads committed, so while tracing, the recorder's handler sits
+ * in front of the default action: it finishes the trace (waiting for the writer a few seconds
+ * at most), puts the default action back and lets the signal end the process as it would have:
+ * a fault returns to the faulting instruction, which faults again; a sent signal is raised
+ * again. The status the parent sees is the same.
+ *
+ * The program's own handlers are kept: sigaction() and signal() are wrapped, so the program
+ * sees and sets its own dispositions while the kernel's stays ours, and our handler calls the
+ * program's when it has one (with the flags and mask it asked for). SIG_IGN is passed to the
+ * kernel as it is. In overwrite mode, SIGUSR2 asks for the blocks in memory to be written. */
+#include <errno.h>
+#include <pthread.h>
+#include <signal.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "recorder.h"
+
+#define FINISH_TIMEOUT_NS (5 * 1000 * 1000 * 1000ull)
+#define DUMP_SIGNAL SIGUSR2
+
+static int (*real_sigaction)(int, const struct sigaction *, struct sigaction *);
+
+/* Signals whose default action ends the process (SIGKILL and SIGSTOP cannot be caught). */
+static const int fatal[] = {SIGHUP,  SIGINT,  SIGQUIT,   SIGILL,  SIGTRAP, SIGABRT,
+                            SIGBUS,  SIGFPE,  SIGUSR1,   SIGSEGV, SIGUSR2, SIGPIPE,
+                            SIGALRM, SIGTERM, SIGSTKFLT, SIGXCPU, SIGXFSZ, SIGVTALRM,
+                            SIGPROF, SIGIO,   SIGPWR,    SIGSYS};
+
+static struct sigaction program[NSIG]; /* the dispositions as the program set them */
+static uint8_t watched[NSIG];          /* ours is in front for this signal; written once */
+static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER; /* orders changes of `program` */
+
+static int is_function(const struct sigaction *act)
+{
+    return act->sa_handler != SIG_DFL && act->sa_handler != SIG_IGN;
+}
+
+static void call_program(int sig, siginfo_t *info, void *context)
+{
+    struct sigaction *act = &program[sig];
+    if (act->sa_flags & SA_SIGINFO)
+        act->sa_sigaction(sig, info, context);
+    else
+        act->sa_handler(sig);
+}
+
+static void die_as_default(int sig, const siginfo_t *info)
+{
+    struct sigaction dfl = {.sa_handler = SIG_DFL};
+    sigemptyset(&dfl.sa_mask);
+    real_sigaction(sig, &dfl, NULL);
+    /* A fault the kernel raised (si_code > 0) happens again when we return; a signal that was
+     * sent is sent again, and arrives when this handler returns and unblocks it. */
+    int fault = (sig == SIGSEGV || sig == SIGBUS || sig == SIGFPE || sig == SIGILL ||
+                 sig == SIGTRAP || sig == SIGSYS) && info->si_code > 0;
+    if (!fault)
+        raise(sig);
+}
+
+static void on_signal(int sig, siginfo_t *info, void *context)
+{
+    int saved_errno = errno;
+    if (sig == DUMP_SIGNAL && at__config.mode == AT_MODE_OVERWRITE && at_enabled()) {
+        at__writer_request_dump();
+        if (is_function(&program[sig]))
+            call_program(sig, info, context);
+    } else if (is_function(&program[sig])) {
+        int reset = program[sig].sa_flags & SA_RESETHAND;
+        call_program(sig, info, context);
+        if (reset)
+            program[sig].sa_handler = SIG_DFL;
+    } else if (program[sig].sa_handler == SIG_DFL) {
+        if (!at__self.internal)
+            at__finish(FINISH_TIMEOUT_NS);
+        die_as_default(sig, info);
+    }
+    errno = saved_errno;
+}
+
+/* Puts the kernel's disposition for sig in line with program[sig]. */
+static int install(int sig)
+{
+    const struct sigaction *act = &program[sig];
+    if (act->sa_handler == SIG_IGN)
+        return real_sigaction(sig, act, NULL);
+    struct sigaction ours = {.sa_sigaction = on_signal};
+    ours.sa_mask = act->sa_mask;
+    ours.sa_flags = (act->sa_flags & ~SA_RESETHAND) | SA_SIGINFO;
+    return real_sigaction(sig, &ours, NULL);
+}
+
+static void resolve(void)
+{
+    AT_RESOLVE(real_sigaction, "sigaction");
+}
+
+void at__signals_install(void)
+{
+    resolve();
+    pthread_mutex_lock(&lock);
+    for (size_t i = 0; i < sizeof fatal / sizeof fatal[0]; i++) {
+        int sig = fatal[i];
+        if (watched[sig] || real_sigaction(sig, NULL, &program[sig]) < 0)
+            continue;
+        if (install(sig) == 0)
+            watched[sig] = 1;
+    }
+    pthread_mutex_unlock(&lock);
+}
+
+int sigaction(int sig, const struct sigaction *act, struct sigaction *old)
+{
+    resolve();
+    if (sig <= 0 || sig >= NSIG || !__atomic_load_n(&watched[sig], __ATOMIC_ACQUIRE))
+        return real_sigaction(sig, act, old);
+    pthread_mutex_lock(&lock);
+    if (old)
+        *old = program[sig];
+    int err = 0;
+    if (act) {
+        program[sig] = *act;
+        err = install(sig);
+    }
+    pthread_mutex_unlock(&lock);
+    return err;
+}
+
+/* glibc's signal() calls its internal sigaction directly, so it is wrapped too, with its BSD
+ * semantics (SA_RESTART, the signal blocked in its handler). */
+sighandler_t signal(int sig, sighandler_t handler)
+{
+    struct sigaction act = {.sa_handler = handler, .sa_flags = SA_RESTART}, old;
+    sigemptyset(&act.sa_mask);
+    if (sigaction(sig, &act, &old) < 0)
+        return SIG_ERR;
+    return old.sa_handler;
+}

@@ -1,0 +1,27 @@
+#!/bin/sh
+# A program that dies of a fault or a signal, or leaves with _exit: every event it committed
+# is in the trace, which ends cleanly, and it dies exactly as it does untraced (same signal or
+# status), with a handler of its own still run.
+. "$(dirname "$0")/../lib.sh"
+ulimit -c 0
+P="$B/tests/progs/crash"
+SENDS=5000
+export ACTORTRACE_RING_DIR="$TMP/rings"
+mkdir -p "$ACTORTRACE_RING_DIR"
+
+for how in segv bus fpe ill abort term int exit_ _Exit_ chain; do
+    "$P" "$how" $SENDS >"$TMP/$how.plain" 2>/dev/null
+    want=$?
+    traced_nop "$TMP/$how.trace" "$P" "$how" $SENDS >"$TMP/$how.out" 2>"$TMP/$how.err"
+    got=$?
+    equal "$how: exit status as untraced" "$got" "$want"
+    check "$how: status is not a plain exit 0" [ "$want" -ne 0 ]
+    check "$how: no tracer message on stderr" sh -c "! grep -q '^actortrace:' '$TMP/$how.err'"
+    "$DECODE" -o "$TMP/$how.jsonl" "$TMP/$how.trace" 2>"$TMP/$how.decode.err"
+    equal "$how: trace ends cleanly (decoder status)" $? 0
+    equal "$how: every send committed before the end is in the trace" \
+        "$(sends_of "$TMP/$how.jsonl" 1)" "$(truth "$TMP/$how.out" send)"
+    equal "$how: not truncated" "$(summary "$TMP/$how.jsonl" truncated)" false
+done
+check "chain: the program's own handler ran" grep -q "program handler ran" "$TMP/chain.out"
+check "no ring file left behind" [ -z "$(ls -A "$ACTORTRACE_RING_DIR")" ]

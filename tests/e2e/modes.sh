@@ -1,0 +1,76 @@
+#!/bin/sh
+# What happens when the writer falls behind, in each mode, on a buffer far too small for the
+# run: drop counts every event it could not keep, exactly (kept + dropped = what the program
+# did); block keeps everything; overwrite keeps the newest events, counts the ones it replaced,
+# and writes its buffer when SIGUSR2 arrives as well as at the end.
+. "$(dirname "$0")/../lib.sh"
+P="$B/examples/pingpong"
+SMALL="ACTORTRACE_BUFFER_MB=1 ACTORTRACE_BLOCK_KB=16"
+
+# every event refrt counted: one send, recv, schedule, park, unpark, spawn, exit each, two per step
+all_events() {
+    tail -n 1 "$1" | jq '.ground_truth | .spawn + .send + .recv + 2 * .step + .schedule + .park + .unpark + .exit'
+}
+
+run_mode() { # run_mode MODE ROUNDS
+    env $SMALL ACTORTRACE_MODE="$1" ACTORTRACE_OUT="$TMP/$1.trace" LD_PRELOAD="$LIB" \
+        "$P" "$2" >"$TMP/$1.out" 2>"$TMP/$1.err"
+    check "$1: program succeeds" [ $? -eq 0 ]
+    "$DECODE" -o "$TMP/$1.jsonl" "$TMP/$1.trace" 2>"$TMP/$1.decode.err"
+    check "$1: decodes (status 0 or 1 for losses only)" [ $? -le 1 ]
+}
+
+run_mode drop 300000
+kept=$(summary "$TMP/drop.jsonl" events)
+dropped=$(summary "$TMP/drop.jsonl" dropped)
+check "drop: the writer fell behind ($dropped dropped)" [ "$dropped" -gt 0 ]
+equal "drop: kept + dropped = every event the program made" $((kept + dropped)) "$(all_events "$TMP/drop.out")"
+check "drop: each loss has a thread and a time range" jq -e \
+    '.lost | length > 0 and all(.tid > 0 and .reason == "dropped" and .from_ns <= .to_ns)' \
+    "$(tail -n 1 "$TMP/drop.jsonl" >"$TMP/drop.summary"; echo "$TMP/drop.summary")"
+equal "drop: the per-thread losses add up" \
+    "$(jq '[.lost[].count] | add' "$TMP/drop.summary")" "$dropped"
+
+run_mode block 300000
+equal "block: nothing dropped" "$(summary "$TMP/block.jsonl" dropped)" 0
+equal "block: every event kept" "$(summary "$TMP/block.jsonl" events)" "$(all_events "$TMP/block.out")"
+
+run_mode overwrite 300000
+kept=$(summary "$TMP/overwrite.jsonl" events)
+lost=$(summary "$TMP/overwrite.jsonl" dropped)
+check "overwrite: older events were replaced ($lost)" [ "$lost" -gt 0 ]
+equal "overwrite: kept + replaced = every event the program made" $((kept + lost)) "$(all_events "$TMP/overwrite.out")"
+tail -n 1 "$TMP/overwrite.jsonl" >"$TMP/ow.summary"
+check "overwrite: losses are marked overwritten" jq -e 'all(.lost[]; .reason == "overwritten")' "$TMP/ow.summary"
+check "overwrite: the run's last events are kept" [ "$(kind_count "$TMP/overwrite.jsonl" exit)" -eq 2 ]
+# what is kept is newer, per thread, than anything replaced
+check "overwrite: the newest events are the ones kept" jq -n -e --slurpfile s "$TMP/ow.summary" '
+    [inputs | select(.event)] | group_by(.tid)
+    | map({tid: .[0].tid, first: (map(.ts_ns) | min)}) as $kept
+    | all($s[0].lost[]; . as $l | all($kept[]; .tid != $l.tid or .first >= $l.to_ns))' \
+    "$TMP/overwrite.jsonl"
+
+# a dump on SIGUSR2 writes the buffer while the program runs (it made 100000 events and
+# waits)
+env ACTORTRACE_MODE=overwrite ACTORTRACE_OUT="$TMP/dump.trace" LD_PRELOAD="$LIB_NOP" \
+    "$B/tests/progs/crash" idle 100000 >"$TMP/dump.out" 2>&1 &
+pid=$!
+wait_for() { # wait_for COMMAND...: up to 20 s for the command to succeed
+    for _ in $(seq 200); do
+        "$@" && return 0
+        sleep 0.1
+    done
+    return 1
+}
+wait_for grep -q ground_truth "$TMP/dump.out" # it has recorded its sends and waits
+before=$(stat -c %s "$TMP/dump.trace")
+kill -USR2 $pid
+wait_for test "$(stat -c %s "$TMP/dump.trace")" -gt $((before + 10000))
+after=$(stat -c %s "$TMP/dump.trace")
+check "overwrite: SIGUSR2 writes the events in memory ($before -> $after bytes)" [ "$after" -gt $((before + 10000)) ]
+check "overwrite: SIGUSR2 does not end the program" kill -0 $pid
+kill -TERM $pid
+wait $pid
+"$DECODE" -o "$TMP/dump.jsonl" "$TMP/dump.trace"
+check "overwrite: the trace ends cleanly after SIGTERM" [ $? -eq 0 ]
+equal "overwrite: every send is there" "$(sends_of "$TMP/dump.jsonl" 1)" 100000

@@ -1,0 +1,93 @@
+/* Records SENDS sends from the main thread (nop_send, wrapped by the benchmark's shim), then
+ * ends the way its first argument says, while a second thread keeps recording:
+ *   segv bus fpe ill abort term int   the fault or signal, default action
+ *   exit_ _Exit_                      _exit(7) / _Exit(9)
+ *   none                              waits until a signal ends it
+ *   idle                              the same, with no second thread recording
+ *   chain                             a SIGSEGV handler of the program's own, installed after
+ *                                     tracing started, prints a line, restores the default
+ *                                     action and returns, so the fault ends the process
+ * Usage: crash HOW SENDS. Prints {"ground_truth":{"send":SENDS}} before ending. */
+#include <fcntl.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+int nop_send(int actor, int msg);
+
+static void *background(void *unused)
+{
+    (void)unused;
+    for (int i = 0;; i++)
+        nop_send(2, i); /* keeps recording while the main thread ends the process */
+    return NULL;
+}
+
+static void on_segv(int sig)
+{
+    static const char line[] = "program handler ran\n";
+    ssize_t ignored = write(STDOUT_FILENO, line, sizeof line - 1);
+    (void)ignored;
+    signal(sig, SIG_DFL);
+}
+
+static void bus_error(void)
+{
+    char path[] = "/tmp/crash-bus.XXXXXX";
+    int fd = mkstemp(path);
+    if (fd < 0 || ftruncate(fd, 4096) < 0)
+        abort();
+    volatile char *p = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    unlink(path);
+    if (p == MAP_FAILED || ftruncate(fd, 0) < 0)
+        abort();
+    p[0] = 1; /* the page is past the end of the file now */
+}
+
+static void end(const char *how)
+{
+    volatile int zero = 0;
+    if (!strcmp(how, "segv") || !strcmp(how, "chain"))
+        *(volatile int *)(uintptr_t)zero = 1;
+    else if (!strcmp(how, "bus"))
+        bus_error();
+    else if (!strcmp(how, "fpe"))
+        printf("%d\n", (zero + 7) / zero);
+    else if (!strcmp(how, "ill"))
+        __builtin_trap();
+    else if (!strcmp(how, "abort"))
+        abort();
+    else if (!strcmp(how, "term"))
+        kill(getpid(), SIGTERM);
+    else if (!strcmp(how, "int"))
+        kill(getpid(), SIGINT);
+    else if (!strcmp(how, "exit_"))
+        _exit(7);
+    else if (!strcmp(how, "_Exit_"))
+        _Exit(9);
+    for (;;)
+        pause(); /* "none", "idle": until a signal ends it */
+}
+
+int main(int argc, char **argv)
+{
+    if (argc != 3)
+        return 2;
+    long sends = atol(argv[2]);
+    for (long i = 1; i <= sends; i++)
+        nop_send(1, (int)i);
+    if (!strcmp(argv[1], "chain"))
+        signal(SIGSEGV, on_segv);
+    pthread_t t;
+    if (strcmp(argv[1], "idle") != 0)
+        pthread_create(&t, NULL, background, NULL);
+    printf("{\"ground_truth\":{\"send\":%ld}}\n", sends);
+    fflush(stdout);
+    end(argv[1]);
+    return 3;
+}
