@@ -74,7 +74,8 @@ int at__block_decode(struct unpacker *u, const struct trace *t, const struct fra
         return -EINVAL;
     }
     const uint8_t *raw;
-    int err = at__unpack(u, t->data + f->offset + f->header_size, f->payload_size, f->raw_size,
+    const uint8_t *base = f->recovered ? t->recovered : t->data;
+    int err = at__unpack(u, base + f->offset + f->header_size, f->payload_size, f->raw_size,
                          f->encoding, &raw, why);
     if (err < 0)
         return err;

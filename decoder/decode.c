@@ -92,6 +92,7 @@ static struct summary summarise(const struct decode *d, uint64_t events)
         s.threads += t->nthreads;
         s.damaged_frames += t->damaged;
         s.torn += t->torn;
+        s.recovered += t->recovered_events;
         s.truncated |= t->cut || !t->end.seen;
         s.dropped += trace_lost(t);
     }

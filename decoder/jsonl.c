@@ -86,6 +86,8 @@ static int jsonl_event(struct out *o, const struct decode *d, const struct merge
         p = put_name(AT_PUT(p, ",\"msg_name\":"), msg_name, "name_", 5, ev->name);
     if (ev->path)
         p = put_name(AT_PUT(p, ",\"path\":"), path, "path_", 5, ev->path);
+    if (e->recovered)
+        p = AT_PUT(p, ",\"recovered\":true");
     at__out_commit(o, AT_PUT(p, "}\n"));
     return 0;
 }
@@ -143,6 +145,7 @@ static int jsonl_end(struct out *o, const struct decode *d, const struct summary
     p = s->truncated ? AT_PUT(p, ",\"truncated\":true") : AT_PUT(p, ",\"truncated\":false");
     p = at__fmt_u64(AT_PUT(p, ",\"damaged_frames\":"), s->damaged_frames);
     p = at__fmt_u64(AT_PUT(p, ",\"torn\":"), s->torn);
+    p = at__fmt_u64(AT_PUT(p, ",\"recovered\":"), s->recovered);
     at__out_commit(o, AT_PUT(p, ",\"lost\":["));
     int err = put_lost(o, d);
     if (err < 0 || !(p = at__out_reserve(o, LINE_FIXED)))

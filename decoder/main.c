@@ -38,6 +38,9 @@ static const char usage[] =
     "      --json           with --format stats: write the report as one JSON object\n"
     "      --names FILE     names from FILE, lines \"ID NAME\" (message names), \"msg ID\n"
     "                       NAME\" or \"actor ID NAME\"; they replace the trace's own\n"
+    "      --no-recover     do not read the ring file of a trace that did not end cleanly\n"
+    "                       (by default the events a killed process had committed but not\n"
+    "                       yet written are recovered from it, and marked \"recovered\")\n"
     "  -j, --jobs N         threads: 2 or more decodes blocks ahead on a second core (the\n"
     "                       default when a core is free); 1 decodes on one\n"
     "  -h, --help           show this text\n"
@@ -74,9 +77,11 @@ static const char usage[] =
     "                when the event has none\n"
     "  path          the registered name of the way the runtime went (local, remote, ...),\n"
     "                or path_N for an unnamed one; omitted when none\n"
+    "  recovered     true for an event read from the ring file after a kill; omitted\n"
+    "                otherwise\n"
     "Summary, the last line:\n"
     "  {\"summary\":true,\"events\":N,\"dropped\":N,\"threads\":N,\"truncated\":BOOL,\n"
-    "   \"damaged_frames\":N,\"torn\":N,\"lost\":[...],\"files\":N}\n"
+    "   \"damaged_frames\":N,\"torn\":N,\"recovered\":N,\"lost\":[...],\"files\":N}\n"
     "  events          event lines written\n"
     "  dropped         events the recorder lost, every reason: the sum of the lost\n"
     "                  counts, or the END record's total when that is larger\n"
@@ -85,6 +90,7 @@ static const char usage[] =
     "                  inside a frame\n"
     "  damaged_frames  frames skipped because they failed a check\n"
     "  torn            event slots that were taken but never committed\n"
+    "  recovered       events read from ring files (see --no-recover)\n"
     "  lost            one {\"tid\",\"reason\",\"count\",\"from_ns\",\"to_ns\"} per loss record\n"
     "                  (with \"pid\" when several files are given); reason is dropped,\n"
     "                  write_error or overwritten\n"
@@ -102,6 +108,7 @@ struct options {
     const struct output_ops *format;
     const char *names;
     bool json;
+    bool no_recover;
     unsigned jobs;
     struct filter_spec filter;
 };
@@ -114,7 +121,7 @@ static const struct output_ops *find_format(const char *name)
     return NULL;
 }
 
-enum { OPT_JSON = 256, OPT_NAMES, OPT_FROM, OPT_TO, OPT_FILTER };
+enum { OPT_JSON = 256, OPT_NO_RECOVER, OPT_NAMES, OPT_FROM, OPT_TO, OPT_FILTER };
 
 /* Two threads when a core is to spare (online cores minus the load average): the helper only
  * pays when it runs beside the merge, not in turn with it. More would not help: the merge
@@ -164,6 +171,7 @@ static int parse(int argc, char **argv, struct options *opt)
         {"msg", required_argument, NULL, OPT_FILTER + FILTER_MSG},
         {"tid", required_argument, NULL, OPT_FILTER + FILTER_TID},
         {"jobs", required_argument, NULL, 'j'},
+        {"no-recover", no_argument, NULL, OPT_NO_RECOVER},
         {NULL, 0, NULL, 0},
     };
     *opt = (struct options){.output = "-", .format = formats[0], .jobs = default_jobs()};
@@ -180,6 +188,8 @@ static int parse(int argc, char **argv, struct options *opt)
             return -EINVAL;
         } else if (c == OPT_JSON) {
             opt->json = true;
+        } else if (c == OPT_NO_RECOVER) {
+            opt->no_recover = true;
         } else if (c == OPT_NAMES) {
             opt->names = optarg;
         } else if (c >= OPT_FROM) {
@@ -228,10 +238,15 @@ static int open_output(const struct decode *d, const char *path)
     return fd;
 }
 
-/* Applies --names and the filters to the open traces. Returns 0 or a negative errno. */
+/* Recovers what ring files hold, then applies --names and the filters to the open traces.
+ * Returns 0 or a negative errno. */
 static int prepare(struct decode *d, const struct options *opt, struct filter *f)
 {
-    int err = opt->names ? at__names_file_apply(d, opt->names) : 0;
+    int err = 0;
+    for (size_t i = 0; i < d->ntraces && err == 0 && !opt->no_recover; i++)
+        err = at__trace_recover(&d->traces[i]);
+    if (err == 0 && opt->names)
+        err = at__names_file_apply(d, opt->names);
     if (err == 0 && at__filter_given(&opt->filter)) {
         err = at__filter_compile(f, &opt->filter, d->traces, d->ntraces, stderr);
         d->filter = err == 0 ? f : NULL;

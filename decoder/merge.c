@@ -76,6 +76,7 @@ static int decode_next(struct merge *m, struct stream *s)
         if (f->count > 0) {
             s->n = f->count;
             s->pos = 0;
+            s->recovered = f->recovered;
             return 1;
         }
     }
@@ -161,7 +162,7 @@ int at__merge_next(struct merge *m, struct merged *out)
     if (m->nheap == 0)
         return 0;
     struct stream *s = m->heap[0];
-    *out = (struct merged){s->trace, s->thread, &s->events[s->pos], s->ns};
+    *out = (struct merged){s->trace, s->thread, &s->events[s->pos], s->ns, s->recovered};
     s->trace->events_decoded++;
     m->pending = 1;
     return 1;

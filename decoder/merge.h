@@ -2,6 +2,7 @@
 #ifndef MERGE_H
 #define MERGE_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -20,6 +21,7 @@ struct stream {
     uint64_t ns, tsc; /* the merge key of events[pos] */
     size_t clock_hint;
     uint32_t index;   /* position in the (trace, tid) order; breaks ties */
+    bool recovered;   /* the current block came from the ring file */
 };
 
 struct merge {
@@ -37,6 +39,7 @@ struct merged {
     struct thread *thread;
     const struct at_event *ev; /* valid until the next at__merge_next */
     uint64_t ts_ns;
+    bool recovered; /* recovered from the ring file after the process was killed */
 };
 
 /* Prepares the merge of traces[0..n) and decodes each thread's first block. Returns 0 or

@@ -88,12 +88,18 @@ static int on_process(struct trace *t, struct body *b)
     p.mode = small(b);
     size_t exe_len, ring_len;
     const uint8_t *exe = str(b, &exe_len);
-    str(b, &ring_len);
+    const uint8_t *ring = str(b, &ring_len);
     if (b->bad)
         return -EINVAL;
-    if (!(p.exe = copy_string(exe, exe_len)))
+    p.exe = copy_string(exe, exe_len);
+    p.ring_path = copy_string(ring, ring_len);
+    if (!p.exe || !p.ring_path) {
+        free(p.exe);
+        free(p.ring_path);
         return -ENOMEM;
+    }
     free(t->process.exe);
+    free(t->process.ring_path);
     t->process = p;
     return 0;
 }

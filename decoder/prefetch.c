@@ -133,6 +133,7 @@ static int take(struct slot *slot, struct stream *s)
     slot->cap = cap;
     s->n = slot->n;
     s->pos = 0;
+    s->recovered = slot->frame->recovered;
     return s->n > 0;
 }
 

@@ -402,5 +402,7 @@ void at__trace_close(struct trace *t)
     free(t->samples);
     free(t->lost);
     free(t->process.exe);
+    free(t->process.ring_path);
+    free(t->recovered);
     *t = (struct trace){0};
 }

@@ -21,6 +21,7 @@ struct frame_ref {
     uint32_t seq, count, payload_size, raw_size;
     uint16_t header_size;
     uint8_t encoding;
+    bool recovered; /* a block read from the ring file: offset is into trace.recovered */
 };
 
 struct thread {
@@ -45,6 +46,7 @@ struct process {
     uint64_t pid, ppid, block_slots;
     uint8_t mode;
     char *exe;
+    char *ring_path; /* the recorder's ring file (recover.c); "" when it had none */
 };
 
 struct end_record {
@@ -78,6 +80,10 @@ struct trace {
     bool cut;         /* the file ends inside its header or a frame */
     uint64_t torn;    /* sum of the torn fields of accepted EVENTS frames */
     uint64_t events_decoded; /* counted by the merge */
+
+    uint8_t *recovered; /* the columns of blocks recovered from the ring file (recover.c) */
+    size_t recovered_len, recovered_cap;
+    uint64_t recovered_events;
 };
 
 struct unpacker;
@@ -87,6 +93,12 @@ struct unpacker;
  * -EBADMSG when the file is not a trace, -ENOTSUP for an unknown major version, -ENOMEM, or the
  * negative errno of a failed open or read. On error t is already closed. */
 int at__trace_open(struct trace *t, const char *path, FILE *diag, struct unpacker *u);
+
+/* After a kill: when t has no END record and the ring file its PROCESS record names is still
+ * there (and its process is gone), adds the blocks holding events the trace lacks to their
+ * threads, as frames marked recovered, and reports how many. Returns 0 (also when there was
+ * nothing to recover) or -ENOMEM. */
+int at__trace_recover(struct trace *t);
 
 /* Frees t; accepts a trace that was zeroed and never opened. */
 void at__trace_close(struct trace *t);

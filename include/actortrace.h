@@ -72,8 +72,8 @@ static inline void at_depth_restore(uint32_t saved)
  * Names are written once, into metadata records, never per event. Each call copies the string
  * (so it takes a lock and may allocate): call it where the runtime registers a name or spawns
  * an actor, never per message. Thread-safe. Returns 0, or a negative errno (-ENOMEM, or
- * -ENOSPC when the table is full); a name that cannot be kept is counted in the end record,
- * and the events stay, without the name. */
+ * -ENOSPC when 8 MiB of names wait for the writer); names that could not be kept are counted
+ * and reported on stderr when the trace ends, and their events stay, without the name. */
 
 int at_name_msg(uint32_t id, const char *name);
 int at_name_actor(uint64_t actor, const char *name);

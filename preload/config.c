@@ -13,7 +13,7 @@ struct at_config at__config = {
     .block_kb = 64,
     .buffer_mb = 32,
     .mode = AT_MODE_DROP,
-    .zstd_level = 3,
+    .zstd_level = 1, /* the writer keeps up best; level 3 saves about 5% of the file */
 };
 
 static int parse_uint(const char *name, const char *value, unsigned min, unsigned max,

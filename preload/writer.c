@@ -1,8 +1,10 @@
 /* The writer: one background thread per process that turns handed-over blocks into frames.
  *
  * Recording threads never wait for it. A thread hands over a full block by marking it FULL and
- * bumping `pending`; it makes a futex wake only when the writer is asleep. The writer wakes on
- * that, or every 100 ms, and then: writes pending metadata as a META frame, and every FULL
+ * bumping `pending`; it wakes the writer (a futex wake) only when the writer is asleep and half
+ * the pool is in use: a wake-up per block would cost the recording thread a system call and
+ * put the writer on a core the program is using, thousands of times a second. The writer wakes
+ * on that, or every 100 ms, and then: writes pending metadata as a META frame, and every FULL
  * block as an EVENTS frame (encoded into columns, compressed with one reusable zstd context,
  * checksummed), clearing and freeing each block after. At the end it also writes the blocks
  * threads still hold (their committed slots), a last clock sample, and the END record.
@@ -312,6 +314,10 @@ static void write_end_after_failure(void)
 
 static void finish(void)
 {
+    uint64_t names_lost = __atomic_load_n(&at__names_lost, __ATOMIC_RELAXED);
+    if (names_lost)
+        at__warn("%llu names could not be kept (out of memory); their events have none",
+                 (unsigned long long)names_lost);
     at__overwritten_flush();
     drain(1);
     write_held_blocks();
@@ -390,7 +396,8 @@ void at__writer_submit(struct at_ring_block *block, uint32_t used)
     /* release: the slots and `used` are visible to the writer that sees FULL */
     __atomic_store_n(&block->state, AT_BLOCK_FULL, __ATOMIC_RELEASE);
     __atomic_fetch_add(&w.pending, 1, __ATOMIC_SEQ_CST);
-    if (__atomic_load_n(&w.sleeping, __ATOMIC_SEQ_CST))
+    if (__atomic_load_n(&w.sleeping, __ATOMIC_SEQ_CST) &&
+        __atomic_load_n(&at__ring.free_count, __ATOMIC_RELAXED) < at__ring.block_count / 2)
         at__futex(&w.pending, FUTEX_WAKE_PRIVATE, 1, NULL);
 }
 

@@ -56,3 +56,10 @@ check "not a trace: clear error" grep -q "not an actortrace" "$TMP/noise.err"
 { head -c 16 "$TMP/t.trace"; head -c 100000 /dev/urandom; } >"$TMP/junk"
 "$ASAN_DECODE" -o /dev/null "$TMP/junk" 2>"$TMP/junk.err"
 check "header then noise: no crash" sane $? "$TMP/junk.err"
+
+# a trace of a later major format version: a clear refusal
+cp "$TMP/t.trace" "$TMP/future"
+printf '\002' | dd of="$TMP/future" bs=1 seek=8 conv=notrunc 2>/dev/null
+"$ASAN_DECODE" -o /dev/null "$TMP/future" 2>"$TMP/future.err"
+equal "newer format version: exit status 2" $? 2
+check "newer format version: says so" grep -q "newer than this tracedecode" "$TMP/future.err"

@@ -1,0 +1,200 @@
+/* Recovery after a kill (docs/FORMAT.md section 7). The recorder keeps its blocks in a shared
+ * file mapping, so when a process dies without finishing its trace (SIGKILL, the OOM killer, a
+ * fault on an exhausted stack), the events its threads had committed and the writer had not yet
+ * written are still in that file. Each block there that is being filled, is full, or is being
+ * written holds such events, unless the trace already has a frame with the block's thread and
+ * seq (the writer wrote it just before the end). Those blocks are encoded into columns the way
+ * the writer would and added to their threads as frames marked recovered; the merge then reads
+ * them like any other. */
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "at_codec.h"
+#include "trace.h"
+
+#define MAX_BLOCK_SIZE (64u << 20)
+
+struct ring {
+    const uint8_t *data;
+    size_t size;
+    const struct at_ring_header *header;
+};
+
+/* Why the ring file cannot be used, or NULL. */
+static const char *check_ring(const struct ring *r, uint64_t pid)
+{
+    const struct at_ring_header *h = r->header;
+    if (r->size < sizeof *h || memcmp(h->magic, AT_RING_MAGIC, sizeof h->magic) != 0)
+        return "it is not a ring file";
+    if (h->pid != pid)
+        return "it belongs to another process";
+    if (h->block_size < sizeof(struct at_ring_block) + sizeof(struct at_event) ||
+        h->block_size > MAX_BLOCK_SIZE ||
+        h->block_count > (r->size - sizeof *h) / h->block_size)
+        return "its header does not match its size";
+    return NULL;
+}
+
+static bool in_trace(const struct trace *t, uint32_t tid, uint32_t seq)
+{
+    for (size_t i = 0; i < t->nthreads; i++) {
+        const struct thread *th = &t->threads[i];
+        for (size_t j = 0; th->tid == tid && j < th->nframes; j++)
+            if (th->frames[j].seq == seq && !th->frames[j].recovered)
+                return true;
+    }
+    return false;
+}
+
+/* The slots a block's owner had taken: all it handed over, or up to the last committed one of
+ * a block it was still filling. */
+static uint32_t slots_used(const struct at_ring_block *b, const struct at_event *slots,
+                           uint32_t capacity)
+{
+    if (b->state != AT_BLOCK_FILLING)
+        return b->used < capacity ? b->used : capacity;
+    uint32_t used = capacity;
+    while (used > 0 && slots[used - 1].kind == 0)
+        used--;
+    return used;
+}
+
+static int grow(struct trace *t, size_t more)
+{
+    if (t->recovered_len + more <= t->recovered_cap)
+        return 0;
+    size_t cap = t->recovered_cap ? t->recovered_cap * 2 : 1 << 20;
+    while (cap < t->recovered_len + more)
+        cap *= 2;
+    uint8_t *grown = realloc(t->recovered, cap);
+    if (!grown)
+        return -ENOMEM;
+    t->recovered = grown;
+    t->recovered_cap = cap;
+    return 0;
+}
+
+static int add_frame(struct trace *t, const struct at_ring_block *b, size_t offset,
+                     size_t len, const struct at_block_info *info)
+{
+    struct thread *th = at__trace_thread(t, b->tid);
+    if (!th)
+        return -ENOMEM;
+    if (th->nframes == th->frames_cap) {
+        size_t cap = th->frames_cap ? th->frames_cap * 2 : 16;
+        struct frame_ref *grown = realloc(th->frames, cap * sizeof *grown);
+        if (!grown)
+            return -ENOMEM;
+        th->frames = grown;
+        th->frames_cap = cap;
+    }
+    th->frames[th->nframes++] = (struct frame_ref){
+        .offset = offset, .first_tsc = info->first_tsc, .last_tsc = info->last_tsc,
+        .seq = b->seq, .count = info->count, .payload_size = (uint32_t)len,
+        .raw_size = (uint32_t)len, .encoding = AT_ENC_RAW, .recovered = true,
+    };
+    th->events += info->count;
+    t->recovered_events += info->count;
+    return 0;
+}
+
+static int recover_block(struct trace *t, const struct at_ring_block *b, uint32_t capacity)
+{
+    if (b->state != AT_BLOCK_FILLING && b->state != AT_BLOCK_FULL &&
+        b->state != AT_BLOCK_WRITING)
+        return 0;
+    if (b->tid == 0 || in_trace(t, b->tid, b->seq))
+        return 0;
+    const struct at_event *slots = (const struct at_event *)(b + 1);
+    uint32_t used = slots_used(b, slots, capacity);
+    if (used == 0 || grow(t, at_events_encode_bound(used)) < 0)
+        return used == 0 ? 0 : -ENOMEM;
+    struct at_block_info info;
+    size_t offset = t->recovered_len;
+    size_t len = at_events_encode(slots, used, t->recovered + offset, &info);
+    if (info.count == 0)
+        return 0;
+    t->recovered_len += len;
+    return add_frame(t, b, offset, len, &info);
+}
+
+static int by_seq(const void *a, const void *b)
+{
+    const struct frame_ref *x = a, *y = b;
+    return x->seq < y->seq ? -1 : x->seq > y->seq;
+}
+
+static int recover_ring(struct trace *t, const struct ring *r)
+{
+    const struct at_ring_header *h = r->header;
+    uint32_t capacity = (h->block_size - sizeof(struct at_ring_block)) / sizeof(struct at_event);
+    const uint8_t *blocks = r->data + sizeof *h;
+    for (uint32_t i = 0; i < h->block_count; i++) {
+        int err = recover_block(t, (const void *)(blocks + (size_t)i * h->block_size), capacity);
+        if (err < 0)
+            return err;
+    }
+    for (size_t i = 0; i < t->nthreads; i++)
+        if (t->threads[i].nframes > 1)
+            qsort(t->threads[i].frames, t->threads[i].nframes, sizeof(struct frame_ref), by_seq);
+    return 0;
+}
+
+static void report(const struct trace *t, const char *path)
+{
+    if (t->recovered_events == 0) {
+        at__trace_warn(t, "the ring file %s holds no events beyond the trace", path);
+        return;
+    }
+    uint64_t last = 0;
+    for (size_t i = 0; i < t->nthreads; i++)
+        for (size_t j = 0; j < t->threads[i].nframes; j++)
+            if (t->threads[i].frames[j].recovered && t->threads[i].frames[j].last_tsc > last)
+                last = t->threads[i].frames[j].last_tsc;
+    size_t hint = 0;
+    at__trace_warn(t, "recovered %llu events from the ring file %s, up to ts_ns %llu",
+                   (unsigned long long)t->recovered_events, path,
+                   (unsigned long long)at__clock_ns(&t->clock, last, &hint));
+}
+
+int at__trace_recover(struct trace *t)
+{
+    const char *path = t->process.ring_path;
+    if (t->end.seen || !t->process.known || !path || !*path)
+        return 0;
+    if (kill((pid_t)t->process.pid, 0) == 0) {
+        at__trace_warn(t, "process %llu is still running: its trace is not finished yet",
+                       (unsigned long long)t->process.pid);
+        return 0;
+    }
+    int fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+    struct stat st;
+    if (fd < 0 || fstat(fd, &st) < 0 || st.st_size <= 0) {
+        at__trace_warn(t, "the ring file %s cannot be read (%s): the events not yet written "
+                       "when the process ended are lost", path, strerror(fd < 0 ? errno : EIO));
+        if (fd >= 0)
+            close(fd);
+        return 0;
+    }
+    struct ring r = {.size = (size_t)st.st_size};
+    void *map = mmap(NULL, r.size, PROT_READ, MAP_PRIVATE, fd, 0);
+    close(fd);
+    if (map == MAP_FAILED)
+        return errno == ENOMEM ? -ENOMEM : 0;
+    r.data = map;
+    r.header = map;
+    int err = 0;
+    const char *why = check_ring(&r, t->process.pid);
+    if (why)
+        at__trace_warn(t, "not recovering from %s: %s", path, why);
+    else if ((err = recover_ring(t, &r)) == 0)
+        report(t, path);
+    munmap(map, r.size);
+    return err;
+}
