@@ -3,6 +3,8 @@
 #   make demo    trace the pingpong example and show the start of its JSONL
 #   make test    every test (unit, sanitizers, end-to-end, fault, fuzz); ends "N passed, N failed"
 #   make bench   benchmarks; they print figures, they assert nothing
+#   make fuzz    fuzz tracedecode for FUZZ_SECONDS (600) from real traces; keeps what it finds in
+#                build/fuzz/corpus, crashes in build/fuzz/artifacts
 
 CC      ?= cc
 CFLAGS  ?= -O2 -g
@@ -25,6 +27,10 @@ PRELOAD_FLAGS := -fPIC -ftls-model=initial-exec -fvisibility=default -pthread
 # Declares the version nodes of the glibc symbols that shim/glibc.c defines under a version.
 SHIM_VERSIONS := -Wl,--version-script=shim/glibc.map
 SAN_FLAGS     := -O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
+# libFuzzer is clang's. The fuzzing define makes the reader accept any checksum, so that
+# mutated inputs reach the parsers behind it.
+FUZZ_FLAGS    := $(SAN_FLAGS) -fsanitize=fuzzer -DFUZZING_BUILD_MODE_UNSAFE_FOR_PRODUCTION
+FUZZ_SECONDS  ?= 600
 
 .PHONY: all demo test bench clean deps fuzz
 all: $(B)/libactortrace.so $(B)/tracedecode $(B)/librefrt.so $(EXAMPLES)
@@ -61,6 +67,15 @@ $(B)/tests/%: tests/unit/%.c $(wildcard tests/unit/*.h) $(COMMON_SRC) $(DECODER_
 	$(CC) $(CPPFLAGS) -Idecoder $(SAN_FLAGS) $(WARN) -o $@ $< $(COMMON_SRC) \
 		$(filter-out decoder/main.c,$(DECODER_SRC)) -lzstd
 
+# The fuzzer of tracedecode, and the tool that stores a seed trace's payloads raw.
+$(B)/fuzz/fuzz_decode: tests/fuzz/fuzz_decode.c tests/unit/jsoncheck.h $(COMMON_SRC) $(DECODER_SRC) $(wildcard include/*.h decoder/*.h) | $(DEPS_OK)
+	@mkdir -p $(@D)
+	clang $(CPPFLAGS) -Idecoder -Itests/unit $(FUZZ_FLAGS) $(WARN) -o $@ $< $(COMMON_SRC) \
+		$(filter-out decoder/main.c,$(DECODER_SRC)) -lzstd -lpthread
+$(B)/fuzz/rawtrace: tests/fuzz/rawtrace.c $(COMMON_SRC) $(wildcard include/*.h) | $(DEPS_OK)
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS) $(CFLAGS) $(WARN) -o $@ $< $(COMMON_SRC) -lzstd
+
 # Programs the end-to-end and fault tests trace: on refrt, or on the benchmark's nop_send
 # (traced with the benchmark's copy of the library, which has a shim for it).
 $(B)/tests/progs/%: tests/progs/%.c $(B)/librefrt.so $(B)/bench/libnop.so | $(DEPS_OK)
@@ -95,8 +110,15 @@ $(B)/tests/czmq/%: tests/czmq/%.c | $(DEPS_OK)
 demo: all
 	@sh scripts/demo.sh
 
-test: all $(BENCH) $(B)/asan/tracedecode $(UNIT_TESTS) $(TEST_PROGS) $(CZMQ_PROGS)
+FUZZ_PROGS := $(B)/fuzz/fuzz_decode $(B)/fuzz/rawtrace
+test: all $(BENCH) $(B)/asan/tracedecode $(UNIT_TESTS) $(TEST_PROGS) $(CZMQ_PROGS) $(FUZZ_PROGS)
 	@sh tests/run.sh
+
+# The test's fuzz run, longer, on a corpus kept between runs; fails when a check fails.
+fuzz: all $(FUZZ_PROGS)
+	@FUZZ_SECONDS=$(FUZZ_SECONDS) FUZZ_CORPUS=$(B)/fuzz/corpus sh tests/e2e/fuzz.sh | \
+		tee $(B)/fuzz/fuzz.log
+	@grep -q '^ok - fuzzer ran' $(B)/fuzz/fuzz.log && ! grep -q '^not ok' $(B)/fuzz/fuzz.log
 
 bench: all $(BENCH)
 	@sh tests/bench/run.sh

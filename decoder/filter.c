@@ -92,8 +92,13 @@ static uint64_t first_ns(const struct trace *traces, size_t n)
 static int parse_time(const char *s, uint64_t start, uint64_t *ns, FILE *diag)
 {
     bool relative = s[0] == '+';
-    if (parse_duration(s + relative, ns) && (!relative || !__builtin_add_overflow(*ns, start, ns)))
+    if (parse_duration(s + relative, ns)) {
+        /* A time past the last nanosecond is still a time (a trace's clock may start near
+         * it, with no CLOCK record): the end of time, not an error. */
+        if (relative && __builtin_add_overflow(*ns, start, ns))
+            *ns = UINT64_MAX;
         return 0;
+    }
     if (diag)
         fprintf(diag,
                 "tracedecode: '%s' is not a time: use ts_ns nanoseconds, or +DURATION "

@@ -1,14 +1,17 @@
 /* Log-linear histogram. A value v >= 32 with highest set bit e falls in bucket
  * 32 + (e - 5) * 32 + the five bits below its highest one, so the bucket width is at most
- * 1/32 of any value in it and its middle at most 1/64 away. */
+ * 1/32 of any value in it and its middle at most 1/64 away. The buckets in use are kept in
+ * one sorted array, found by binary search. */
 #include <errno.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "hist.h"
 
-#define SUB_BITS 5
-#define SUB      (1u << SUB_BITS)
-#define NBUCKETS (SUB + (64 - SUB_BITS) * SUB)
+#define SUB_BITS   5
+#define SUB        (1u << SUB_BITS)
+#define COUNT_BITS 48 /* an entry of used: its bucket above, its samples (< 2^48) below */
+#define COUNT_MASK ((UINT64_C(1) << COUNT_BITS) - 1)
 
 static unsigned bucket_of(uint64_t v)
 {
@@ -28,11 +31,40 @@ static uint64_t middle(unsigned i)
     return low + (((uint64_t)1 << shift) - 1) / 2;
 }
 
+/* The index in used of the bucket's entry, or where it would go. */
+static uint32_t find(const struct hist *h, uint64_t bucket)
+{
+    uint32_t lo = 0, hi = h->n;
+    while (lo < hi) {
+        uint32_t mid = lo + (hi - lo) / 2;
+        if (h->used[mid] >> COUNT_BITS < bucket)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
 int at__hist_add(struct hist *h, uint64_t v)
 {
-    if (!h->buckets && !(h->buckets = calloc(NBUCKETS, sizeof *h->buckets)))
-        return -ENOMEM;
-    h->buckets[bucket_of(v)]++;
+    uint64_t bucket = bucket_of(v);
+    uint32_t i =
+        h->last < h->n && h->used[h->last] >> COUNT_BITS == bucket ? h->last : find(h, bucket);
+    if (i == h->n || h->used[i] >> COUNT_BITS != bucket) {
+        if (h->n == h->cap) {
+            uint32_t cap = h->cap ? 2 * h->cap : 4;
+            uint64_t *grown = realloc(h->used, cap * sizeof *grown);
+            if (!grown)
+                return -ENOMEM;
+            h->used = grown;
+            h->cap = cap;
+        }
+        memmove(&h->used[i + 1], &h->used[i], (h->n - i) * sizeof *h->used);
+        h->used[i] = bucket << COUNT_BITS;
+        h->n++;
+    }
+    h->used[i]++;
+    h->last = i;
     h->count++;
     h->sum += v;
     if (v > h->max)
@@ -48,16 +80,18 @@ uint64_t at__hist_percentile(const struct hist *h, double p)
     if ((double)rank < p * (double)h->count || rank == 0)
         rank++;
     uint64_t seen = 0;
-    for (unsigned i = 0; i < NBUCKETS; i++) {
-        seen += h->buckets[i];
-        if (seen >= rank)
-            return middle(i) < h->max ? middle(i) : h->max;
+    for (uint32_t i = 0; i < h->n; i++) {
+        seen += h->used[i] & COUNT_MASK;
+        if (seen >= rank) {
+            uint64_t mid = middle((unsigned)(h->used[i] >> COUNT_BITS));
+            return mid < h->max ? mid : h->max;
+        }
     }
     return h->max;
 }
 
 void at__hist_free(struct hist *h)
 {
-    free(h->buckets);
+    free(h->used);
     *h = (struct hist){0};
 }

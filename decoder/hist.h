@@ -1,6 +1,7 @@
 /* Latency histograms: log-linear buckets (32 per power of two, so a percentile is within 1/64
  * of the exact value), exact below 32 ns, with the exact count, sum and maximum beside them.
- * 15 KiB each, allocated on the first sample. */
+ * Only the buckets in use are stored, 8 bytes each: there is a histogram per actor, and when
+ * each held all 1,920 buckets, a million actors that handled a message each took 15 GiB. */
 #ifndef HIST_H
 #define HIST_H
 
@@ -8,7 +9,9 @@
 
 struct hist {
     uint64_t count, sum, max;
-    uint64_t *buckets;
+    uint64_t *used; /* the buckets in use, ascending: bucket << 48 | its samples */
+    uint32_t n, cap;
+    uint32_t last; /* the entry of the latest sample: the next one often falls in it too */
 };
 
 /* Returns 0 or -ENOMEM. */

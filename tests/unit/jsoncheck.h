@@ -1,6 +1,7 @@
 /* jsoncheck.h: a strict JSON validator (RFC 8259, UTF-8 checked) and a field lookup for the
  * decoder's tests, so they can assert that every output line is JSON without an outside tool.
- * Header-only, because every .c file in tests/unit/ is a test program of its own. */
+ * Header-only, because every .c file in tests/unit/ is a test program of its own; the entry
+ * points are inline, so that a program (tests/fuzz/fuzz_decode.c) may use only some of them. */
 #ifndef JSONCHECK_H
 #define JSONCHECK_H
 
@@ -163,14 +164,14 @@ static int jc_value(struct jc *j)
 }
 
 /* 1 when s[0..len) is exactly one JSON value. */
-static int json_valid(const char *s, size_t len)
+static inline int json_valid(const char *s, size_t len)
 {
     struct jc j = {(const unsigned char *)s, (const unsigned char *)s + len, 0};
     return jc_value(&j) && j.p == j.end;
 }
 
 /* The unsigned number after "key": in a line, or -1 when the key is absent. */
-static long long json_num(const char *line, const char *key)
+static inline long long json_num(const char *line, const char *key)
 {
     char pattern[64];
     snprintf(pattern, sizeof pattern, "\"%s\":", key);
@@ -179,7 +180,7 @@ static long long json_num(const char *line, const char *key)
 }
 
 /* 1 when the line holds "key":value, value written exactly as JSON ("\"send\"", "true"). */
-static int json_has(const char *line, const char *key, const char *value)
+static inline int json_has(const char *line, const char *key, const char *value)
 {
     char pattern[256];
     snprintf(pattern, sizeof pattern, "\"%s\":%s", key, value);

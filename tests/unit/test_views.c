@@ -1,5 +1,6 @@
 /* Unit tests of the pieces under tracedecode's views: the two-word hash map (removal included,
- * against a plain array), the latency histogram (percentiles against sorted samples), and the
+ * against a plain array; ids crafted to collide), the latency histogram (percentiles against
+ * sorted samples; the size of a small one), and the
  * send -> handler matcher (by message id, by mailbox order without ids, recv then step on one
  * thread, steps without recvs, and what is left unhandled), and the clock's division by a
  * precomputed inverse. */
@@ -41,6 +42,22 @@ static void test_hmap(void)
     at__hmap_free(&m);
 }
 
+/* Ids a trace chose so that they all fell in one probe run when the hash was a fixed
+ * multiplication (by 0x9E3779B97F4A7C15, whose inverse is k's step here). */
+static void test_hmap_crafted(void)
+{
+    struct hmap m = {0};
+    for (uint64_t k = 1; k <= 20000; k++)
+        at__hmap_put(&m, (struct hkey){k * 0xF1DE83E19937733Dull, 0}, 0);
+    size_t longest = 0, run = 0;
+    for (size_t i = 0; i < 2 * m.cap; i++) { /* twice round: a run may wrap */
+        run = m.used[i & (m.cap - 1)] ? run + 1 : 0;
+        longest = run > longest ? run : longest;
+    }
+    check(longest < 1000, "hmap: 20,000 ids crafted against a fixed hash spread out");
+    at__hmap_free(&m);
+}
+
 static int by_value(const void *a, const void *b)
 {
     uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
@@ -70,6 +87,12 @@ static void test_hist(void)
     struct hist empty = {0};
     check(at__hist_percentile(&empty, 0.5) == 0, "hist: an empty histogram reports 0");
     at__hist_free(&h);
+    /* There is one per actor, and most actors of a big run handle few messages. */
+    struct hist few = {0};
+    at__hist_add(&few, 10);
+    at__hist_add(&few, 100000);
+    check(few.cap * sizeof *few.used <= 64, "hist: a histogram of 2 samples holds 64 bytes");
+    at__hist_free(&few);
 }
 
 /* ---- The matcher, on events made by hand ---- */
@@ -82,7 +105,7 @@ static struct match_result feed(struct matcher *m, int thread, uint8_t kind, uin
                                 uint64_t msg)
 {
     struct at_event ev = {.kind = kind, .actor = actor, .msg = msg, .peer = 9, .name = 3};
-    struct merged e = {&trace, &threads[thread], &ev, now += 10};
+    struct merged e = {.trace = &trace, .thread = &threads[thread], .ev = &ev, .ts_ns = now += 10};
     struct match_result r;
     if (at__match_event(m, &e, &r) < 0)
         abort();
@@ -163,6 +186,7 @@ int main(void)
 {
     test_divide();
     test_hmap();
+    test_hmap_crafted();
     test_hist();
     test_match_fifo();
     test_match_ids();

@@ -1,0 +1,81 @@
+#!/bin/sh
+# tracedecode under libFuzzer (tests/fuzz/fuzz_decode.c), from seeds that are real traces of the
+# reference runtime's examples: whole, stored raw, cut and damaged. The seeds must decode as
+# such with tracedecode, every input in tests/fuzz/regressions/ must replay cleanly, and the
+# fuzzer must run FUZZ_SECONDS (25; `make fuzz` gives 600) without a crash, a hang (10 s on an
+# input), a leak or an allocation above 512 MiB. FUZZ_CORPUS keeps the inputs it finds for the
+# next run; the input of a failure goes to build/fuzz/artifacts/.
+. "$(dirname "$0")/../lib.sh"
+
+FUZZER="$B/fuzz/fuzz_decode"
+seconds=${FUZZ_SECONDS:-25}
+corpus=${FUZZ_CORPUS:-$TMP/corpus}
+seeds="$TMP/seeds"
+artifacts="$B/fuzz/artifacts"
+mkdir -p "$corpus" "$seeds" "$artifacts"
+
+# ---- Seeds: small traces (4 KiB blocks, so several frames per thread) ----
+
+seed() { # seed PROGRAM ARGS...: a trace of the example, and the same stored raw
+    local name="$1"
+    shift
+    ACTORTRACE_BLOCK_KB=4 traced "$seeds/$name" "$B/examples/$name" "$@" >/dev/null 2>&1
+    "$DECODE" -o "$TMP/$name.jsonl" "$seeds/$name" 2>/dev/null
+    local status=$? events
+    events=$(summary "$TMP/$name.jsonl" events)
+    check "seed $name: decodes cleanly ($events events)" [ $status -eq 0 -a "$events" -gt 0 ]
+    "$B/fuzz/rawtrace" "$seeds/$name" "$seeds/$name-raw"
+    "$DECODE" -o "$TMP/$name-raw.jsonl" "$seeds/$name-raw" 2>/dev/null
+    check "seed $name-raw: decodes to the same events, stored raw" \
+        cmp -s "$TMP/$name.jsonl" "$TMP/$name-raw.jsonl"
+}
+seed pingpong 40
+seed ring 4 20
+seed fanout 2 50
+
+size=$(stat -c %s "$seeds/ring")
+head -c $((size * 2 / 3)) "$seeds/ring" >"$seeds/cut"
+"$DECODE" -o "$TMP/cut.jsonl" "$seeds/cut" 2>/dev/null
+status=$?
+check "seed cut: decodes as truncated" \
+    [ $status -eq 1 -a "$(summary "$TMP/cut.jsonl" truncated)" = true ]
+
+cp "$seeds/fanout" "$seeds/damaged"
+printf '\377' | dd of="$seeds/damaged" bs=1 seek=$(($(stat -c %s "$seeds/fanout") / 2)) \
+    conv=notrunc 2>/dev/null
+"$DECODE" -o "$TMP/damaged.jsonl" "$seeds/damaged" 2>/dev/null
+status=$?
+check "seed damaged: decodes with a damaged frame" \
+    [ $status -eq 1 -a "$(summary "$TMP/damaged.jsonl" damaged_frames)" -ge 1 ]
+
+# ---- Inputs that once crashed or hung: tests/fuzz/regressions/, named after what they hold ----
+
+# What counts as a hang (seconds per input) and as an oversized allocation (MiB).
+limits="-timeout=10 -rss_limit_mb=2048 -malloc_limit_mb=512"
+regressions=$(ls "$TOP"/tests/fuzz/regressions/* | wc -l)
+# shellcheck disable=SC2086
+"$FUZZER" $limits "$TOP"/tests/fuzz/regressions/* >"$TMP/regressions.log" 2>&1
+if [ $? -eq 0 ] && [ "$regressions" -gt 0 ]; then
+    echo "ok - $regressions regression inputs replay cleanly"
+else
+    cp "$TMP/regressions.log" "$artifacts/regressions-$$.log"
+    echo "not ok - regression inputs replay: log: $artifacts/regressions-$$.log"
+fi
+
+# ---- The fuzzer ----
+
+# shellcheck disable=SC2086
+"$FUZZER" -max_total_time="$seconds" $limits -max_len=32768 -print_final_stats=1 \
+    -artifact_prefix="$artifacts/" "$corpus" "$seeds" >"$TMP/fuzz.log" 2>&1
+status=$?
+runs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$TMP/fuzz.log")
+rate=$(sed -n 's/^stat::average_exec_per_sec: *//p' "$TMP/fuzz.log")
+echo "# $runs executions in $seconds s ($rate/s); corpus: $(ls "$corpus" | wc -l) inputs"
+if [ $status -eq 0 ] && [ -n "$runs" ]; then
+    echo "ok - fuzzer ran $runs executions without a crash, hang, leak or oversized allocation"
+else
+    cp "$TMP/fuzz.log" "$artifacts/fuzz-$$.log"
+    input=$(sed -n 's/.*Test unit written to //p' "$TMP/fuzz.log" | tail -n 1)
+    echo "not ok - fuzzer failed (status $status) on ${input:-no saved input};" \
+        "log: $artifacts/fuzz-$$.log"
+fi
