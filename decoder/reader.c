@@ -243,11 +243,8 @@ struct thread *at__trace_thread(struct trace *t, uint32_t tid)
     return th;
 }
 
-static int index_events(struct trace *t, size_t pos, const struct at_frame_header *h)
+int at__thread_add_frame(struct thread *th, const struct frame_ref *f)
 {
-    struct thread *th = at__trace_thread(t, h->tid);
-    if (!th)
-        return -ENOMEM;
     if (th->nframes == th->frames_cap) {
         size_t cap = th->frames_cap ? th->frames_cap * 2 : 16;
         struct frame_ref *grown = realloc(th->frames, cap * sizeof *grown);
@@ -256,12 +253,21 @@ static int index_events(struct trace *t, size_t pos, const struct at_frame_heade
         th->frames = grown;
         th->frames_cap = cap;
     }
-    th->frames[th->nframes++] = (struct frame_ref){
+    th->frames[th->nframes++] = *f;
+    th->events += f->count;
+    return 0;
+}
+
+static int index_events(struct trace *t, size_t pos, const struct at_frame_header *h)
+{
+    struct thread *th = at__trace_thread(t, h->tid);
+    struct frame_ref f = {
         .offset = pos, .first_tsc = h->first_tsc, .last_tsc = h->last_tsc, .seq = h->seq,
         .count = h->count, .payload_size = h->payload_size, .raw_size = h->raw_size,
         .header_size = h->header_size, .encoding = h->encoding,
     };
-    th->events += h->count;
+    if (!th || at__thread_add_frame(th, &f) < 0)
+        return -ENOMEM;
     th->torn += h->torn;
     t->torn += h->torn;
     return 0;

@@ -84,22 +84,13 @@ static int add_frame(struct trace *t, const struct at_ring_block *b, size_t offs
                      size_t len, const struct at_block_info *info)
 {
     struct thread *th = at__trace_thread(t, b->tid);
-    if (!th)
-        return -ENOMEM;
-    if (th->nframes == th->frames_cap) {
-        size_t cap = th->frames_cap ? th->frames_cap * 2 : 16;
-        struct frame_ref *grown = realloc(th->frames, cap * sizeof *grown);
-        if (!grown)
-            return -ENOMEM;
-        th->frames = grown;
-        th->frames_cap = cap;
-    }
-    th->frames[th->nframes++] = (struct frame_ref){
+    struct frame_ref f = {
         .offset = offset, .first_tsc = info->first_tsc, .last_tsc = info->last_tsc,
         .seq = b->seq, .count = info->count, .payload_size = (uint32_t)len,
         .raw_size = (uint32_t)len, .encoding = AT_ENC_RAW, .recovered = true,
     };
-    th->events += info->count;
+    if (!th || at__thread_add_frame(th, &f) < 0)
+        return -ENOMEM;
     t->recovered_events += info->count;
     return 0;
 }

@@ -113,6 +113,9 @@ void at__trace_warn(const struct trace *t, const char *fmt, ...)
 /* The thread with this tid, added when new. NULL on -ENOMEM. */
 struct thread *at__trace_thread(struct trace *t, uint32_t tid);
 
+/* Appends an EVENTS frame to the thread's list and counts its events. Returns 0 or -ENOMEM. */
+int at__thread_add_frame(struct thread *th, const struct frame_ref *f);
+
 /* Loads the `count` records of a decoded META payload. Returns 0, -EINVAL for a malformed
  * record (the records before it are kept), or -ENOMEM. */
 int at__meta_load(struct trace *t, const uint8_t *p, size_t len, uint32_t count);
