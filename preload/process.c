@@ -97,56 +97,50 @@ int fexecve(int fd, char *const argv[], char *const envp[])
     return exec_failed(real_fexecve(fd, argv, envp));
 }
 
-/* The execl family take their arguments as a list ending in NULL: count them, then put them
- * in an array on the stack and call the matching execv above. */
-#define COLLECT_ARGS(arg0, ap, count)               \
-    do {                                                  \
-        va_start(ap, arg0);                               \
-        for (count = 1; va_arg(ap, const char *); count++) \
-            ;                                             \
-        va_end(ap);                                       \
-    } while (0)
+/* The execl family take their arguments as a list ending in NULL (execle's environment comes
+ * after it): the list goes into an array on the stack, then to the matching exec above. */
+enum exec_kind { EXEC_PATH, EXEC_SEARCH, EXEC_ENV };
 
-static void fill_args(char **argv, size_t count, const char *arg0, va_list ap)
+static int exec_list(enum exec_kind kind, const char *path, const char *arg0, va_list ap)
 {
+    va_list counting;
+    va_copy(counting, ap);
+    size_t count = 1;
+    while (va_arg(counting, const char *))
+        count++;
+    va_end(counting);
+    char *argv[count + 1];
     argv[0] = (char *)arg0;
     for (size_t i = 1; i <= count; i++)
-        argv[i] = va_arg(ap, char *);
+        argv[i] = va_arg(ap, char *); /* the last is the NULL */
+    if (kind == EXEC_ENV)
+        return execve(path, argv, va_arg(ap, char *const *));
+    return kind == EXEC_SEARCH ? execvp(path, argv) : execv(path, argv);
 }
 
 int execl(const char *path, const char *arg0, ...)
 {
     va_list ap;
-    size_t count;
-    COLLECT_ARGS(arg0, ap, count);
-    char *argv[count + 1];
     va_start(ap, arg0);
-    fill_args(argv, count, arg0, ap);
+    int result = exec_list(EXEC_PATH, path, arg0, ap);
     va_end(ap);
-    return execv(path, argv);
+    return result;
 }
 
 int execlp(const char *file, const char *arg0, ...)
 {
     va_list ap;
-    size_t count;
-    COLLECT_ARGS(arg0, ap, count);
-    char *argv[count + 1];
     va_start(ap, arg0);
-    fill_args(argv, count, arg0, ap);
+    int result = exec_list(EXEC_SEARCH, file, arg0, ap);
     va_end(ap);
-    return execvp(file, argv);
+    return result;
 }
 
 int execle(const char *path, const char *arg0, ...)
 {
     va_list ap;
-    size_t count;
-    COLLECT_ARGS(arg0, ap, count);
-    char *argv[count + 1];
     va_start(ap, arg0);
-    fill_args(argv, count, arg0, ap);
-    char *const *envp = va_arg(ap, char *const *);
+    int result = exec_list(EXEC_ENV, path, arg0, ap);
     va_end(ap);
-    return execve(path, argv, envp);
+    return result;
 }
