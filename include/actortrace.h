@@ -44,7 +44,9 @@ static inline uint64_t at_set_current_actor(uint64_t actor)
  * through several wrappers. at_enter() returns 1 for the outermost wrapper on this thread (the
  * one that records) and 0 for nested ones; every at_enter() is paired with at_leave(). A
  * trampoline that runs user code from inside the runtime (a callback, a handler) saves the
- * depth with at_depth_reset() and puts it back with at_depth_restore(). */
+ * depth with at_depth_reset() and puts it back with at_depth_restore(). at_in_wrapper() tells
+ * a wrapper of a lower layer whether an outer wrapper is running (so it records nothing of its
+ * own) or the program called it directly. */
 
 static inline int at_enter(void)
 {
@@ -54,6 +56,11 @@ static inline int at_enter(void)
 static inline void at_leave(void)
 {
     at__self.depth--;
+}
+
+static inline int at_in_wrapper(void)
+{
+    return at__self.depth != 0;
 }
 
 static inline uint32_t at_depth_reset(void)

@@ -13,7 +13,8 @@
  *   zpoller_wait      park before, unpark after (peer: the actor at the other end of the
  *                     socket that woke it)
  *   zmq_msg_send, zmq_send, zmq_msg_recv, zmq_recv (libzmq)
- *                     send / recv: one per message, at its first frame
+ *                     send / recv: one per message, at its first frame; a blocking receive
+ *                     that none of the receives above made parks here (parks_here())
  *   zmq_close         forgets the socket
  *
  * Sends and receives are recorded where every CZMQ call ends up, whichever the program used
@@ -625,14 +626,29 @@ int zmq_send(void *socket, const void *buf, size_t len, int flags)
     return result;
 }
 
+static int park(enum label path); /* with the other parking code, below */
+static void unpark(int parked, enum label path, uint64_t waker);
+
+/* A blocking receive made at libzmq by no wrapped CZMQ receive (zsock_brecv, which is variadic
+ * with no va_list twin to wrap; a program or handler using libzmq's API) parks there, at a
+ * message's first frame: the same events as a zstr_recv. */
+static int parks_here(const struct end *end, int flags)
+{
+    return !at_in_wrapper() && !(flags & ZMQ_DONTWAIT) && !(end && end->recv_more);
+}
+
 int zmq_msg_recv(zmq_msg_t *msg, void *socket, int flags)
 {
     AT_RESOLVE(real_zmq_msg_recv, "zmq_msg_recv");
     AT_RESOLVE(real_zmq_msg_more, "zmq_msg_more");
     struct end *end = track(socket);
+    int parks = parks_here(end, flags);
+    int parked = parks ? park(PATH_RECV) : 0;
     int result = real_zmq_msg_recv(msg, socket, flags);
     if (result >= 0)
         received(end, &(struct frame){msg, NULL, 0}, real_zmq_msg_more(msg));
+    if (parks)
+        unpark(parked, PATH_RECV, 0);
     return result;
 }
 
@@ -643,6 +659,8 @@ int zmq_recv(void *socket, void *buf, size_t len, int flags)
     AT_RESOLVE(real_zmq_recv, "zmq_recv");
     AT_RESOLVE(real_zmq_getsockopt, "zmq_getsockopt");
     struct end *end = track(socket);
+    int parks = parks_here(end, flags);
+    int parked = parks ? park(PATH_RECV) : 0;
     int result = real_zmq_recv(socket, buf, len, flags);
     if (result >= 0) {
         int more = 0;
@@ -651,6 +669,8 @@ int zmq_recv(void *socket, void *buf, size_t len, int flags)
         size_t size = (size_t)result <= len ? (size_t)result : SIZE_MAX;
         received(end, &(struct frame){NULL, buf, size}, more);
     }
+    if (parks)
+        unpark(parked, PATH_RECV, 0);
     return result;
 }
 

@@ -1,12 +1,15 @@
 /* Ping-pong between the main thread and one zactor over the actor's pipe, in one of CZMQ's API
  * families; the last line it prints is what it did, {"ground_truth":{...}}, for
  * tests/e2e/czmq.sh to hold the trace against.
- * Usage: pingpong zstr|zsock|zmsg|zframe|zloop ROUNDS [BURST]
+ * Usage: pingpong zstr|zsock|zmsg|zframe|zloop|zmq ROUNDS [BURST]
  *   zstr    zstr_send / zstr_recv, one frame a message
  *   zsock   zsock_send / zsock_recv, picture "si": two frames
  *   zmsg    zactor_send / zactor_recv on the main side, zmsg_send / zmsg_recv in the actor
  *   zframe  zframe_send (the first frame with ZFRAME_MORE) / zframe_recv, frame by frame
  *   zloop   the actor runs a zloop whose reader handler answers; main uses zstr
+ *   zmq     libzmq's own API on the pipe's sockets, as zsock_brecv and programs that mix the
+ *           two use it: zmq_send / zmq_recv on the main side, zmq_msg_send / zmq_msg_recv in
+ *           the actor
  * With BURST (default 1), main sends BURST pings before it reads their pongs. */
 #include <czmq.h>
 #include <stdatomic.h>
@@ -14,8 +17,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-enum api { ZSTR, ZSOCK, ZMSG, ZFRAME, ZLOOP };
-static const char *const api_names[] = {"zstr", "zsock", "zmsg", "zframe", "zloop"};
+enum api { ZSTR, ZSOCK, ZMSG, ZFRAME, ZLOOP, ZMQ };
+static const char *const api_names[] = {"zstr", "zsock", "zmsg", "zframe", "zloop", "zmq"};
 
 static enum api api;
 /* What the program did. The actor's counts are read by main after zactor_destroy, which waits
@@ -39,6 +42,14 @@ static void send_msg(void *to, const char *command, long n)
         zframe_t *body = zframe_new(&n, sizeof n);
         zframe_send(&head, to, ZFRAME_MORE);
         zframe_send(&body, to, 0);
+    } else if (api == ZMQ && zactor_is(to)) {
+        zmq_send(zsock_resolve(to), command, strlen(command), 0);
+    } else if (api == ZMQ) {
+        zmq_msg_t msg;
+        zmq_msg_init_size(&msg, strlen(command));
+        memcpy(zmq_msg_data(&msg), command, strlen(command));
+        if (zmq_msg_send(&msg, zsock_resolve(to), 0) < 0)
+            zmq_msg_close(&msg);
     } else {
         zstr_send(to, command);
     }
@@ -71,6 +82,21 @@ static char *recv_msg(void *from)
             frame = zframe_recv(from);
         }
         zframe_destroy(&frame);
+    } else if (api == ZMQ && zactor_is(from)) {
+        receives++;
+        char text[256];
+        int size = zmq_recv(zsock_resolve(from), text, sizeof text - 1, 0);
+        if (size < 0)
+            return NULL;
+        text[size < (int)sizeof text - 1 ? size : (int)sizeof text - 1] = '\0';
+        command = strdup(text);
+    } else if (api == ZMQ) {
+        receives++;
+        zmq_msg_t msg;
+        zmq_msg_init(&msg);
+        if (zmq_msg_recv(&msg, zsock_resolve(from), 0) >= 0)
+            command = strndup(zmq_msg_data(&msg), zmq_msg_size(&msg));
+        zmq_msg_close(&msg);
     } else {
         receives++;
         command = zstr_recv(from);
@@ -135,11 +161,11 @@ int main(int argc, char **argv)
 {
     long rounds = argc > 2 ? atol(argv[2]) : 0, burst = argc > 3 ? atol(argv[3]) : 1;
     api = ZSTR;
-    while (argc > 1 && strcmp(argv[1], api_names[api]) != 0 && api < ZLOOP)
+    while (argc > 1 && strcmp(argv[1], api_names[api]) != 0 && api < ZMQ)
         api++;
     if (argc < 3 || argc > 4 || strcmp(argv[1], api_names[api]) != 0 || rounds < 1 || burst < 1 ||
         burst > 500) {
-        fprintf(stderr, "usage: pingpong zstr|zsock|zmsg|zframe|zloop ROUNDS [BURST <= 500]\n");
+        fprintf(stderr, "usage: pingpong zstr|zsock|zmsg|zframe|zloop|zmq ROUNDS [BURST <= 500]\n");
         return 2;
     }
     zactor_t *actor = zactor_new(pong_actor, NULL);

@@ -91,7 +91,7 @@ alternate() { # alternate NAME
     done
 }
 
-for api in zstr zsock zmsg zframe zloop; do
+for api in zstr zsock zmsg zframe zloop zmq; do
     pingpong_case "$api" "$api"
     alternate "$api"
 done
