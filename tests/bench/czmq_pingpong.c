@@ -1,9 +1,9 @@
 /* CZMQ ping-pong between the main thread and a zactor over its pipe (zstr_send / zstr_recv),
- * for tests/bench/run.sh to run untraced and traced. After ROUNDS untimed round trips to warm
- * up, times ROUNDS more and prints two figures: round trips per second, and the CPU time of
- * the whole process (every thread: the tracer's writer too) per round trip in nanoseconds,
- * which other work on a busy machine skews less.
- * Usage: czmq_pingpong ROUNDS */
+ * for tests/bench/run.sh to run untraced and traced. After WARMUP untimed round trips (the
+ * tracer starts at the first event), times ROUNDS more and prints two figures: round trips per
+ * second, and the CPU time of the whole process (every thread: the tracer's writer too) per
+ * round trip in nanoseconds, which other work on a busy machine skews less.
+ * Usage: czmq_pingpong ROUNDS [WARMUP]   (WARMUP defaults to ROUNDS) */
 #include <czmq.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -49,12 +49,13 @@ static double cpu_seconds(void)
 int main(int argc, char **argv)
 {
     long n = argc > 1 ? atol(argv[1]) : 0;
-    if (n < 1) {
-        fprintf(stderr, "usage: czmq_pingpong ROUNDS\n");
+    long warmup = argc > 2 ? atol(argv[2]) : n;
+    if (n < 1 || warmup < 1 || argc > 3) {
+        fprintf(stderr, "usage: czmq_pingpong ROUNDS [WARMUP]\n");
         return 2;
     }
     zactor_t *actor = zactor_new(echo_actor, NULL);
-    if (rounds(actor, n) != 0)
+    if (rounds(actor, warmup) != 0)
         return 1;
     double start = now(), cpu_start = cpu_seconds();
     if (rounds(actor, n) != 0)
