@@ -12,8 +12,8 @@
  *                     follows, or unpark when it took no new message
  *   zpoller_wait      park before, unpark after (peer: the actor at the other end of the
  *                     socket that woke it)
- *   zmq_msg_send, zmq_send, zmq_msg_recv, zmq_recv (libzmq)
- *                     send / recv: one per message, at its first frame; a blocking receive
+ *   zmq_msg_send, zmq_send, zmq_send_const, zmq_sendiov, zmq_msg_recv, zmq_recv, zmq_recviov
+ *   (libzmq)          send / recv: one per message, at its first frame; a blocking receive
  *                     that none of the receives above made parks here (parks_here())
  *   zmq_close         forgets the socket
  *
@@ -36,6 +36,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 #include "actortrace.h"
@@ -53,8 +54,11 @@ static void *(*real_zpoller_wait)(zpoller_t *, int);
 static void *(*real_zsock_resolve)(void *);
 static int (*real_zmq_msg_send)(zmq_msg_t *, void *, int);
 static int (*real_zmq_send)(void *, const void *, size_t, int);
+static int (*real_zmq_send_const)(void *, const void *, size_t, int);
+static int (*real_zmq_sendiov)(void *, struct iovec *, size_t, int);
 static int (*real_zmq_msg_recv)(zmq_msg_t *, void *, int);
 static int (*real_zmq_recv)(void *, void *, size_t, int);
+static int (*real_zmq_recviov)(void *, struct iovec *, size_t *, int);
 static int (*real_zmq_close)(void *);
 static void *(*real_zmq_msg_data)(zmq_msg_t *);
 static size_t (*real_zmq_msg_size)(const zmq_msg_t *);
@@ -626,6 +630,37 @@ int zmq_send(void *socket, const void *buf, size_t len, int flags)
     return result;
 }
 
+int zmq_send_const(void *socket, const void *buf, size_t len, int flags)
+{
+    AT_RESOLVE(real_zmq_send_const, "zmq_send_const");
+    struct end *end = track(socket);
+    uint32_t name = send_begin(end, &(struct frame){NULL, buf, len});
+    int result = real_zmq_send_const(socket, buf, len, flags);
+    send_end(end, name, result, flags);
+    return result;
+}
+
+/* Without ZMQ_SNDMORE, libzmq sends each of the count buffers as a message of its own; they are
+ * forwarded one call each, so that each is recorded. With it, the buffers are the frames of one
+ * message, which the call completes. */
+int zmq_sendiov(void *socket, struct iovec *iov, size_t count, int flags)
+{
+    AT_RESOLVE(real_zmq_sendiov, "zmq_sendiov");
+    if (!iov || count == 0)
+        return real_zmq_sendiov(socket, iov, count, flags);
+    if (!(flags & ZMQ_SNDMORE) && count > 1) {
+        int result = 0;
+        for (size_t i = 0; i < count && result >= 0; i++)
+            result = zmq_sendiov(socket, &iov[i], 1, flags);
+        return result;
+    }
+    struct end *end = track(socket);
+    uint32_t name = send_begin(end, &(struct frame){NULL, iov[0].iov_base, iov[0].iov_len});
+    int result = real_zmq_sendiov(socket, iov, count, flags);
+    send_end(end, name, result, flags & ~ZMQ_SNDMORE);
+    return result;
+}
+
 static int park(enum label path); /* with the other parking code, below */
 static void unpark(int parked, enum label path, uint64_t waker);
 
@@ -668,6 +703,27 @@ int zmq_recv(void *socket, void *buf, size_t len, int flags)
         real_zmq_getsockopt(socket, ZMQ_RCVMORE, &more, &more_size);
         size_t size = (size_t)result <= len ? (size_t)result : SIZE_MAX;
         received(end, &(struct frame){NULL, buf, size}, more);
+    }
+    if (parks)
+        unpark(parked, PATH_RECV, 0);
+    return result;
+}
+
+/* zmq_recviov takes up to *count frames of one message, into buffers it allocates. */
+int zmq_recviov(void *socket, struct iovec *iov, size_t *count, int flags)
+{
+    AT_RESOLVE(real_zmq_recviov, "zmq_recviov");
+    AT_RESOLVE(real_zmq_getsockopt, "zmq_getsockopt");
+    struct end *end = track(socket);
+    int parks = parks_here(end, flags);
+    int parked = parks ? park(PATH_RECV) : 0;
+    int result = real_zmq_recviov(socket, iov, count, flags);
+    if (result > 0) {
+        int saved = errno, more = 0;
+        size_t more_size = sizeof more;
+        real_zmq_getsockopt(socket, ZMQ_RCVMORE, &more, &more_size);
+        errno = saved;
+        received(end, &(struct frame){NULL, iov[0].iov_base, iov[0].iov_len}, more);
     }
     if (parks)
         unpark(parked, PATH_RECV, 0);

@@ -105,13 +105,18 @@ check "zloop: each reader step carries the id of the message its handler receive
       == ($all | map(select(.event == "recv" and .actor != 1) | .msg) | sort)' \
     "$TMP/zloop.jsonl"
 
-# ---- names of first frames, through CZMQ and through libzmq's zmq_send / zmq_recv
+# ---- names of first frames, through CZMQ and through each of libzmq's send and receive calls
 run_both names "$P/names"
 for kind in send recv; do
     check "names: each $kind is named by its first frame" jq -n -e --arg k "$kind" \
         --argjson want "$(tail -n 1 "$TMP/names.out" | jq -c .ground_truth.names)" \
         '[inputs | select(.event == $k) | .msg_name] == $want' "$TMP/names.jsonl"
 done
+# zmq_send_const and zmq_sendiov move the pipe's counters like any send: ids stay paired
+check "names: every message id is sent once and received once" jq -n -e '
+    [inputs | select(.event == "send" or .event == "recv")]
+    | group_by(.msg) | all(length == 2 and (map(.event) | sort) == ["recv", "send"])' \
+    "$TMP/names.jsonl"
 
 # ---- CZMQ's own actors
 run_both classes "$P/classes" 200
