@@ -5,7 +5,8 @@
  *   zactor_new        spawn, and names the actor after its task function; the task runs in a
  *                     trampoline that records step_begin / step_end around it, then exit
  *   zsys_create_pipe  pairs the two ends of the pipe (zactor_new makes every actor's pipe here)
- *   zloop_reader      the handler runs in a trampoline: step_begin / step_end
+ *   zloop_reader, zloop_poller, zloop_timer
+ *                     the handler runs in a trampoline: step_begin / step_end
  *   zloop_destroy     frees those trampolines' state
  *   zstr_recv, zmsg_recv, zframe_recv, zsock_recv, zsock_vrecv, zsock_wait
  *                     park before a blocking receive (the outermost one); the message's recv
@@ -44,6 +45,8 @@
 static zactor_t *(*real_zactor_new)(zactor_fn *, void *);
 static zsock_t *(*real_zsys_create_pipe)(zsock_t **);
 static int (*real_zloop_reader)(zloop_t *, zsock_t *, zloop_reader_fn *, void *);
+static int (*real_zloop_poller)(zloop_t *, zmq_pollitem_t *, zloop_fn *, void *);
+static int (*real_zloop_timer)(zloop_t *, size_t, size_t, zloop_timer_fn *, void *);
 static void (*real_zloop_destroy)(zloop_t **);
 static char *(*real_zstr_recv)(void *);
 static zmsg_t *(*real_zmsg_recv)(void *);
@@ -68,9 +71,19 @@ static int (*real_zmq_getsockopt)(void *, int, void *, size_t *);
 /* ===== Registered paths and kinds =========================================================
  * Registration is idempotent, so threads racing on first use store the same id. */
 
-enum label { PATH_RECV, PATH_WAIT, PATH_POLL, PATH_TASK, PATH_READER, KIND_SEND_FAILED, LABELS };
-static const char *const label_names[LABELS] = {"recv", "wait",   "poll",
-                                                "task", "reader", "send_failed"};
+enum label {
+    PATH_RECV,
+    PATH_WAIT,
+    PATH_POLL,
+    PATH_TASK,
+    PATH_READER,
+    PATH_POLLER,
+    PATH_TIMER,
+    KIND_SEND_FAILED,
+    LABELS
+};
+static const char *const label_names[LABELS] = {"recv",   "wait",   "poll",  "task",
+                                                "reader", "poller", "timer", "send_failed"};
 static unsigned label_ids[LABELS]; /* 0 until first use; atomic, relaxed */
 
 static unsigned label(enum label which)
@@ -812,33 +825,118 @@ zactor_t *zactor_new(zactor_fn task, void *args)
     return actor;
 }
 
-/* ===== zloop reader handlers ==============================================================
- * zloop copies its readers into the poll set it dispatches from, so a reader ended during a
- * dispatch may still be called once: a trampoline's state lives until zloop_destroy. */
+/* ===== zloop handlers =====================================================================
+ * Reader, poller and timer handlers run in trampolines that record step_begin / step_end
+ * around them. zloop copies readers and pollers into the poll set it dispatches from, so one
+ * ended during a dispatch may still be called once, and a timer ended by zloop_timer_end may
+ * still be called in the same pass: their state lives until zloop_destroy. A timer that has
+ * run its number of times is freed after its last call, when zloop deletes it too. */
 
-struct reader {
+struct handler {
     zloop_t *loop;
-    void *handle; /* the reader socket's libzmq handle */
-    zloop_reader_fn *handler;
+    union {
+        zloop_reader_fn *reader;
+        zloop_fn *poller;
+        zloop_timer_fn *timer;
+    } fn;
     void *arg;
-    struct reader *next;
+    void *socket;                /* reader, poller: the libzmq socket; NULL for a poller's fd */
+    size_t times_left;           /* timer: calls still to come; 0 = forever */
+    struct handler *prev, *next; /* in `handlers`, under handlers_lock */
 };
 
-static struct reader *readers; /* under readers_lock */
-static pthread_mutex_t readers_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct handler *handlers;
+static pthread_mutex_t handlers_lock = PTHREAD_MUTEX_INITIALIZER;
+
+/* Returns the handler, linked in, or NULL when out of memory (the program's handler is then
+ * registered as it is, and runs without steps). */
+static struct handler *add_handler(zloop_t *loop, void *arg, void *socket)
+{
+    struct handler *handler = calloc(1, sizeof *handler);
+    if (!handler)
+        return NULL;
+    *handler = (struct handler){.loop = loop, .arg = arg, .socket = socket};
+    pthread_mutex_lock(&handlers_lock);
+    handler->next = handlers;
+    if (handlers)
+        handlers->prev = handler;
+    handlers = handler;
+    pthread_mutex_unlock(&handlers_lock);
+    return handler;
+}
+
+/* Under handlers_lock. */
+static void unlink_handler(struct handler *handler)
+{
+    if (handler->prev)
+        handler->prev->next = handler->next;
+    else
+        handlers = handler->next;
+    if (handler->next)
+        handler->next->prev = handler->prev;
+}
+
+static void remove_handler(struct handler *handler)
+{
+    pthread_mutex_lock(&handlers_lock);
+    unlink_handler(handler);
+    pthread_mutex_unlock(&handlers_lock);
+    free(handler);
+}
+
+/* A handler's step: the actor running the loop, and msg, the message the handler was called
+ * for (0 when none). */
+struct step {
+    uint64_t actor, msg, previous_actor;
+    uint32_t depth;
+    enum label path;
+};
+
+static struct step step_begin(uint64_t msg, enum label path)
+{
+    struct step step = {.actor = self_actor(), .msg = msg, .path = path};
+    step.depth = at_depth_reset();
+    step.previous_actor = at_set_current_actor(step.actor);
+    at_record(AT_EV_STEP_BEGIN, step.actor, 0, msg, 0, label(path));
+    return step;
+}
+
+static void step_end(const struct step *step)
+{
+    at_record(AT_EV_STEP_END, step->actor, 0, step->msg, 0, label(step->path));
+    at_set_current_actor(step->previous_actor);
+    at_depth_restore(step->depth);
+}
 
 /* msg: the id of the message that made the socket readable, which the handler receives. */
 static int reader_trampoline(zloop_t *loop, zsock_t *sock, void *arg)
 {
-    const struct reader *reader = arg;
-    uint64_t actor = self_actor(), msg = next_in(track(reader->handle));
-    uint32_t depth = at_depth_reset();
-    uint64_t previous = at_set_current_actor(actor);
-    at_record(AT_EV_STEP_BEGIN, actor, 0, msg, 0, label(PATH_READER));
-    int result = reader->handler(loop, sock, reader->arg);
-    at_record(AT_EV_STEP_END, actor, 0, msg, 0, label(PATH_READER));
-    at_set_current_actor(previous);
-    at_depth_restore(depth);
+    const struct handler *handler = arg;
+    struct step step = step_begin(next_in(track(handler->socket)), PATH_READER);
+    int result = handler->fn.reader(loop, sock, handler->arg);
+    step_end(&step);
+    return result;
+}
+
+static int poller_trampoline(zloop_t *loop, zmq_pollitem_t *item, void *arg)
+{
+    const struct handler *handler = arg;
+    int readable = handler->socket && item && (item->revents & ZMQ_POLLIN);
+    struct step step = step_begin(readable ? next_in(track(handler->socket)) : 0, PATH_POLLER);
+    int result = handler->fn.poller(loop, item, handler->arg);
+    step_end(&step);
+    return result;
+}
+
+static int timer_trampoline(zloop_t *loop, int timer_id, void *arg)
+{
+    struct handler *handler = arg;
+    struct step step = step_begin(0, PATH_TIMER);
+    int result = handler->fn.timer(loop, timer_id, handler->arg);
+    step_end(&step);
+    /* zloop counts a call down unless the handler returned -1, and deletes the timer at 0 */
+    if (result != -1 && handler->times_left && --handler->times_left == 0)
+        remove_handler(handler);
     return result;
 }
 
@@ -846,38 +944,59 @@ int zloop_reader(zloop_t *loop, zsock_t *sock, zloop_reader_fn handler, void *ar
 {
     AT_RESOLVE(real_zloop_reader, "zloop_reader");
     AT_RESOLVE(real_zsock_resolve, "zsock_resolve");
-    struct reader *reader = malloc(sizeof *reader);
+    struct handler *reader = add_handler(loop, arg, real_zsock_resolve(sock));
     if (!reader)
         return real_zloop_reader(loop, sock, handler, arg);
-    *reader = (struct reader){loop, real_zsock_resolve(sock), handler, arg, NULL};
+    reader->fn.reader = handler;
     int result = real_zloop_reader(loop, sock, reader_trampoline, reader);
-    if (result != 0) {
-        free(reader);
-        return result;
-    }
-    pthread_mutex_lock(&readers_lock);
-    reader->next = readers;
-    readers = reader;
-    pthread_mutex_unlock(&readers_lock);
+    if (result != 0)
+        remove_handler(reader);
     return result;
 }
 
-/* Before the loop is freed, so that a new loop at the same address keeps its readers. */
+int zloop_poller(zloop_t *loop, zmq_pollitem_t *item, zloop_fn handler, void *arg)
+{
+    AT_RESOLVE(real_zloop_poller, "zloop_poller");
+    AT_RESOLVE(real_zsock_resolve, "zsock_resolve");
+    void *socket = item && item->socket ? real_zsock_resolve(item->socket) : NULL;
+    struct handler *poller = add_handler(loop, arg, socket);
+    if (!poller)
+        return real_zloop_poller(loop, item, handler, arg);
+    poller->fn.poller = handler;
+    int result = real_zloop_poller(loop, item, poller_trampoline, poller);
+    if (result != 0)
+        remove_handler(poller);
+    return result;
+}
+
+int zloop_timer(zloop_t *loop, size_t delay, size_t times, zloop_timer_fn handler, void *arg)
+{
+    AT_RESOLVE(real_zloop_timer, "zloop_timer");
+    struct handler *timer = add_handler(loop, arg, NULL);
+    if (!timer)
+        return real_zloop_timer(loop, delay, times, handler, arg);
+    timer->fn.timer = handler;
+    timer->times_left = times;
+    int id = real_zloop_timer(loop, delay, times, timer_trampoline, timer);
+    if (id < 0)
+        remove_handler(timer);
+    return id;
+}
+
+/* Before the loop is freed, so that a new loop at the same address keeps its handlers. */
 void zloop_destroy(zloop_t **self_p)
 {
     AT_RESOLVE(real_zloop_destroy, "zloop_destroy");
     zloop_t *loop = self_p ? *self_p : NULL;
-    pthread_mutex_lock(&readers_lock);
-    for (struct reader **link = &readers; loop && *link;) {
-        struct reader *reader = *link;
-        if (reader->loop == loop) {
-            *link = reader->next;
-            free(reader);
-        } else {
-            link = &reader->next;
+    pthread_mutex_lock(&handlers_lock);
+    for (struct handler *handler = handlers, *next; loop && handler; handler = next) {
+        next = handler->next;
+        if (handler->loop == loop) {
+            unlink_handler(handler);
+            free(handler);
         }
     }
-    pthread_mutex_unlock(&readers_lock);
+    pthread_mutex_unlock(&handlers_lock);
     real_zloop_destroy(self_p);
 }
 

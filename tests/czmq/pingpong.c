@@ -6,16 +6,21 @@
  *   zsock   zsock_send / zsock_recv, picture "si": two frames
  *   zmsg    zactor_send / zactor_recv on the main side, zmsg_send / zmsg_recv in the actor
  *   zframe  zframe_send (the first frame with ZFRAME_MORE) / zframe_recv, frame by frame
- *   zloop   the actor runs a zloop whose reader handler answers; main uses zstr
+ *   zloop   the actor runs a zloop whose reader handler answers; main uses zstr. The loop also
+ *           runs timers (a ticker that writes a byte into a pipe every 5 ms and ends itself
+ *           after 20; one that runs three times; one that runs once; one ended before it runs)
+ *           and a poller that reads that pipe a byte at a time.
  *   zmq     libzmq's own API on the pipe's sockets, as zsock_brecv and programs that mix the
  *           two use it: zmq_send / zmq_recv on the main side, zmq_msg_send / zmq_msg_recv in
  *           the actor
  * With BURST (default 1), main sends BURST pings before it reads their pongs. */
 #include <czmq.h>
+#include <fcntl.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 enum api { ZSTR, ZSOCK, ZMSG, ZFRAME, ZLOOP, ZMQ };
 static const char *const api_names[] = {"zstr", "zsock", "zmsg", "zframe", "zloop", "zmq"};
@@ -23,7 +28,8 @@ static const char *const api_names[] = {"zstr", "zsock", "zmsg", "zframe", "zloo
 static enum api api;
 /* What the program did. The actor's counts are read by main after zactor_destroy, which waits
  * for the actor to end. */
-static atomic_long pings, pongs, receives, later_frames, signals, handler_calls;
+static atomic_long pings, pongs, receives, later_frames, signals, handler_calls, timer_calls,
+    poller_calls;
 
 static void send_msg(void *to, const char *command, long n)
 {
@@ -117,11 +123,61 @@ static int answer(zsock_t *pipe)
     return done ? -1 : 0;
 }
 
+/* The zloop family's loop: it ends once $TERM has come and the ticker's bytes are all read,
+ * so that every handler runs a fixed number of times whichever comes first. */
+#define TICKS 20
+static int ticker_id, term_seen;
+
 static int on_pipe(zloop_t *loop, zsock_t *pipe, void *arg)
 {
     (void)loop, (void)arg;
     handler_calls++;
-    return answer(pipe);
+    if (answer(pipe) == 0)
+        return 0;
+    term_seen = 1;
+    return poller_calls == TICKS ? -1 : 0;
+}
+
+/* arg: the pipe to write a byte into, for the ticker; NULL for the other timers */
+static int on_timer(zloop_t *loop, int timer_id, void *arg)
+{
+    static int ticks;
+    timer_calls++;
+    if (!arg)
+        return 0;
+    if (write(*(int *)arg, "t", 1) != 1)
+        return -1;
+    if (++ticks == TICKS && timer_id == ticker_id) /* the ticker ends itself */
+        zloop_timer_end(loop, timer_id);
+    return 0;
+}
+
+static int on_fd(zloop_t *loop, zmq_pollitem_t *item, void *arg)
+{
+    (void)loop, (void)arg;
+    char byte;
+    if (read(item->fd, &byte, 1) != 1)
+        return -1;
+    return ++poller_calls == TICKS && term_seen ? -1 : 0;
+}
+
+static void run_loop(zsock_t *pipe)
+{
+    int fds[2];
+    if (pipe2(fds, O_NONBLOCK) != 0)
+        return;
+    zloop_t *loop = zloop_new();
+    zloop_reader(loop, pipe, on_pipe, NULL);
+    zloop_timer(loop, 1, 3, on_timer, NULL);
+    zloop_timer(loop, 2, 1, on_timer, NULL);
+    zloop_timer_end(loop, zloop_timer(loop, 60000, 1, on_timer, NULL));
+    zmq_pollitem_t item = {NULL, fds[0], ZMQ_POLLIN, 0};
+    zloop_poller(loop, &item, on_fd, NULL);
+    ticker_id = zloop_timer(loop, 5, 0, on_timer, &fds[1]); /* last: the others finish first */
+    zloop_start(loop);
+    zloop_destroy(&loop);
+    close(fds[0]);
+    close(fds[1]);
 }
 
 void pong_actor(zsock_t *pipe, void *args)
@@ -130,10 +186,7 @@ void pong_actor(zsock_t *pipe, void *args)
     zsock_signal(pipe, 0);
     signals++;
     if (api == ZLOOP) {
-        zloop_t *loop = zloop_new();
-        zloop_reader(loop, pipe, on_pipe, NULL);
-        zloop_start(loop);
-        zloop_destroy(&loop);
+        run_loop(pipe);
     } else {
         while (answer(pipe) == 0)
             ;
@@ -180,8 +233,11 @@ int main(int argc, char **argv)
      * takes a later frame of a message takes no new message. */
     long actors = 1;
     printf("{\"ground_truth\":{\"actors\":%ld,\"ping\":%ld,\"pong\":%ld,\"term\":%ld,"
-           "\"signal\":%ld,\"park\":%ld,\"later_frames\":%ld,\"steps\":%ld}}\n",
+           "\"signal\":%ld,\"park\":%ld,\"later_frames\":%ld,\"steps\":%ld,\"reader_steps\":%ld,"
+           "\"timer_steps\":%ld,\"poller_steps\":%ld}}\n",
            actors, (long)pings, (long)pongs, actors, (long)signals + actors,
-           (long)receives + 2 * actors, (long)later_frames, actors + (long)handler_calls);
+           (long)receives + 2 * actors, (long)later_frames,
+           actors + (long)handler_calls + (long)timer_calls + (long)poller_calls,
+           (long)handler_calls, (long)timer_calls, (long)poller_calls);
     return 0;
 }

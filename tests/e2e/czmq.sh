@@ -98,6 +98,19 @@ done
 # the receiver 64 messages behind: names are read from the frames, not handed over
 pingpong_case zstr-burst zstr 64
 
+# each kind of zloop handler has its own steps, as many as the handler ran
+for path in reader timer poller; do
+    equal "zloop: $path steps = the $path handlers' calls" \
+        "$(jq -c --arg p "$path" 'select(.event == "step_begin" and .path == $p)' "$TMP/zloop.jsonl" |
+            wc -l)" "$(truth "$TMP/zloop.out" "${path}_steps")"
+done
+check "zloop: timer and poller steps are the loop's actor's, and carry no message" jq -n -e '
+    [inputs] as $all
+    | ($all | map(select(.event == "spawn") | .actor)[0]) as $a
+    | [$all[] | select((.event == "step_begin" or .event == "step_end")
+                       and (.path == "timer" or .path == "poller"))]
+    | all(.actor == $a and .msg == null)' "$TMP/zloop.jsonl"
+
 # a zloop reader step handles the message it was called for
 check "zloop: each reader step carries the id of the message its handler receives" jq -n -e '
     [inputs] as $all
