@@ -45,11 +45,19 @@ static uint64_t slot_tail(const struct at_event *slot)
     return __atomic_load_n((const uint64_t *)(const void *)&slot->name, __ATOMIC_ACQUIRE);
 }
 
+/* The actor, peer and msg of the last event of each kind, which the next one of that kind is
+ * encoded against: a thread's events cycle through a few kinds (send, park, recv, ...) whose
+ * fields change little from one of a kind to the next, and much from one kind to another. */
+struct last_of_kind {
+    uint64_t actor, peer, msg;
+};
+
 /* The one pass over the slots. Returns the tsc of the first committed slot. */
 static uint64_t scan(const struct at_event *slots, uint32_t n, struct regions *r,
                      struct at_block_info *info)
 {
-    uint64_t first = 0, prev_tsc = 0, prev_actor = 0, prev_peer = 0, prev_msg = 0;
+    uint64_t first = 0, prev_tsc = 0;
+    struct last_of_kind last[256] = {0};
     for (uint32_t i = 0; i < n; i++) {
         uint64_t tail = slot_tail(&slots[i]);
         if ((tail >> 56) == 0) {
@@ -68,14 +76,13 @@ static uint64_t scan(const struct at_event *slots, uint32_t n, struct regions *r
             info->first_tsc = tsc < info->first_tsc ? tsc : info->first_tsc;
             info->last_tsc = tsc > info->last_tsc ? tsc : info->last_tsc;
         }
-        r->actor += at_varint_put(r->actor, at_zigzag(ev->actor - prev_actor));
-        r->peer += at_varint_put(r->peer, at_zigzag(ev->peer - prev_peer));
-        r->msg += at_varint_put(r->msg, at_zigzag(ev->msg - prev_msg));
+        struct last_of_kind *same = &last[tail >> 56];
+        r->actor += at_varint_put(r->actor, at_zigzag(ev->actor - same->actor));
+        r->peer += at_varint_put(r->peer, at_zigzag(ev->peer - same->peer));
+        r->msg += at_varint_put(r->msg, at_zigzag(ev->msg - same->msg));
         r->name += at_varint_put(r->name, (uint32_t)tail);
         prev_tsc = tsc;
-        prev_actor = ev->actor;
-        prev_peer = ev->peer;
-        prev_msg = ev->msg;
+        *same = (struct last_of_kind){ev->actor, ev->peer, ev->msg};
         info->count++;
     }
     return first;
@@ -129,16 +136,20 @@ static inline int get(const uint8_t **p, const uint8_t *end, uint64_t *v)
     return at_varint_get(p, end, v);
 }
 
-/* A column of zigzag deltas into the u64 field at `field` (an offsetof) of each event. */
-static int delta_column(const uint8_t **p, const uint8_t *end, uint32_t count, uint64_t prev,
-                        struct at_event *out, size_t field)
+/* A column of zigzag deltas into the u64 field at `field` (an offsetof) of each event, each
+ * against the previous event (starting from `first`), or against the previous event of the
+ * same kind (starting from 0; the kinds are decoded already). */
+static int delta_column(const uint8_t **p, const uint8_t *end, uint32_t count, uint64_t first,
+                        enum at_delta_base base, struct at_event *out, size_t field)
 {
+    uint64_t last[256] = {0}, previous = first;
     for (uint32_t i = 0; i < count; i++) {
         uint64_t z;
         if (get(p, end, &z) < 0)
             return -EINVAL;
-        prev += at_unzigzag(z);
-        memcpy((char *)&out[i] + field, &prev, sizeof prev);
+        uint64_t *against = base == AT_DELTA_SAME_KIND ? &last[out[i].kind] : &previous;
+        *against += at_unzigzag(z);
+        memcpy((char *)&out[i] + field, against, sizeof *against);
     }
     return 0;
 }
@@ -160,7 +171,7 @@ static int plain_column(const uint8_t **p, const uint8_t *end, uint32_t count, u
 }
 
 int at_events_decode(const uint8_t *in, size_t len, uint32_t count, uint64_t first_tsc,
-                     struct at_event *out)
+                     enum at_delta_base base, struct at_event *out)
 {
     if (count == 0)
         return len == 0 ? 0 : -EINVAL;
@@ -174,10 +185,11 @@ int at_events_decode(const uint8_t *in, size_t len, uint32_t count, uint64_t fir
     }
     const uint8_t *p = in + 2 * (size_t)count, *end = in + len;
     if (plain_column(&p, end, count, UINT16_MAX, out, 1) < 0 ||
-        delta_column(&p, end, count, first_tsc, out, offsetof(struct at_event, tsc)) < 0 ||
-        delta_column(&p, end, count, 0, out, offsetof(struct at_event, actor)) < 0 ||
-        delta_column(&p, end, count, 0, out, offsetof(struct at_event, peer)) < 0 ||
-        delta_column(&p, end, count, 0, out, offsetof(struct at_event, msg)) < 0 ||
+        delta_column(&p, end, count, first_tsc, AT_DELTA_PREVIOUS, out,
+                     offsetof(struct at_event, tsc)) < 0 ||
+        delta_column(&p, end, count, 0, base, out, offsetof(struct at_event, actor)) < 0 ||
+        delta_column(&p, end, count, 0, base, out, offsetof(struct at_event, peer)) < 0 ||
+        delta_column(&p, end, count, 0, base, out, offsetof(struct at_event, msg)) < 0 ||
         plain_column(&p, end, count, UINT32_MAX, out, 0) < 0)
         return -EINVAL;
     return p == end ? 0 : -EINVAL;

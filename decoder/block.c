@@ -86,7 +86,10 @@ int at__block_decode(struct unpacker *u, const struct trace *t, const struct fra
         *events = grown;
         *cap = f->count;
     }
-    if (at_events_decode(raw, f->raw_size, f->count, f->first_tsc, *events) < 0) {
+    /* format 1 took deltas against the previous event; recovered blocks are encoded here */
+    enum at_delta_base delta_base =
+        t->version_major == 1 && !f->recovered ? AT_DELTA_PREVIOUS : AT_DELTA_SAME_KIND;
+    if (at_events_decode(raw, f->raw_size, f->count, f->first_tsc, delta_base, *events) < 0) {
         *why = "malformed event columns";
         return -EINVAL;
     }

@@ -199,7 +199,8 @@ static int parse(int argc, char **argv, struct options *opt)
             fputs(usage, stdout);
             return 1;
         } else if (c == 'V') {
-            printf("tracedecode: reads trace format %u.x\n", AT_FORMAT_MAJOR);
+            printf("tracedecode: reads trace formats %u.x to %u.x\n", AT_FORMAT_MAJOR_OLDEST,
+                   AT_FORMAT_MAJOR);
             return 1;
         } else if (c != 'f') {
             return -EINVAL;

@@ -143,11 +143,11 @@ static int check_file_header(struct trace *t, size_t *start)
     memcpy(&h, t->data, sizeof h);
     t->version_major = h.version_major;
     t->version_minor = h.version_minor;
-    if (h.version_major != AT_FORMAT_MAJOR) {
-        at__trace_warn(t, "trace format version %u.%u is %s this tracedecode (%u.x)",
+    if (h.version_major < AT_FORMAT_MAJOR_OLDEST || h.version_major > AT_FORMAT_MAJOR) {
+        at__trace_warn(t, "trace format version %u.%u is %s this tracedecode (%u.x to %u.x)",
                        h.version_major, h.version_minor,
                        h.version_major > AT_FORMAT_MAJOR ? "newer than" : "not supported by",
-                       AT_FORMAT_MAJOR);
+                       AT_FORMAT_MAJOR_OLDEST, AT_FORMAT_MAJOR);
         return -ENOTSUP;
     }
     if (h.header_size < FILE_HEADER_SIZE) {

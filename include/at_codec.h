@@ -62,17 +62,25 @@ struct at_block_info {
 /* The most bytes at_events_encode can write for n slots. */
 size_t at_events_encode_bound(uint32_t n);
 
-/* Encodes the committed slots (kind != 0) of slots[0..n) as the columns of an EVENTS payload
- * into out, which holds at least at_events_encode_bound(n) bytes. Each slot's last word is
- * read with acquire, so slots still being written by their thread are either whole or
- * skipped. Returns the bytes written; fills info. */
+/* Encodes the committed slots (kind != 0) of slots[0..n) as the columns of an EVENTS payload,
+ * its deltas AT_DELTA_SAME_KIND, into out, which holds at least at_events_encode_bound(n) bytes.
+ * Each slot's last word is read with acquire, so slots still being written by their thread are
+ * either whole or skipped. Returns the bytes written; fills info. */
 size_t at_events_encode(const struct at_event *slots, uint32_t n, uint8_t *out,
                         struct at_block_info *info);
+
+/* What the actor, peer and msg deltas of an EVENTS payload are taken against (FORMAT.md,
+ * "Event payload"): the previous event of the same kind in the block, as at_events_encode
+ * writes them and format 2 says; or the previous event, as format 1 said. */
+enum at_delta_base {
+    AT_DELTA_SAME_KIND,
+    AT_DELTA_PREVIOUS,
+};
 
 /* Decodes `count` events from the columns in[0..len) into out[0..count). first_tsc is the
  * frame header's. Returns 0, or -EINVAL when the columns are malformed: a varint runs past the
  * end, bytes remain after the last column, or a kind is 0. */
 int at_events_decode(const uint8_t *in, size_t len, uint32_t count, uint64_t first_tsc,
-                     struct at_event *out);
+                     enum at_delta_base base, struct at_event *out);
 
 #endif

@@ -10,8 +10,9 @@
 
 #define AT_FILE_MAGIC "\x89" "ATRACE\n" /* 8 bytes; the high byte catches 7-bit mangling */
 #define AT_FILE_MAGIC_LEN 8
-#define AT_FORMAT_MAJOR 1 /* a reader refuses a file whose major version it does not know */
+#define AT_FORMAT_MAJOR 2 /* a reader refuses a file whose major version it does not know */
 #define AT_FORMAT_MINOR 0 /* additions a reader of the same major may ignore */
+#define AT_FORMAT_MAJOR_OLDEST 1 /* the oldest major version tracedecode still reads */
 
 struct at_file_header {
     char magic[AT_FILE_MAGIC_LEN];

@@ -59,7 +59,7 @@ check "header then noise: no crash" sane $? "$TMP/junk.err"
 
 # a trace of a later major format version: a clear refusal
 cp "$TMP/t.trace" "$TMP/future"
-printf '\002' | dd of="$TMP/future" bs=1 seek=8 conv=notrunc 2>/dev/null
+printf '\003' | dd of="$TMP/future" bs=1 seek=8 conv=notrunc 2>/dev/null
 "$ASAN_DECODE" -o /dev/null "$TMP/future" 2>"$TMP/future.err"
 equal "newer format version: exit status 2" $? 2
 check "newer format version: says so" grep -q "newer than this tracedecode" "$TMP/future.err"

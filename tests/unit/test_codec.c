@@ -115,6 +115,13 @@ static int same_event(const struct at_event *a, const struct at_event *b)
            a->name == b->name && a->core == b->core && a->path == b->path && a->kind == b->kind;
 }
 
+/* Decodes what at_events_encode writes. */
+static int decode(const uint8_t *in, size_t len, uint32_t count, uint64_t first_tsc,
+                  struct at_event *out)
+{
+    return at_events_decode(in, len, count, first_tsc, AT_DELTA_SAME_KIND, out);
+}
+
 /* Encodes slots[0..n), decodes, and compares with the committed slots. */
 static int round_trip(const struct at_event *slots, uint32_t n)
 {
@@ -123,7 +130,7 @@ static int round_trip(const struct at_event *slots, uint32_t n)
     struct at_block_info info;
     size_t len = at_events_encode(slots, n, buf, &info);
     int ok = len <= at_events_encode_bound(n) &&
-             at_events_decode(buf, len, info.count, info.first_tsc, out) == 0;
+             decode(buf, len, info.count, info.first_tsc, out) == 0;
     uint32_t k = 0, torn = 0;
     uint64_t lo = UINT64_MAX, hi = 0;
     for (uint32_t i = 0; i < n && ok; i++) {
@@ -207,38 +214,79 @@ static void test_malformed(void)
 
     int truncated = 1;
     for (size_t cut = 0; cut < len; cut++)
-        truncated &= at_events_decode(buf, cut, 20, info.first_tsc, out) == -EINVAL;
+        truncated &= decode(buf, cut, 20, info.first_tsc, out) == -EINVAL;
     check(truncated, "every truncation of the columns is rejected with -EINVAL");
 
     buf[len] = 0;
-    check(at_events_decode(buf, len + 1, 20, info.first_tsc, out) == -EINVAL,
+    check(decode(buf, len + 1, 20, info.first_tsc, out) == -EINVAL,
           "bytes after the last column are rejected");
-    check(at_events_decode(buf, len, 21, info.first_tsc, out) == -EINVAL,
+    check(decode(buf, len, 21, info.first_tsc, out) == -EINVAL,
           "a count larger than the columns hold is rejected");
     uint8_t kind = buf[3];
     buf[3] = 0;
-    check(at_events_decode(buf, len, 20, info.first_tsc, out) == -EINVAL,
+    check(decode(buf, len, 20, info.first_tsc, out) == -EINVAL,
           "kind 0 in a block is rejected");
     buf[3] = kind;
-    check(at_events_decode(NULL, 0, 0, 0, out) == 0, "an empty block decodes");
-    check(at_events_decode(buf, 1, 0, 0, out) == -EINVAL, "bytes in a block of 0 events");
+    check(decode(NULL, 0, 0, 0, out) == 0, "an empty block decodes");
+    check(decode(buf, 1, 0, 0, out) == -EINVAL, "bytes in a block of 0 events");
 
     /* kind, path, core = 65536 (3 bytes), then 1-byte columns. */
     uint8_t big_core[] = {1, 0, 0x80, 0x80, 0x04, 0, 0, 0, 0, 0};
-    check(at_events_decode(big_core, sizeof big_core, 1, 0, out) == -EINVAL,
+    check(decode(big_core, sizeof big_core, 1, 0, out) == -EINVAL,
           "a core above 65535 is rejected");
     uint8_t big_name[] = {1, 0, 0, 0, 0, 0, 0, 0x80, 0x80, 0x80, 0x80, 0x10};
-    check(at_events_decode(big_name, sizeof big_name, 1, 0, out) == -EINVAL,
+    check(decode(big_name, sizeof big_name, 1, 0, out) == -EINVAL,
           "a name above 2^32-1 is rejected");
     uint8_t ok_one[] = {3, 7, 2, 4, 6, 8, 10, 5};
-    check(at_events_decode(ok_one, sizeof ok_one, 1, 100, out) == 0 && out[0].kind == 3 &&
+    check(decode(ok_one, sizeof ok_one, 1, 100, out) == 0 && out[0].kind == 3 &&
               out[0].path == 7 && out[0].core == 2 && out[0].tsc == 102 && out[0].actor == 3 &&
               out[0].peer == 4 && out[0].msg == 5 && out[0].name == 5,
           "a hand-written one-event block decodes to the documented fields");
     uint8_t long_varint[20] = {1, 0};
     memset(long_varint + 2, 0x80, 11);
-    check(at_events_decode(long_varint, 20, 1, 0, out) == -EINVAL,
+    check(decode(long_varint, 20, 1, 0, out) == -EINVAL,
           "an 11-byte varint in a column is rejected");
+}
+
+/* Three events of kinds 3, 8, 3, hand-written: actor, peer and msg deltas are taken against the
+ * previous event of the same kind (format 2), or against the previous event (format 1). */
+static void test_delta_base(void)
+{
+    uint8_t columns[] = {
+        3, 8, 3, /* kind */
+        0, 0, 0, /* path */
+        0, 0, 0, /* core */
+        0, 2, 2, /* tsc: zigzag deltas from first_tsc, +1 each */
+        4, 6, 2, /* actor: zigzag 2, 3, 1 */
+        0, 0, 0, /* peer */
+        8, 0, 2, /* msg: zigzag 4, 0, 1 */
+        0, 0, 0, /* name */
+    };
+    struct at_event out[3];
+    check(at_events_decode(columns, sizeof columns, 3, 10, AT_DELTA_SAME_KIND, out) == 0 &&
+              out[0].actor == 2 && out[1].actor == 3 && out[2].actor == 3 && out[0].msg == 4 &&
+              out[1].msg == 0 && out[2].msg == 5 && out[2].tsc == 12,
+          "same-kind deltas: the second send continues from the first, past the park");
+    check(at_events_decode(columns, sizeof columns, 3, 10, AT_DELTA_PREVIOUS, out) == 0 &&
+              out[0].actor == 2 && out[1].actor == 5 && out[2].actor == 6 && out[0].msg == 4 &&
+              out[1].msg == 4 && out[2].msg == 5 && out[2].tsc == 12,
+          "format 1 deltas: each event continues from the one before");
+
+    /* a send, park, recv cycle: the encoder's same-kind deltas keep msg to one byte each */
+    struct at_event cycle[300];
+    for (uint32_t i = 0; i < 300; i++) {
+        uint32_t kind = i % 3 == 0 ? 3 : i % 3 == 1 ? 8 : 4;
+        cycle[i] = (struct at_event){.tsc = 1000 + i,
+                                     .actor = 1,
+                                     .kind = (uint8_t)kind,
+                                     .msg = kind == 8 ? 0 : (1ull << 32) + i};
+    }
+    uint8_t buf[300 * 50];
+    struct at_block_info info;
+    size_t len = at_events_encode(cycle, 300, buf, &info);
+    /* kind, path, core, tsc, actor, peer, name: 1 byte each; msg 1 except each kind's first */
+    check(len <= 300 * 8 + 3 * 4, "msg deltas of a send/park/recv cycle take one byte each");
+    check(round_trip(cycle, 300), "a send/park/recv cycle round trips");
 }
 
 int main(void)
@@ -249,5 +297,6 @@ int main(void)
     test_round_trip();
     test_bound();
     test_malformed();
+    test_delta_base();
     return failures ? 1 : 0;
 }

@@ -115,6 +115,42 @@ static uint32_t tg_events(struct tg *g, uint32_t tid, uint32_t seq, const struct
     return info.count;
 }
 
+/* An EVENTS frame as format 1 wrote it: actor, peer and msg each a delta against the previous
+ * event. Every slot must be committed. */
+static void tg_events_format1(struct tg *g, uint32_t tid, uint32_t seq,
+                              const struct at_event *slots, uint32_t n)
+{
+    uint8_t *raw = malloc(at_events_encode_bound(n) + 1), *p = raw;
+    struct at_block_info info = {.count = n, .first_tsc = UINT64_MAX};
+    for (uint32_t i = 0; i < n; i++) {
+        info.first_tsc = slots[i].tsc < info.first_tsc ? slots[i].tsc : info.first_tsc;
+        info.last_tsc = slots[i].tsc > info.last_tsc ? slots[i].tsc : info.last_tsc;
+    }
+    for (uint32_t i = 0; i < n; i++)
+        *p++ = slots[i].kind;
+    for (uint32_t i = 0; i < n; i++)
+        *p++ = slots[i].path;
+    for (uint32_t i = 0; i < n; i++)
+        p += at_varint_put(p, slots[i].core);
+    for (uint32_t i = 0; i < n; i++)
+        p += at_varint_put(p, at_zigzag(slots[i].tsc - (i ? slots[i - 1].tsc : info.first_tsc)));
+    size_t fields[] = {offsetof(struct at_event, actor), offsetof(struct at_event, peer),
+                       offsetof(struct at_event, msg)};
+    for (size_t f = 0; f < 3; f++) {
+        uint64_t previous = 0;
+        for (uint32_t i = 0; i < n; i++) {
+            uint64_t v;
+            memcpy(&v, (const char *)&slots[i] + fields[f], sizeof v);
+            p += at_varint_put(p, at_zigzag(v - previous));
+            previous = v;
+        }
+    }
+    for (uint32_t i = 0; i < n; i++)
+        p += at_varint_put(p, slots[i].name);
+    tg_frame(g, AT_FRAME_EVENTS, tid, seq, n, raw, (size_t)(p - raw), &info);
+    free(raw);
+}
+
 /* ---- META records ---- */
 
 struct tg_body {
