@@ -9,7 +9,9 @@ all_events() {
     tail -n 1 "$1" | jq '.ground_truth | .spawn + .send + .recv + 2 * .step + .schedule + .park + .unpark + .exit'
 }
 
-ROUNDS=600000
+# About 20 million events, a trace of 8 to 12 MB: several times the limit below, however well
+# a run's blocks compress.
+ROUNDS=2000000
 "$P" $ROUNDS >"$TMP/plain.out"
 # 2 MiB (ulimit -f counts 512-byte blocks), room for the 1 MiB ring file but not the trace.
 # Block mode, so that every event the program made is either in the file or counted as not
