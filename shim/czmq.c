@@ -15,7 +15,7 @@
  *                     socket that woke it)
  *   zmq_msg_send, zmq_send, zmq_send_const, zmq_sendiov, zmq_msg_recv, zmq_recv, zmq_recviov
  *   (libzmq)          send / recv: one per message, at its first frame; a blocking receive
- *                     that none of the receives above made parks here (parks_here())
+ *                     that none of the receives above made parks here (libzmq_park())
  *   zmq_close         forgets the socket
  *
  * Sends and receives are recorded where every CZMQ call ends up, whichever the program used
@@ -633,24 +633,27 @@ int zmq_msg_send(zmq_msg_t *msg, void *socket, int flags)
     return result;
 }
 
+/* zmq_send and zmq_send_const: one frame from the caller's buffer. */
+static int send_buffer(int (*real)(void *, const void *, size_t, int), void *socket,
+                       const void *buf, size_t len, int flags)
+{
+    struct end *end = track(socket);
+    uint32_t name = send_begin(end, &(struct frame){NULL, buf, len});
+    int result = real(socket, buf, len, flags);
+    send_end(end, name, result, flags);
+    return result;
+}
+
 int zmq_send(void *socket, const void *buf, size_t len, int flags)
 {
     AT_RESOLVE(real_zmq_send, "zmq_send");
-    struct end *end = track(socket);
-    uint32_t name = send_begin(end, &(struct frame){NULL, buf, len});
-    int result = real_zmq_send(socket, buf, len, flags);
-    send_end(end, name, result, flags);
-    return result;
+    return send_buffer(real_zmq_send, socket, buf, len, flags);
 }
 
 int zmq_send_const(void *socket, const void *buf, size_t len, int flags)
 {
     AT_RESOLVE(real_zmq_send_const, "zmq_send_const");
-    struct end *end = track(socket);
-    uint32_t name = send_begin(end, &(struct frame){NULL, buf, len});
-    int result = real_zmq_send_const(socket, buf, len, flags);
-    send_end(end, name, result, flags);
-    return result;
+    return send_buffer(real_zmq_send_const, socket, buf, len, flags);
 }
 
 /* Without ZMQ_SNDMORE, libzmq sends each of the count buffers as a message of its own; they are
@@ -679,10 +682,30 @@ static void unpark(int parked, enum label path, uint64_t waker);
 
 /* A blocking receive made at libzmq by no wrapped CZMQ receive (zsock_brecv, which is variadic
  * with no va_list twin to wrap; a program or handler using libzmq's API) parks there, at a
- * message's first frame: the same events as a zstr_recv. */
-static int parks_here(const struct end *end, int flags)
+ * message's first frame: the same events as a zstr_recv. Returns -1 when the call does not
+ * park here, else park()'s result, for libzmq_unpark(). */
+static int libzmq_park(const struct end *end, int flags)
 {
-    return !at_in_wrapper() && !(flags & ZMQ_DONTWAIT) && !(end && end->recv_more);
+    if (at_in_wrapper() || (flags & ZMQ_DONTWAIT) || (end && end->recv_more))
+        return -1;
+    return park(PATH_RECV);
+}
+
+static void libzmq_unpark(int parked)
+{
+    if (parked >= 0)
+        unpark(parked, PATH_RECV, 0);
+}
+
+/* Whether more frames of the message wait at the socket; leaves errno as it was. */
+static int more_frames(void *socket)
+{
+    AT_RESOLVE(real_zmq_getsockopt, "zmq_getsockopt");
+    int saved = errno, more = 0;
+    size_t more_size = sizeof more;
+    real_zmq_getsockopt(socket, ZMQ_RCVMORE, &more, &more_size);
+    errno = saved;
+    return more;
 }
 
 int zmq_msg_recv(zmq_msg_t *msg, void *socket, int flags)
@@ -690,13 +713,11 @@ int zmq_msg_recv(zmq_msg_t *msg, void *socket, int flags)
     AT_RESOLVE(real_zmq_msg_recv, "zmq_msg_recv");
     AT_RESOLVE(real_zmq_msg_more, "zmq_msg_more");
     struct end *end = track(socket);
-    int parks = parks_here(end, flags);
-    int parked = parks ? park(PATH_RECV) : 0;
+    int parked = libzmq_park(end, flags);
     int result = real_zmq_msg_recv(msg, socket, flags);
     if (result >= 0)
         received(end, &(struct frame){msg, NULL, 0}, real_zmq_msg_more(msg));
-    if (parks)
-        unpark(parked, PATH_RECV, 0);
+    libzmq_unpark(parked);
     return result;
 }
 
@@ -705,20 +726,14 @@ int zmq_msg_recv(zmq_msg_t *msg, void *socket, int flags)
 int zmq_recv(void *socket, void *buf, size_t len, int flags)
 {
     AT_RESOLVE(real_zmq_recv, "zmq_recv");
-    AT_RESOLVE(real_zmq_getsockopt, "zmq_getsockopt");
     struct end *end = track(socket);
-    int parks = parks_here(end, flags);
-    int parked = parks ? park(PATH_RECV) : 0;
+    int parked = libzmq_park(end, flags);
     int result = real_zmq_recv(socket, buf, len, flags);
     if (result >= 0) {
-        int more = 0;
-        size_t more_size = sizeof more;
-        real_zmq_getsockopt(socket, ZMQ_RCVMORE, &more, &more_size);
         size_t size = (size_t)result <= len ? (size_t)result : SIZE_MAX;
-        received(end, &(struct frame){NULL, buf, size}, more);
+        received(end, &(struct frame){NULL, buf, size}, more_frames(socket));
     }
-    if (parks)
-        unpark(parked, PATH_RECV, 0);
+    libzmq_unpark(parked);
     return result;
 }
 
@@ -726,20 +741,12 @@ int zmq_recv(void *socket, void *buf, size_t len, int flags)
 int zmq_recviov(void *socket, struct iovec *iov, size_t *count, int flags)
 {
     AT_RESOLVE(real_zmq_recviov, "zmq_recviov");
-    AT_RESOLVE(real_zmq_getsockopt, "zmq_getsockopt");
     struct end *end = track(socket);
-    int parks = parks_here(end, flags);
-    int parked = parks ? park(PATH_RECV) : 0;
+    int parked = libzmq_park(end, flags);
     int result = real_zmq_recviov(socket, iov, count, flags);
-    if (result > 0) {
-        int saved = errno, more = 0;
-        size_t more_size = sizeof more;
-        real_zmq_getsockopt(socket, ZMQ_RCVMORE, &more, &more_size);
-        errno = saved;
-        received(end, &(struct frame){NULL, iov[0].iov_base, iov[0].iov_len}, more);
-    }
-    if (parks)
-        unpark(parked, PATH_RECV, 0);
+    if (result > 0)
+        received(end, &(struct frame){NULL, iov[0].iov_base, iov[0].iov_len}, more_frames(socket));
+    libzmq_unpark(parked);
     return result;
 }
 
