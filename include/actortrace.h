@@ -17,6 +17,11 @@
 #define ACTORTRACE_VERSION_MINOR 1
 #define ACTORTRACE_VERSION_STRING "0.1"
 
+/* ===== Exporting wrappers ==================================================================
+ * Every function a shim defines under a runtime's exported name is marked AT_EXPORT: the
+ * library exports exactly this API and the wrapped symbols, nothing internal. */
+#define AT_EXPORT __attribute__((visibility("default")))
+
 /* ===== Recording ===========================================================================
  * at_record(kind, actor, peer, msg, name, path) is in at_record.h. The meaning of actor and
  * peer per kind is the event model of docs/DESIGN.md: for a send, actor is the receiver and
