@@ -125,3 +125,17 @@ bench: all $(BENCH)
 
 clean:
 	rm -rf $(B)
+
+# shimgen: a shim for any runtime from a spec (docs/SHIMGEN.md). Generated shims include
+# actortrace.h from this tree's include/.
+SHIMGEN_SRC := $(wildcard tools/shimgen/*.c)
+$(B)/shimgen: $(SHIMGEN_SRC) $(wildcard tools/shimgen/*.h) include/at_events.h
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS) $(CFLAGS) $(WARN) -DSHIMGEN_INCLUDE='"$(CURDIR)/include"' -o $@ $(SHIMGEN_SRC)
+# The library without shim/refrt.c, for tracing with a generated refrt shim: with both, the
+# first preloaded rt_send would win and the generated one would record nothing.
+SHIMGEN_CORE_SRC := $(filter-out shim/refrt.c,$(PRELOAD_SRC))
+$(B)/shimgen-test/libactortrace-core.so: $(SHIMGEN_CORE_SRC) $(COMMON_SRC) $(wildcard include/*.h preload/*.h shim/*.h shim/*.map) | $(DEPS_OK)
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS) $(CFLAGS) $(WARN) $(PRELOAD_FLAGS) -shared -Wl,-z,now -o $@ \
+		$(SHIMGEN_CORE_SRC) $(COMMON_SRC) -lzstd -ldl -Wl,-z,defs $(SHIM_VERSIONS)

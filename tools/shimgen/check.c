@@ -1,0 +1,358 @@
+/* Validating a spec: every directive of every block is judged, every mistake reported with its
+ * line, and what is right is turned into C for emit.c. Nothing is generated from a spec with a
+ * mistake anywhere in it. */
+#include <ctype.h>
+#include <string.h>
+
+#include "at_events.h"
+#include "expr.h"
+
+static const struct {
+    const char *word;
+    int kind;
+} events[] = {
+#define EVENT_WORD(name, str) {str, AT_EV_##name},
+    AT_EVENT_LIST(EVENT_WORD)
+#undef EVENT_WORD
+    {"step", AT_EV_STEP_BEGIN},
+    {"none", AT_EV_NONE},
+};
+
+struct block *spec_callback(struct spec *spec, const char *name)
+{
+    for (int i = 0; i < spec->nblocks; i++)
+        if (spec->blocks[i]->is_callback && strcmp(spec->blocks[i]->symbol, name) == 0)
+            return spec->blocks[i];
+    return NULL;
+}
+
+struct table *spec_table(struct spec *spec, const char *name)
+{
+    for (int i = 0; i < spec->ntables; i++)
+        if (strcmp(spec->tables[i]->name, name) == 0)
+            return spec->tables[i];
+    return NULL;
+}
+
+static int is_word(const char *s, const char *extra)
+{
+    if (!*s)
+        return 0;
+    for (; *s; s++)
+        if (!isalnum((unsigned char)*s) && *s != '_' && !strchr(extra, *s))
+            return 0;
+    return 1;
+}
+
+static void check_event(struct spec *spec, struct block *b)
+{
+    const char *word = b->d_event.text;
+    if (!b->d_event.line) {
+        spec_error(spec, b->line, "%s has no 'event'", b->symbol);
+        return;
+    }
+    if (strncmp(word, "custom ", 7) == 0 && is_word(word + 7, "-.")) {
+        b->kind = -1;
+        b->custom_kind = xstrdup(word + 7);
+        return;
+    }
+    for (size_t i = 0; i < sizeof events / sizeof events[0]; i++)
+        if (strcmp(word, events[i].word) == 0 && strncmp(word, "step_", 5) != 0) {
+            b->kind = events[i].kind;
+            return;
+        }
+    spec_error(spec, b->d_event.line,
+               "unknown event '%s': spawn, exit, send, recv, step, schedule, park, unpark, "
+               "yield, none, or 'custom NAME'", word);
+}
+
+static void check_at(struct spec *spec, struct block *b)
+{
+    const struct directive *d = &b->d_at;
+    if (!d->line)
+        return;
+    if (b->kind == AT_EV_STEP_BEGIN)
+        spec_error(spec, d->line, "'at' has no meaning for step: step_begin is recorded before "
+                                  "the call and step_end after it");
+    else if (strcmp(d->text, "after") == 0)
+        b->after = 1;
+    else if (strcmp(d->text, "before") != 0)
+        spec_error(spec, d->line, "'at' is 'before' or 'after' (the call), not '%s'", d->text);
+}
+
+/* Reports a use of the result where it is not known yet. */
+static void check_result_use(struct spec *spec, const struct block *b, int line, int uses_result)
+{
+    if (!uses_result)
+        return;
+    if (b->kind == AT_EV_STEP_BEGIN)
+        spec_error(spec, line, "step records step_begin before the call: 'result' is not "
+                               "known then");
+    else if (!b->after)
+        spec_error(spec, line, "'result' is known only after the call: add 'at after'");
+}
+
+/* One expression directive: its C text, or NULL when absent or wrong (reported). */
+static char *value(struct spec *spec, const struct block *b, const struct directive *d,
+                   const char *word)
+{
+    if (!d->line)
+        return NULL;
+    if (b->kind == AT_EV_NONE) {
+        spec_error(spec, d->line, "'%s' has no meaning with event none", word);
+        return NULL;
+    }
+    int uses_result = 0;
+    char *c = expr_whole(spec, d->line, &b->proto, d->text, &uses_result);
+    if (c)
+        check_result_use(spec, b, d->line, uses_result);
+    return c;
+}
+
+/* A quoted C string, checked to be one literal: its text with the quotes, or NULL. */
+static char *literal(const char *text)
+{
+    size_t n = strlen(text);
+    if (n < 2 || text[0] != '"' || text[n - 1] != '"')
+        return NULL;
+    for (size_t i = 1; i < n - 1; i++) {
+        if (text[i] == '\\' && i + 1 < n - 1 && strchr("\\\"nt", text[i + 1]))
+            i++;
+        else if (text[i] == '"' || text[i] == '\\' || !isprint((unsigned char)text[i]))
+            return NULL;
+    }
+    return xstrdup(text);
+}
+
+/* A string from an expression's value: a char pointer argument as it is. */
+static char *string_value(const char *c)
+{
+    if (strncmp(c, "(uintptr_t)", 11) == 0 && is_word(c + 11, ""))
+        return xprintf("(const char *)%s", c + 11);
+    return xprintf("(const char *)(uintptr_t)%s", c);
+}
+
+/* name "CONST" | name string EXPR | name EXPR [table TABLE] */
+static void check_name(struct spec *spec, struct block *b)
+{
+    const struct directive *d = &b->d_name;
+    int uses_result = 0;
+    if (!d->line || b->kind == AT_EV_NONE) {
+        value(spec, b, d, "name");
+        return;
+    }
+    if (d->text[0] == '"') {
+        char *c = literal(d->text);
+        if (!c)
+            spec_error(spec, d->line, "a message name is one string in double quotes, with "
+                                      "\\\\ \\\" \\n \\t as the only escapes");
+        b->c_name = c ? xprintf("shim_name_of_string(%s)", c) : NULL;
+        b->uses_string_names = 1;
+        return;
+    }
+    if (strncmp(d->text, "string ", 7) == 0) {
+        char *c = expr_whole(spec, d->line, &b->proto, d->text + 7, &uses_result);
+        b->c_name = c ? xprintf("shim_name_of_string(%s)", string_value(c)) : NULL;
+        b->uses_string_names = 1;
+        check_result_use(spec, b, d->line, uses_result);
+        return;
+    }
+    struct expr_cx cx = {.spec = spec, .line = d->line, .proto = &b->proto, .pos = d->text};
+    char *c = expr_parse(&cx);
+    if (!c)
+        return;
+    while (isspace((unsigned char)*cx.pos))
+        cx.pos++;
+    if (strncmp(cx.pos, "table ", 6) == 0) {
+        b->name_table = xstrdup(cx.pos + 6);
+        if (!spec_table(spec, b->name_table))
+            spec_error(spec, d->line, "no table named '%s'", b->name_table);
+    } else if (*cx.pos) {
+        spec_error(spec, d->line, "unexpected '%s' after the message-name id (a table is named "
+                                  "with 'table NAME')", cx.pos);
+    }
+    b->c_name = xprintf("(uint32_t)%s", c);
+    check_result_use(spec, b, d->line, cx.uses_result);
+}
+
+/* register msg|actor ID NAME, where NAME is a string expression or "a constant". */
+static void check_register(struct spec *spec, struct block *b, int i)
+{
+    const struct directive *d = &b->d_register[i];
+    const char *text = d->text;
+    b->reg_actor[i] = strncmp(text, "actor ", 6) == 0;
+    if (!b->reg_actor[i] && strncmp(text, "msg ", 4) != 0) {
+        spec_error(spec, d->line, "'register' reads 'register msg ID NAME' or "
+                                  "'register actor ID NAME'");
+        return;
+    }
+    struct expr_cx cx = {.spec = spec, .line = d->line, .proto = &b->proto,
+                         .pos = text + (b->reg_actor[i] ? 6 : 4)};
+    b->c_reg_id[i] = expr_parse(&cx);
+    if (!b->c_reg_id[i])
+        return;
+    while (isspace((unsigned char)*cx.pos))
+        cx.pos++;
+    if (!*cx.pos) {
+        spec_error(spec, d->line, "'register' needs a name after the id");
+        return;
+    }
+    char *name = *cx.pos == '"' ? literal(cx.pos)
+                                : expr_whole(spec, d->line, &b->proto, cx.pos, &cx.uses_result);
+    if (!name && *cx.pos == '"')
+        spec_error(spec, d->line, "a name is one string in double quotes");
+    else if (name && *cx.pos != '"')
+        name = string_value(name);
+    b->c_reg_name[i] = name;
+    check_result_use(spec, b, d->line, cx.uses_result);
+}
+
+static int param_index(const struct proto *proto, const char *name)
+{
+    for (int i = 0; i < proto->nparams; i++)
+        if (strcmp(proto->params[i].name, name) == 0)
+            return i;
+    return -1;
+}
+
+/* wrap ARG with CALLBACK data DATA */
+static void check_wrap(struct spec *spec, struct block *b, int i)
+{
+    const struct directive *d = &b->d_wrap[i];
+    char arg[64], with[8], name[64], data[8], user[64], extra[2];
+    int n = sscanf(d->text, "%63s %7s %63s %7s %63s %1s", arg, with, name, data, user, extra);
+    if (n != 5 || strcmp(with, "with") != 0 || strcmp(data, "data") != 0) {
+        spec_error(spec, d->line, "'wrap' reads 'wrap ARGUMENT with CALLBACK data ARGUMENT'");
+        return;
+    }
+    b->wraps[i].param = param_index(&b->proto, arg);
+    b->wraps[i].data_param = param_index(&b->proto, user);
+    b->wraps[i].callback = spec_callback(spec, name);
+    if (b->wraps[i].param < 0 || b->wraps[i].data_param < 0)
+        spec_error(spec, d->line, "'%s' is not an argument of %s",
+                   b->wraps[i].param < 0 ? arg : user, b->symbol);
+    else if (!b->wraps[i].callback)
+        spec_error(spec, d->line, "no callback block named '%s'", name);
+    else if (!b->proto.params[b->wraps[i].data_param].pointer || strcmp(arg, user) == 0)
+        spec_error(spec, d->line, "the data argument '%s' must be a pointer other than the "
+                                  "callback (it carries the callback's closure)", user);
+}
+
+/* data PARAM: the callback's user-data parameter, which carries the closure. */
+static void check_data(struct spec *spec, struct block *b)
+{
+    const struct directive *d = &b->d_data;
+    if (!b->is_callback) {
+        if (d->line)
+            spec_error(spec, d->line, "'data' belongs in a callback block");
+        for (int i = 0; i < b->nwraps; i++)
+            check_wrap(spec, b, i);
+        return;
+    }
+    if (b->nwraps)
+        spec_error(spec, b->d_wrap[0].line, "'wrap' belongs in a function block");
+    if (b->outermost)
+        spec_error(spec, b->line, "'outermost' has no meaning for a callback: it runs user "
+                                  "code, which starts at depth 0");
+    if (!d->line) {
+        spec_error(spec, b->line, "callback %s has no 'data' (its user-data parameter)",
+                   b->symbol);
+        return;
+    }
+    b->data_param = param_index(&b->proto, d->text);
+    if (b->data_param < 0 || !b->proto.params[b->data_param].pointer)
+        spec_error(spec, d->line, "'data' names a pointer parameter of %s, not '%s'", b->symbol,
+                   d->text);
+}
+
+static void check_block(struct spec *spec, struct block *b)
+{
+    if (!b->d_proto.line) {
+        spec_error(spec, b->line, "%s has no 'proto'", b->symbol);
+        return;
+    }
+    if (proto_read(spec, b) < 0)
+        return;
+    check_event(spec, b);
+    check_at(spec, b);
+    if (!b->d_actor.line && b->kind != AT_EV_NONE && b->d_event.line)
+        spec_error(spec, b->line, "%s has no 'actor'", b->symbol);
+    b->c_actor = value(spec, b, &b->d_actor, "actor");
+    b->c_peer = value(spec, b, &b->d_peer, "peer");
+    b->c_msg = value(spec, b, &b->d_msg, "msg");
+    b->c_if = value(spec, b, &b->d_if, "if");
+    if (b->d_if.line && b->kind == AT_EV_STEP_BEGIN)
+        spec_error(spec, b->d_if.line, "step takes no 'if': step_end must pair with step_begin");
+    check_name(spec, b);
+    if (b->d_path.line && !is_word(b->d_path.text, "-."))
+        spec_error(spec, b->d_path.line, "a path name is one word, not '%s'", b->d_path.text);
+    for (int i = 0; i < b->nregisters; i++)
+        check_register(spec, b, i);
+    check_data(spec, b);
+}
+
+/* Names used twice, callbacks and tables nothing uses: each would generate broken C. */
+static void check_uses(struct spec *spec)
+{
+    for (int i = 0; i < spec->nblocks; i++) {
+        const struct block *b = spec->blocks[i];
+        for (int j = 0; j < i; j++)
+            if (strcmp(b->symbol, spec->blocks[j]->symbol) == 0 &&
+                b->is_callback == spec->blocks[j]->is_callback)
+                spec_error(spec, b->line, "%s is described twice (first on line %d)", b->symbol,
+                           spec->blocks[j]->line);
+        int used = !b->is_callback;
+        for (int j = 0; j < spec->nblocks && !used; j++)
+            for (int k = 0; k < spec->blocks[j]->nwraps; k++)
+                used |= spec->blocks[j]->wraps[k].callback == b;
+        if (!used)
+            spec_error(spec, b->line, "callback %s is wrapped by no function ('wrap')",
+                       b->symbol);
+    }
+    for (int i = 0; i < spec->ntables; i++) {
+        const struct table *t = spec->tables[i];
+        int used = 0;
+        for (int j = 0; j < spec->nblocks; j++)
+            used |= spec->blocks[j]->name_table && strcmp(spec->blocks[j]->name_table, t->name) == 0;
+        if (!used || t->n == 0)
+            spec_error(spec, t->line, "table %s %s", t->name,
+                       t->n == 0 ? "has no names" : "is used by no 'name'");
+    }
+}
+
+static void check_top(struct spec *spec)
+{
+    if (!spec->runtime.line)
+        spec_error(spec, 1, "the spec has no 'runtime NAME' line");
+    else if (!is_word(spec->runtime.text, "-"))
+        spec_error(spec, spec->runtime.line, "a runtime name is letters, digits, _ and -");
+    for (int i = 0; i < spec->nincludes; i++) {
+        const char *h = spec->includes[i].text;
+        size_t n = strlen(h);
+        if (!((h[0] == '"' && h[n - 1] == '"') || (h[0] == '<' && h[n - 1] == '>')) || n < 3)
+            spec_error(spec, spec->includes[i].line, "include \"header.h\" or <header.h>");
+    }
+    for (int i = 0; i < spec->ntables; i++)
+        if (!is_word(spec->tables[i]->name, ""))
+            spec_error(spec, spec->tables[i]->line, "a table name is letters, digits and _");
+    int functions = 0;
+    for (int i = 0; i < spec->nblocks; i++)
+        functions += !spec->blocks[i]->is_callback;
+    if (functions == 0)
+        spec_error(spec, spec->runtime.line ? spec->runtime.line : 1,
+                   "the spec describes no function");
+}
+
+int spec_check(struct spec *spec)
+{
+    check_top(spec);
+    for (int i = 0; i < spec->nblocks; i++) {
+        struct block *b = spec->blocks[i];
+        if (!is_word(b->symbol, ""))
+            spec_error(spec, b->line, "'%s' is not a C name", b->symbol);
+        else
+            check_block(spec, b);
+    }
+    check_uses(spec);
+    return spec->errors;
+}

@@ -1,0 +1,375 @@
+/* Writing the shim: the helpers the spec needs, a closure and a trampoline per callback, then
+ * one wrapper per function, every one of the same shape:
+ *
+ *   resolve the real function; [outermost guard]; [closures for wrapped callbacks];
+ *   record (before) | record step_begin and make the actor current;
+ *   forward;
+ *   record (after) | record step_end and restore the current actor; [leave]; return.
+ *
+ * The output uses only actortrace.h, so it builds against the installed header alone. */
+#include <string.h>
+
+#include "at_events.h"
+#include "shimgen.h"
+
+static const char *const kind_names[] = {
+#define KIND_NAME(name, str) [AT_EV_##name] = "AT_EV_" #name,
+    AT_EVENT_LIST(KIND_NAME)
+#undef KIND_NAME
+};
+
+static const char helpers[] =
+    "/* The next definition of `symbol` after this library. Not at_resolve: RTLD_NEXT is relative\n"
+    " * to the library that calls dlsym, and at_resolve's is libactortrace.so, preloaded before\n"
+    " * this one, so it would find these wrappers. */\n"
+    "static void *shim_resolve(const char *symbol)\n"
+    "{\n"
+    "    void *real = dlsym(RTLD_NEXT, symbol);\n"
+    "    if (!real)\n"
+    "        fprintf(stderr, \"actortrace: cannot find %s (%s)\\n\", symbol, dlerror());\n"
+    "    return real;\n"
+    "}\n"
+    "\n"
+    "#define SHIM_RESOLVE(real, symbol)                  \\\n"
+    "    do {                                            \\\n"
+    "        if (AT_UNLIKELY((real) == NULL))            \\\n"
+    "            *(void **)&(real) = shim_resolve(symbol); \\\n"
+    "    } while (0)\n"
+    "\n"
+    "/* The integer of each size at byte `offset` of the struct at address `base`; 0 when base\n"
+    " * is 0, so a NULL argument reads as 0 instead of faulting. */\n"
+    "#define SHIM_READ(bits)                                                          \\\n"
+    "    static inline uint64_t shim_read_u##bits(uint64_t base, uint64_t offset)      \\\n"
+    "    {                                                                            \\\n"
+    "        uint##bits##_t value = 0;                                                \\\n"
+    "        if (base)                                                                \\\n"
+    "            memcpy(&value, (const char *)(uintptr_t)base + offset, sizeof value); \\\n"
+    "        return value;                                                            \\\n"
+    "    }\n"
+    "SHIM_READ(8)\nSHIM_READ(16)\nSHIM_READ(32)\nSHIM_READ(64)\n\n"
+    "/* The id a path or event kind name was registered under, registered on first use (0 when\n"
+    " * the table is full). Races register the same name twice, which gives the same id. */\n"
+    "static inline unsigned shim_registered_id(unsigned *id, unsigned (*reg)(const char *),\n"
+    "                                          const char *name)\n"
+    "{\n"
+    "    unsigned value = __atomic_load_n(id, __ATOMIC_RELAXED);\n"
+    "    if (AT_UNLIKELY(value == 0)) {\n"
+    "        value = reg(name);\n"
+    "        __atomic_store_n(id, value, __ATOMIC_RELAXED);\n"
+    "    }\n"
+    "    return value;\n"
+    "}\n";
+
+static const char string_names[] =
+    "\n/* Message names given as strings: the id is the string's FNV-1a hash with the top bit set\n"
+    " * (apart from the runtime's own small ids), named with at_name_msg the first time it is\n"
+    " * seen. Past SHIM_NAMES distinct names, ids are recorded without their name. */\n"
+    "#define SHIM_NAMES 4096\n"
+    "static uint32_t shim_names_seen[SHIM_NAMES];\n"
+    "\n"
+    "static uint32_t shim_name_of_string(const char *name)\n"
+    "{\n"
+    "    if (!name)\n"
+    "        return 0;\n"
+    "    uint32_t id = 2166136261u;\n"
+    "    for (const char *c = name; *c; c++)\n"
+    "        id = (id ^ (uint8_t)*c) * 16777619u;\n"
+    "    id |= 0x80000000u;\n"
+    "    for (uint32_t i = 0; i < SHIM_NAMES; i++) {\n"
+    "        uint32_t *slot = &shim_names_seen[(id + i) % SHIM_NAMES];\n"
+    "        uint32_t seen = __atomic_load_n(slot, __ATOMIC_RELAXED);\n"
+    "        if (seen == 0 && __atomic_compare_exchange_n(slot, &seen, id, 0, __ATOMIC_RELAXED,\n"
+    "                                                     __ATOMIC_RELAXED)) {\n"
+    "            at_name_msg(id, name);\n"
+    "            return id;\n"
+    "        }\n"
+    "        if (seen == id)\n"
+    "            return id;\n"
+    "    }\n"
+    "    return id;\n"
+    "}\n";
+
+/* The C name stem of a block's statics: the symbol, or trampoline_NAME for a callback. */
+static char *stem(const struct block *b)
+{
+    return b->is_callback ? xprintf("trampoline_%s", b->symbol) : xstrdup(b->symbol);
+}
+
+/* "TYPE NAME" for a declaration: "void *data", "int count". */
+static char *declare(const char *type, const char *name)
+{
+    size_t n = strlen(type);
+    return xprintf("%s%s%s", type, n && type[n - 1] == '*' ? "" : " ", name);
+}
+
+/* The parameter types, for a function pointer: "(const char *, void *)". */
+static char *param_types(const struct proto *p)
+{
+    char *list = xstrdup(p->nparams ? "" : "void");
+    for (int i = 0; i < p->nparams; i++)
+        list = xprintf("%s%s%s", list, i ? ", " : "", p->params[i].type);
+    return xprintf("(%s)", list);
+}
+
+/* A pointer to functions of this prototype, declared as `name`. */
+static char *fn_pointer(const struct proto *p, const char *name)
+{
+    size_t n = strlen(p->ret);
+    return xprintf("%s%s(*%s)%s", p->ret, p->ret[n - 1] == '*' ? "" : " ", name, param_types(p));
+}
+
+static void emit_c_string(FILE *out, const char *s)
+{
+    fputc('"', out);
+    for (; *s; s++)
+        fprintf(out, strchr("\\\"", *s) ? "\\%c" : "%c", *s);
+    fputc('"', out);
+}
+
+static void emit_tables(const struct spec *spec, FILE *out)
+{
+    for (int i = 0; i < spec->ntables; i++) {
+        const struct table *t = spec->tables[i];
+        fprintf(out, "\n/* The message names of table %s, named once. */\n", t->name);
+        fprintf(out, "static void name_table_%s(void)\n{\n    static int named;\n", t->name);
+        fprintf(out, "    if (AT_LIKELY(__atomic_load_n(&named, __ATOMIC_RELAXED)) ||\n"
+                     "        __atomic_exchange_n(&named, 1, __ATOMIC_RELAXED))\n"
+                     "        return;\n");
+        for (int j = 0; j < t->n; j++) {
+            fprintf(out, "    at_name_msg(%lu, ", t->ids[j]);
+            emit_c_string(out, t->names[j]);
+            fputs(");\n", out);
+        }
+        fputs("}\n", out);
+    }
+}
+
+/* The value of the event kind; custom kinds are registered on first use. */
+static char *kind_value(const struct block *b, int end)
+{
+    if (b->kind >= 0)
+        return xstrdup(kind_names[end ? AT_EV_STEP_END : b->kind]);
+    return xprintf("shim_registered_id(&kind_%s, at_event_register, \"%s\")", stem(b),
+                   b->custom_kind);
+}
+
+/* `fn(args...);` on one line when it fits in 100 columns, else one argument a line. */
+static void emit_call_args(FILE *out, const char *pad, const char *fn, char *const *args, int n)
+{
+    size_t width = strlen(pad) + strlen(fn) + 3;
+    for (int i = 0; i < n; i++)
+        width += strlen(args[i]) + 2;
+    fprintf(out, "%s%s(", pad, fn);
+    for (int i = 0; i < n; i++) {
+        if (i && width <= 100)
+            fputs(", ", out);
+        else if (i)
+            fprintf(out, ",\n%s%*s", pad, (int)strlen(fn) + 1, "");
+        fputs(args[i], out);
+    }
+    fputs(");\n", out);
+}
+
+/* The record statement: at_record and the name registrations, under the block's condition.
+ * `v` holds the actor, peer, msg and name values (expressions, or locals for step). */
+static void emit_record(FILE *out, const struct block *b, int end, char *const v[4])
+{
+    char *cond = xstrdup("");
+    if (b->outermost)
+        cond = xstrdup("at_outer");
+    if (b->c_if)
+        cond = xprintf("%s%s%s", cond, *cond ? " && " : "", b->c_if);
+    const char *pad = *cond ? "        " : "    ";
+    if (*cond)
+        fprintf(out, "    if (%s) {\n", cond);
+    if (b->name_table)
+        fprintf(out, "%sname_table_%s();\n", pad, b->name_table);
+    if (b->kind != AT_EV_NONE) {
+        char *path = b->d_path.line ? xprintf("shim_registered_id(&path_%s, at_path_register, "
+                                              "\"%s\")", stem(b), b->d_path.text)
+                                    : xstrdup("0");
+        char *args[6] = {kind_value(b, end), v[0], v[1], v[2], v[3], path};
+        emit_call_args(out, pad, "at_record", args, 6);
+    }
+    for (int i = 0; i < b->nregisters && !end; i++)
+        fprintf(out, "%sif (%s)\n%s    at_name_%s(%s, %s);\n", pad, b->c_reg_name[i], pad,
+                b->reg_actor[i] ? "actor" : "msg", b->c_reg_id[i], b->c_reg_name[i]);
+    if (*cond)
+        fputs("    }\n", out);
+}
+
+/* The event's values: its expressions, 0 where the spec gives none. */
+static void values(const struct block *b, char *v[4])
+{
+    v[0] = b->c_actor ? b->c_actor : "0";
+    v[1] = b->c_peer ? b->c_peer : "0";
+    v[2] = b->c_msg ? b->c_msg : "0";
+    v[3] = b->c_name ? b->c_name : "0";
+}
+
+/* The arguments of the forwarded call: callbacks and their data replaced by the closures. */
+static char *arguments(const struct block *b)
+{
+    char *list = xstrdup("");
+    for (int i = 0; i < b->proto.nparams; i++) {
+        char *arg = b->proto.params[i].name;
+        for (int w = 0; w < b->nwraps; w++) {
+            const char *cb = b->wraps[w].callback->symbol;
+            if (b->wraps[w].param == i)
+                arg = xprintf("at_closure_%d ? trampoline_%s : %s", w, cb, arg);
+            else if (b->wraps[w].data_param == i)
+                arg = xprintf("at_closure_%d ? (void *)at_closure_%d : %s", w, w, arg);
+        }
+        list = xprintf("%s%s%s", list, i ? ", " : "", arg);
+    }
+    return list;
+}
+
+/* The body from the first record to the return, around the call `forward`. */
+static void emit_call(FILE *out, const struct block *b, const char *forward)
+{
+    int returns = strcmp(b->proto.ret, "void") != 0, step = b->kind == AT_EV_STEP_BEGIN;
+    int resets = step || b->is_callback;
+    char *v[4];
+    values(b, v);
+    if (step) {
+        fprintf(out, "    uint64_t at_actor = %s;\n    uint64_t at_peer = %s;\n", v[0], v[1]);
+        fprintf(out, "    uint64_t at_msg = %s;\n    uint32_t at_name = %s;\n", v[2], v[3]);
+        v[0] = "at_actor", v[1] = "at_peer", v[2] = "at_msg", v[3] = "at_name";
+    }
+    if (step || !b->after)
+        emit_record(out, b, 0, v);
+    if (step)
+        fputs("    uint64_t at_previous = at_set_current_actor(at_actor);\n", out);
+    if (resets)
+        fputs("    uint32_t at_depth = at_depth_reset();\n", out);
+    fprintf(out, "    %s%s(%s);\n", returns ? declare(b->proto.ret, "at_result = ") : "", forward,
+            arguments(b));
+    if (resets)
+        fputs("    at_depth_restore(at_depth);\n", out);
+    if (step)
+        fputs("    at_set_current_actor(at_previous);\n", out);
+    if (step || b->after) {
+        fputs("    int at_errno = errno;\n", out);
+        emit_record(out, b, step, v);
+        fputs("    errno = at_errno;\n", out);
+    }
+    if (b->outermost)
+        fputs("    at_leave();\n", out);
+    if (returns)
+        fputs("    return at_result;\n", out);
+}
+
+/* The comment above a wrapper: what it records, from which directives. */
+static void emit_comment(FILE *out, const struct spec *spec, const struct block *b)
+{
+    const char *event = b->d_event.text;
+    fprintf(out, "\n/* %s:%d: %s%s%s%s. */\n", spec->file, b->line,
+            b->kind == AT_EV_NONE ? "names only" : event,
+            b->kind == AT_EV_STEP_BEGIN ? " (the actor is current during the call)" : "",
+            b->after && b->kind != AT_EV_NONE ? ", recorded after the call" : "",
+            b->outermost ? ", outermost call only" : "");
+}
+
+static void emit_statics(FILE *out, const struct block *b)
+{
+    if (b->d_path.line)
+        fprintf(out, "static unsigned path_%s;\n", stem(b));
+    if (b->kind < 0)
+        fprintf(out, "static unsigned kind_%s;\n", stem(b));
+}
+
+/* A callback's closure (the original function and data), its constructor and trampoline. */
+static void emit_callback(FILE *out, const struct spec *spec, const struct block *b)
+{
+    const struct proto *p = &b->proto;
+    const struct param *data = &p->params[b->data_param];
+    const char *name = b->symbol;
+    fprintf(out, "\n/* Callback %s travels through the runtime as trampoline_%s, with a closure "
+                 "in\n * place of its %s. */\n", name, name, data->name);
+    fprintf(out, "struct closure_%s {\n    %s;\n    %s;\n};\n", name, fn_pointer(p, "fn"),
+            declare(data->type, "data"));
+    fprintf(out, "\n/* NULL when there is no callback, or no memory: the call then goes through "
+                 "as it is. */\n");
+    fprintf(out, "static struct closure_%s *closure_%s(%s, %s)\n{\n", name, name,
+            fn_pointer(p, "fn"), declare(data->type, "data"));
+    fprintf(out, "    struct closure_%s *closure = fn ? malloc(sizeof *closure) : NULL;\n", name);
+    fprintf(out, "    if (closure)\n        *closure = (struct closure_%s){fn, data};\n", name);
+    fputs("    return closure;\n}\n", out);
+    emit_statics(out, b);
+    emit_comment(out, spec, b);
+    size_t n = strlen(p->ret);
+    fprintf(out, "static %s%strampoline_%s%s\n{\n", p->ret, p->ret[n - 1] == '*' ? "" : " ", name,
+            strchr(p->text + n, '('));
+    fprintf(out, "    struct closure_%s *at_closure = (struct closure_%s *)(void *)%s;\n", name,
+            name, data->name);
+    fprintf(out, "    %s = at_closure->data;\n", data->name);
+    emit_call(out, b, "at_closure->fn");
+    fputs("}\n", out);
+}
+
+static void emit_function(FILE *out, const struct spec *spec, const struct block *b)
+{
+    const char *name = b->symbol;
+    fprintf(out, "\nstatic %s;\n", fn_pointer(&b->proto, xprintf("real_%s", name)));
+    emit_statics(out, b);
+    emit_comment(out, spec, b);
+    fprintf(out, "AT_EXPORT %s\n{\n", b->proto.text);
+    fprintf(out, "    SHIM_RESOLVE(real_%s, \"%s\");\n", name, name);
+    if (b->outermost)
+        fputs("    int at_outer = at_enter();\n", out);
+    for (int w = 0; w < b->nwraps; w++) {
+        const char *cb = b->wraps[w].callback->symbol;
+        fprintf(out, "    struct closure_%s *at_closure_%d = closure_%s(%s, %s);\n", cb, w, cb,
+                b->proto.params[b->wraps[w].param].name,
+                b->proto.params[b->wraps[w].data_param].name);
+    }
+    emit_call(out, b, xprintf("real_%s", name));
+    fputs("}\n", out);
+}
+
+static void emit_head(const struct spec *spec, FILE *out)
+{
+    fprintf(out, "/* The actortrace shim of %s, generated by shimgen from %s:\n * edit the spec, "
+                 "not this file.\n *\n * Wrapped:", spec->runtime.text, spec->file);
+    int column = 12;
+    const char *sep = " ";
+    for (int i = 0; i < spec->nblocks; i++) {
+        const struct block *b = spec->blocks[i];
+        if (b->is_callback)
+            continue;
+        char *item = xprintf("%s (%s)", b->symbol, b->d_event.text);
+        column += (int)(strlen(sep) + strlen(item));
+        if (column > 96) {
+            fprintf(out, "%s\n *", sep[0] == ',' ? "," : "");
+            sep = " ";
+            column = 3 + (int)strlen(item);
+        }
+        fprintf(out, "%s%s", sep, item);
+        sep = ", ";
+    }
+    fputs(". */\n#include <dlfcn.h>\n#include <errno.h>\n#include <stdint.h>\n#include <stdio.h>\n"
+          "#include <stdlib.h>\n#include <string.h>\n\n#include \"actortrace.h\"\n", out);
+    for (int i = 0; i < spec->nincludes; i++)
+        fprintf(out, "#include %s\n", spec->includes[i].text);
+    fputc('\n', out);
+}
+
+int emit_shim(const struct spec *spec, FILE *out)
+{
+    int strings = 0;
+    for (int i = 0; i < spec->nblocks; i++)
+        strings |= spec->blocks[i]->uses_string_names;
+    emit_head(spec, out);
+    fputs(helpers, out);
+    if (strings)
+        fputs(string_names, out);
+    emit_tables(spec, out);
+    for (int i = 0; i < spec->nblocks; i++)
+        if (spec->blocks[i]->is_callback)
+            emit_callback(out, spec, spec->blocks[i]);
+    for (int i = 0; i < spec->nblocks; i++)
+        if (!spec->blocks[i]->is_callback)
+            emit_function(out, spec, spec->blocks[i]);
+    return ferror(out) ? -1 : 0;
+}

@@ -1,0 +1,153 @@
+/* shimgen SPEC -o DIR: validates a runtime's spec, writes its shim DIR/shim-NAME.c and builds
+ * DIR/libshim-NAME.so, to preload after libactortrace.so (docs/SHIMGEN.md).
+ *
+ * Exit status: 0 done, 1 the spec has mistakes (each one on stderr as FILE:LINE: message, and
+ * nothing was written), 2 usage, I/O or compiler error. */
+#include <errno.h>
+#include <libgen.h>
+#include <spawn.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+
+#include "shimgen.h"
+
+#ifndef SHIMGEN_INCLUDE
+#define SHIMGEN_INCLUDE "/usr/local/include"
+#endif
+
+#define MAX_INCLUDE_DIRS 16
+
+extern char **environ;
+
+static const char usage[] =
+    "usage: shimgen SPEC -o DIR [-I DIR]... [--no-build]\n"
+    "  Validates SPEC, writes DIR/shim-NAME.c (NAME from the spec's 'runtime' line) and builds\n"
+    "  DIR/libshim-NAME.so with $CC (default cc). -I adds a directory for the runtime's headers\n"
+    "  (the spec's own directory is searched too). --no-build writes the C and prints the\n"
+    "  command that builds it. Trace with\n"
+    "    LD_PRELOAD=/path/to/libactortrace.so:DIR/libshim-NAME.so ./program\n";
+
+struct options {
+    const char *spec, *dir;
+    const char *includes[MAX_INCLUDE_DIRS];
+    int nincludes, no_build;
+};
+
+static int parse_args(int argc, char **argv, struct options *o)
+{
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        if ((strcmp(a, "-o") == 0 || strcmp(a, "-I") == 0) && i + 1 < argc) {
+            if (a[1] == 'o')
+                o->dir = argv[++i];
+            else if (o->nincludes < MAX_INCLUDE_DIRS)
+                o->includes[o->nincludes++] = argv[++i];
+        } else if (strcmp(a, "--no-build") == 0) {
+            o->no_build = 1;
+        } else if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) {
+            fputs(usage, stdout);
+            exit(0);
+        } else if (a[0] != '-' && !o->spec) {
+            o->spec = a;
+        } else {
+            return -1;
+        }
+    }
+    return o->spec && o->dir ? 0 : -1;
+}
+
+static int write_shim(const struct spec *spec, const char *path)
+{
+    FILE *out = fopen(path, "w");
+    if (!out) {
+        fprintf(stderr, "shimgen: %s: %s\n", path, strerror(errno));
+        return -1;
+    }
+    int err = emit_shim(spec, out);
+    if (fclose(out) != 0 || err) {
+        fprintf(stderr, "shimgen: writing %s failed\n", path);
+        return -1;
+    }
+    return 0;
+}
+
+/* The compiler command, NULL-terminated: the flags every shim needs (PIC, initial-exec TLS
+ * like the core's, the warnings of the project) and the include directories. */
+static char **build_command(const struct options *o, const char *source, const char *library)
+{
+    static char *argv[64];
+    int n = 0;
+    const char *cc = getenv("CC");
+    argv[n++] = xstrdup(cc && *cc ? cc : "cc");
+    const char *flags[] = {"-O2", "-g", "-std=gnu11", "-Wall", "-Wextra", "-Werror",
+                           "-fPIC", "-ftls-model=initial-exec", "-shared", "-Wl,-z,now"};
+    for (size_t i = 0; i < sizeof flags / sizeof flags[0]; i++)
+        argv[n++] = xstrdup(flags[i]);
+    argv[n++] = xprintf("-I%s", SHIMGEN_INCLUDE);
+    char *spec_dir = xstrdup(o->spec);
+    argv[n++] = xprintf("-I%s", dirname(spec_dir));
+    for (int i = 0; i < o->nincludes; i++)
+        argv[n++] = xprintf("-I%s", o->includes[i]);
+    argv[n++] = "-o";
+    argv[n++] = (char *)library;
+    argv[n++] = (char *)source;
+    argv[n++] = "-ldl";
+    argv[n] = NULL;
+    return argv;
+}
+
+static void print_command(char **argv)
+{
+    for (char **a = argv; *a; a++)
+        printf("%s%s", *a, a[1] ? " " : "\n");
+    fflush(stdout);
+}
+
+static int run(char **argv)
+{
+    print_command(argv);
+    pid_t pid;
+    int status, err = posix_spawnp(&pid, argv[0], NULL, NULL, argv, environ);
+    if (err) {
+        fprintf(stderr, "shimgen: %s: %s\n", argv[0], strerror(err));
+        return -1;
+    }
+    if (waitpid(pid, &status, 0) < 0 || !WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+        fprintf(stderr, "shimgen: the compiler failed on the generated shim\n");
+        return -1;
+    }
+    return 0;
+}
+
+int main(int argc, char **argv)
+{
+    struct options o = {0};
+    if (parse_args(argc, argv, &o) < 0) {
+        fputs(usage, stderr);
+        return 2;
+    }
+    struct spec spec = {0};
+    if (spec_read(&spec, o.spec) < 0)
+        return 2;
+    if (spec_check(&spec) > 0) {
+        fprintf(stderr, "shimgen: %d mistake%s in %s; nothing generated\n", spec.errors,
+                spec.errors == 1 ? "" : "s", o.spec);
+        return 1;
+    }
+    if (mkdir(o.dir, 0777) < 0 && errno != EEXIST) {
+        fprintf(stderr, "shimgen: %s: %s\n", o.dir, strerror(errno));
+        return 2;
+    }
+    char *source = xprintf("%s/shim-%s.c", o.dir, spec.runtime.text);
+    char *library = xprintf("%s/libshim-%s.so", o.dir, spec.runtime.text);
+    if (write_shim(&spec, source) < 0)
+        return 2;
+    char **command = build_command(&o, source, library);
+    if (o.no_build) {
+        print_command(command);
+        return 0;
+    }
+    return run(command) < 0 ? 2 : 0;
+}

@@ -1,0 +1,106 @@
+/* shimgen: a shim for any runtime, generated from a short spec (docs/SHIMGEN.md).
+ *
+ * The spec is read in two passes: spec.c reads the lines into blocks (a function, a callback,
+ * a name table) and keeps each directive's text and line; check.c validates the whole spec and
+ * turns every expression into C; emit.c writes the shim only when no mistake was found. */
+#ifndef SHIMGEN_H
+#define SHIMGEN_H
+
+#include <stdio.h>
+
+#define MAX_PARAMS 16
+#define MAX_REGISTERS 4
+#define MAX_WRAPS 4
+#define MAX_TABLE 256
+
+/* One directive's text and the line it came from; line 0 means absent. */
+struct directive {
+    int line;
+    char *text;
+};
+
+struct param {
+    char *type; /* the declaration without the name: "const char *", "int (*)(void *)" */
+    char *name;
+    int pointer; /* a pointer: expressions may read through it */
+    int by_value_struct;
+};
+
+struct proto {
+    char *text; /* the prototype as written, one space between tokens */
+    char *ret;  /* the return type; "void" for none */
+    char *name;
+    struct param params[MAX_PARAMS];
+    int nparams;
+};
+
+/* What a function or callback records, with each expression already turned into C (a uint64_t
+ * value), and the raw directives it came from. */
+struct block {
+    int line;
+    int is_callback;
+    char *symbol; /* the runtime's function, or the callback's name in the spec */
+    struct directive d_proto, d_event, d_at, d_actor, d_peer, d_msg, d_name, d_path, d_if, d_data;
+    struct directive d_register[MAX_REGISTERS];
+    int nregisters;
+    struct directive d_wrap[MAX_WRAPS];
+    int nwraps;
+    int outermost;
+
+    /* filled by check.c */
+    struct proto proto;
+    int kind;           /* enum at_event_kind, AT_EV_NONE for "none", -1 for a custom kind */
+    char *custom_kind;  /* the registered kind's name */
+    int after;          /* records after the call */
+    char *c_actor, *c_peer, *c_msg, *c_name, *c_if;
+    char *name_table;   /* the table whose names the message-name id refers to */
+    char *c_reg_id[MAX_REGISTERS], *c_reg_name[MAX_REGISTERS];
+    int reg_actor[MAX_REGISTERS]; /* 1: names an actor, 0: names a message id */
+    int data_param;               /* callback: index of the user-data parameter */
+    struct {
+        int param, data_param;
+        struct block *callback;
+    } wraps[MAX_WRAPS];
+    int uses_string_names;
+};
+
+struct table {
+    int line;
+    char *name;
+    unsigned long ids[MAX_TABLE];
+    char *names[MAX_TABLE];
+    int n;
+};
+
+struct spec {
+    const char *file;
+    int errors;
+    struct directive runtime;
+    struct directive includes[16];
+    int nincludes;
+    struct block **blocks;
+    int nblocks;
+    struct table **tables;
+    int ntables;
+};
+
+/* spec.c */
+int spec_read(struct spec *spec, const char *file);
+void spec_error(struct spec *spec, int line, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+void *xalloc(size_t size);
+char *xstrdup(const char *s);
+char *xprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* proto.c: reads b->d_proto into b->proto; 0 or -1 (reported) */
+int proto_read(struct spec *spec, struct block *b);
+
+/* check.c: validates every block; returns the number of mistakes */
+int spec_check(struct spec *spec);
+struct block *spec_callback(struct spec *spec, const char *name);
+struct table *spec_table(struct spec *spec, const char *name);
+
+/* emit.c */
+int emit_shim(const struct spec *spec, FILE *out);
+
+#endif
