@@ -139,3 +139,13 @@ $(B)/shimgen-test/libactortrace-core.so: $(SHIMGEN_CORE_SRC) $(COMMON_SRC) $(wil
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) $(CFLAGS) $(WARN) $(PRELOAD_FLAGS) -shared -Wl,-z,now -o $@ \
 		$(SHIMGEN_CORE_SRC) $(COMMON_SRC) -lzstd -ldl -Wl,-z,defs $(SHIM_VERSIONS)
+# mbox, the runtime shimgen's test traces, and its program (tests/shimgen/).
+$(B)/shimgen-test/libmbox.so: tests/shimgen/mbox.c tests/shimgen/mbox.h
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) $(WARN) -fPIC -shared -pthread -Wl,-soname,libmbox.so -o $@ $<
+$(B)/shimgen-test/mbox_demo: tests/shimgen/mbox_demo.c tests/shimgen/mbox.h $(B)/shimgen-test/libmbox.so
+	$(CC) $(CFLAGS) $(WARN) -pthread -o $@ $< $(B)/shimgen-test/libmbox.so -Wl,-rpath,'$$ORIGIN'
+SHIMGEN_TEST := $(B)/shimgen $(B)/shimgen-test/libactortrace-core.so \
+	$(B)/shimgen-test/libmbox.so $(B)/shimgen-test/mbox_demo
+all: $(B)/shimgen
+test: $(SHIMGEN_TEST)

@@ -47,12 +47,13 @@ static int is_word(const char *s, const char *extra)
 static void check_event(struct spec *spec, struct block *b)
 {
     const char *word = b->d_event.text;
+    b->kind = KIND_UNKNOWN;
     if (!b->d_event.line) {
         spec_error(spec, b->line, "%s has no 'event'", b->symbol);
         return;
     }
     if (strncmp(word, "custom ", 7) == 0 && is_word(word + 7, "-.")) {
-        b->kind = -1;
+        b->kind = KIND_CUSTOM;
         b->custom_kind = xstrdup(word + 7);
         return;
     }
@@ -275,7 +276,7 @@ static void check_block(struct spec *spec, struct block *b)
         return;
     check_event(spec, b);
     check_at(spec, b);
-    if (!b->d_actor.line && b->kind != AT_EV_NONE && b->d_event.line)
+    if (!b->d_actor.line && b->kind != AT_EV_NONE && b->kind != KIND_UNKNOWN)
         spec_error(spec, b->line, "%s has no 'actor'", b->symbol);
     b->c_actor = value(spec, b, &b->d_actor, "actor");
     b->c_peer = value(spec, b, &b->d_peer, "peer");

@@ -147,7 +147,7 @@ static void emit_tables(const struct spec *spec, FILE *out)
 /* The value of the event kind; custom kinds are registered on first use. */
 static char *kind_value(const struct block *b, int end)
 {
-    if (b->kind >= 0)
+    if (b->kind != KIND_CUSTOM)
         return xstrdup(kind_names[end ? AT_EV_STEP_END : b->kind]);
     return xprintf("shim_registered_id(&kind_%s, at_event_register, \"%s\")", stem(b),
                    b->custom_kind);
@@ -208,21 +208,18 @@ static void values(const struct block *b, char *v[4])
 }
 
 /* The arguments of the forwarded call: callbacks and their data replaced by the closures. */
-static char *arguments(const struct block *b)
+static void arguments(const struct block *b, char *args[MAX_PARAMS])
 {
-    char *list = xstrdup("");
     for (int i = 0; i < b->proto.nparams; i++) {
-        char *arg = b->proto.params[i].name;
+        args[i] = b->proto.params[i].name;
         for (int w = 0; w < b->nwraps; w++) {
             const char *cb = b->wraps[w].callback->symbol;
             if (b->wraps[w].param == i)
-                arg = xprintf("at_closure_%d ? trampoline_%s : %s", w, cb, arg);
+                args[i] = xprintf("at_closure_%d ? trampoline_%s : %s", w, cb, args[i]);
             else if (b->wraps[w].data_param == i)
-                arg = xprintf("at_closure_%d ? (void *)at_closure_%d : %s", w, w, arg);
+                args[i] = xprintf("at_closure_%d ? (void *)at_closure_%d : %s", w, w, args[i]);
         }
-        list = xprintf("%s%s%s", list, i ? ", " : "", arg);
     }
-    return list;
 }
 
 /* The body from the first record to the return, around the call `forward`. */
@@ -243,8 +240,11 @@ static void emit_call(FILE *out, const struct block *b, const char *forward)
         fputs("    uint64_t at_previous = at_set_current_actor(at_actor);\n", out);
     if (resets)
         fputs("    uint32_t at_depth = at_depth_reset();\n", out);
-    fprintf(out, "    %s%s(%s);\n", returns ? declare(b->proto.ret, "at_result = ") : "", forward,
-            arguments(b));
+    char *args[MAX_PARAMS];
+    arguments(b, args);
+    emit_call_args(out, "    ",
+                   xprintf("%s%s", returns ? declare(b->proto.ret, "at_result = ") : "", forward),
+                   args, b->proto.nparams);
     if (resets)
         fputs("    at_depth_restore(at_depth);\n", out);
     if (step)
@@ -275,7 +275,7 @@ static void emit_statics(FILE *out, const struct block *b)
 {
     if (b->d_path.line)
         fprintf(out, "static unsigned path_%s;\n", stem(b));
-    if (b->kind < 0)
+    if (b->kind == KIND_CUSTOM)
         fprintf(out, "static unsigned kind_%s;\n", stem(b));
 }
 

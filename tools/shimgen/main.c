@@ -132,6 +132,7 @@ int main(int argc, char **argv)
     if (spec_read(&spec, o.spec) < 0)
         return 2;
     if (spec_check(&spec) > 0) {
+        spec_report(&spec);
         fprintf(stderr, "shimgen: %d mistake%s in %s; nothing generated\n", spec.errors,
                 spec.errors == 1 ? "" : "s", o.spec);
         return 1;

@@ -49,7 +49,9 @@ struct block {
 
     /* filled by check.c */
     struct proto proto;
-    int kind;           /* enum at_event_kind, AT_EV_NONE for "none", -1 for a custom kind */
+    int kind;           /* enum at_event_kind (AT_EV_STEP_BEGIN for step), or one of: */
+#define KIND_CUSTOM (-1)  /* "custom NAME": registered with at_event_register */
+#define KIND_UNKNOWN (-2) /* missing or misspelt: the block's other lines are judged without it */
     char *custom_kind;  /* the registered kind's name */
     int after;          /* records after the call */
     char *c_actor, *c_peer, *c_msg, *c_name, *c_if;
@@ -75,6 +77,7 @@ struct table {
 struct spec {
     const char *file;
     int errors;
+    struct directive *mistakes; /* each mistake's line and message */
     struct directive runtime;
     struct directive includes[16];
     int nincludes;
@@ -88,6 +91,8 @@ struct spec {
 int spec_read(struct spec *spec, const char *file);
 void spec_error(struct spec *spec, int line, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
+/* Prints the mistakes on stderr, FILE:LINE: message, in the order of their lines. */
+void spec_report(const struct spec *spec);
 void *xalloc(size_t size);
 char *xstrdup(const char *s);
 char *xprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

@@ -14,15 +14,35 @@
 
 #define MAX_LINE 4096
 
+/* Mistakes are kept and printed sorted by line when the whole spec has been judged, so they
+ * read in the order of the file whichever pass found them. */
 void spec_error(struct spec *spec, int line, const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
-    fprintf(stderr, "%s:%d: ", spec->file, line);
-    vfprintf(stderr, fmt, ap);
-    fputc('\n', stderr);
+    char *text = NULL;
+    if (vasprintf(&text, fmt, ap) < 0)
+        text = NULL;
     va_end(ap);
-    spec->errors++;
+    spec->mistakes = realloc(spec->mistakes, (size_t)(spec->errors + 1) * sizeof *spec->mistakes);
+    if (!spec->mistakes) {
+        perror("shimgen");
+        exit(2);
+    }
+    spec->mistakes[spec->errors++] = (struct directive){line, text ? text : "(no memory)"};
+}
+
+void spec_report(const struct spec *spec)
+{
+    struct directive *m = spec->mistakes;
+    for (int i = 1; i < spec->errors; i++) /* insertion sort: stable, and the list is short */
+        for (int j = i; j > 0 && m[j - 1].line > m[j].line; j--) {
+            struct directive swap = m[j];
+            m[j] = m[j - 1];
+            m[j - 1] = swap;
+        }
+    for (int i = 0; i < spec->errors; i++)
+        fprintf(stderr, "%s:%d: %s\n", spec->file, m[i].line, m[i].text);
 }
 
 void *xalloc(size_t size)

@@ -1,0 +1,111 @@
+#!/bin/sh
+# shimgen: a shim generated from a spec traces mbox (a runtime written for this test) exactly as
+# its own log says; the one generated from refrt's spec counts what refrt counts and what the
+# hand-written shim records; every bad spec gets each of its mistakes, with its line, and
+# nothing is generated from it. Generated shims are preloaded after a copy of the library
+# without shim/refrt.c (with both, the first rt_send preloaded would win).
+. "$(dirname "$0")/../lib.sh"
+
+SHIMGEN="$B/shimgen"
+CORE="$B/shimgen-test/libactortrace-core.so"
+SPECS="$TOP/tests/shimgen"
+
+generated() { # generated TRACE SHIM PROGRAM ARGS...: runs PROGRAM with the core and SHIM
+    local trace="$1" shim="$2"
+    shift 2
+    ACTORTRACE_OUT="$trace" LD_PRELOAD="$CORE:$shim" "$@"
+}
+
+# events JSONL: each event as {event, actor, peer, msg, msg_name}, sorted
+events() {
+    jq -c 'select(.event) | {event, actor, peer: (.sender // .peer // 0), msg: (.msg // 0),
+                             msg_name: (.msg_name // "")}' "$1" | sort
+}
+
+# ---- mbox: the trace equals the runtime's own log, event for event ----
+"$SHIMGEN" "$SPECS/mbox.spec" -o "$TMP/mbox" >"$TMP/mbox.gen" 2>&1
+check "mbox: shimgen generates and builds the shim (-Wall -Wextra -Werror)" \
+    [ $? -eq 0 -a -f "$TMP/mbox/libshim-mbox.so" ]
+exported=$(nm -D --defined-only "$TMP/mbox/libshim-mbox.so" | awk '{print $3}' | grep '^mb_' |
+    sort | tr '\n' ' ')
+equal "mbox: the shim exports exactly the wrapped functions" "$exported" \
+    "mb_exit mb_free mb_post mb_receive mb_send_named mb_spawn mb_stop "
+
+generated "$TMP/mbox.trace" "$TMP/mbox/libshim-mbox.so" "$B/shimgen-test/mbox_demo" 2000 \
+    >"$TMP/mbox.out" 2>"$TMP/mbox.err"
+check "mbox: runs traced" [ $? -eq 0 ]
+check "mbox: nothing on stderr" [ ! -s "$TMP/mbox.err" ]
+"$DECODE" -o "$TMP/mbox.jsonl" "$TMP/mbox.trace"
+check "mbox: decodes cleanly" [ $? -eq 0 ]
+events "$TMP/mbox.jsonl" >"$TMP/mbox.got"
+grep '^{"truth"' "$TMP/mbox.out" | jq -c '.truth' | sort >"$TMP/mbox.want"
+equal "mbox: the runtime logged every operation" "$(wc -l <"$TMP/mbox.want")" 12027
+check "mbox: the trace's events equal the runtime's log (actor, peer, msg, msg_name)" \
+    cmp -s "$TMP/mbox.got" "$TMP/mbox.want"
+for kind in spawn send recv step_begin step_end exit free; do
+    equal "mbox: $kind events = ground truth" "$(kind_count "$TMP/mbox.jsonl" "$kind")" \
+        "$(truth "$TMP/mbox.out" "$kind")"
+done
+equal "mbox: dropped" "$(summary "$TMP/mbox.jsonl" dropped)" 0
+check "mbox: the spawned actors are named" jq -n -e \
+    '[inputs | select(.event == "spawn") | .actor_name] | sort == ["helper", "pinger", "ponger"]' \
+    "$TMP/mbox.jsonl"
+
+# ---- refrt: the generated shim counts what refrt and the hand-written shim count ----
+"$SHIMGEN" "$SPECS/refrt.spec" -o "$TMP/refrt" -I "$TOP/tests/rt" >"$TMP/refrt.gen" 2>&1
+check "refrt: shimgen generates and builds the shim" [ $? -eq 0 -a -f "$TMP/refrt/libshim-refrt.so" ]
+
+# kinds JSONL: "kind count" per event kind, and sends per message name
+kinds() {
+    jq -r 'select(.event) | .event' "$1" | sort | uniq -c
+    jq -r 'select(.event == "send") | .msg_name' "$1" | sort | uniq -c
+}
+
+refrt_case() { # refrt_case NAME PROGRAM ARGS...
+    name=$1
+    shift
+    generated "$TMP/$name.trace" "$TMP/refrt/libshim-refrt.so" "$@" >"$TMP/$name.out" \
+        2>"$TMP/$name.err"
+    check "refrt $name: runs traced by the generated shim" [ $? -eq 0 -a ! -s "$TMP/$name.err" ]
+    "$DECODE" -o "$TMP/$name.jsonl" "$TMP/$name.trace"
+    check "refrt $name: decodes cleanly" [ $? -eq 0 ]
+    for kind in spawn send recv schedule park unpark exit; do
+        equal "refrt $name: $kind events = ground truth" \
+            "$(kind_count "$TMP/$name.jsonl" "$kind")" "$(truth "$TMP/$name.out" "$kind")"
+    done
+    for kind in step_begin step_end; do
+        equal "refrt $name: $kind events = ground truth steps" \
+            "$(kind_count "$TMP/$name.jsonl" "$kind")" "$(truth "$TMP/$name.out" step)"
+    done
+    equal "refrt $name: dropped" "$(summary "$TMP/$name.jsonl" dropped)" 0
+
+    # the hand-written shim on the same run: the same events of each deterministic kind and
+    # the same sends per message name (schedule, park and unpark vary from run to run)
+    traced "$TMP/$name.hand.trace" "$@" >"$TMP/$name.hand.out" 2>&1
+    "$DECODE" -o "$TMP/$name.hand.jsonl" "$TMP/$name.hand.trace"
+    kinds "$TMP/$name.jsonl" | grep -v ' schedule$\| park$\| unpark$' >"$TMP/$name.kinds"
+    kinds "$TMP/$name.hand.jsonl" | grep -v ' schedule$\| park$\| unpark$' >"$TMP/$name.hand.kinds"
+    check "refrt $name: same counts per kind and per message name as shim/refrt.c" \
+        cmp -s "$TMP/$name.kinds" "$TMP/$name.hand.kinds"
+}
+refrt_case pingpong "$B/examples/pingpong" 10000
+refrt_case fanout "$B/examples/fanout" 4 20000
+refrt_case ring "$B/examples/ring" 16 500
+check "refrt: the PONGs are sent by the actor that handled the PING" jq -n -e '
+    [inputs] as $all
+    | ($all | map(select(.event == "step_begin" and .msg_name == "PING")) | .[0].actor) as $pong
+    | $all | map(select(.event == "send" and .msg_name == "PONG")) | all(.sender == $pong)' \
+    "$TMP/pingpong.jsonl"
+
+# ---- bad specs: every mistake, with its line, and nothing else; nothing generated ----
+for spec in "$SPECS"/bad/*.spec; do
+    name=bad/$(basename "$spec")
+    "$SHIMGEN" "$spec" -o "$TMP/bad" >/dev/null 2>"$TMP/bad.err"
+    equal "$name: exit status" $? 1
+    check "$name: nothing generated" [ ! -e "$TMP/bad" ]
+    sed -n 's/^# error: //p' "$spec" >"$TMP/bad.want"
+    grep -v '^shimgen: ' "$TMP/bad.err" | sed "s|^$spec:||" >"$TMP/bad.got"
+    check "$name: reports each of its $(wc -l <"$TMP/bad.want") mistakes as FILE:LINE: message" \
+        cmp -s "$TMP/bad.got" "$TMP/bad.want"
+    [ -s "$TMP/bad.want" ] || echo "not ok - $name lists no expected mistake"
+done
