@@ -25,8 +25,8 @@ struct entry {
     const char *msg_name;
 };
 
-static const char *const type_names[] = {[MB_PING] = "ping", [MB_PONG] = "pong",
-                                         [MB_STOP] = "stop", [MB_NAMED] = "named"};
+static const char *const type_names[] = {
+    [MB_PING] = "ping", [MB_PONG] = "pong", [MB_STOP] = "stop", [MB_NAMED] = "named"};
 
 static pthread_mutex_t log_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct entry *log_entries;

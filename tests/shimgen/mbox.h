@@ -18,13 +18,13 @@ struct mb_actor_head {
 
 /* A message. Offsets: id 0, sender 8, type 16, name 24. */
 struct mb_msg {
-    uint64_t id;        /* unique in the process, from 1 */
-    uint64_t sender;    /* id of the sending actor, 0 from outside any actor */
-    uint32_t type;      /* enum mb_type */
+    uint64_t id;     /* unique in the process, from 1 */
+    uint64_t sender; /* id of the sending actor, 0 from outside any actor */
+    uint32_t type;   /* enum mb_type */
     uint32_t reserved;
-    const char *name;   /* the type's name, or the name a named message was sent with */
+    const char *name; /* the type's name, or the name a named message was sent with */
     intptr_t payload;
-    mb_actor *from;     /* the sending actor, NULL from outside any actor */
+    mb_actor *from;      /* the sending actor, NULL from outside any actor */
     struct mb_msg *next; /* mailbox link, owned by the runtime */
 };
 

@@ -14,7 +14,7 @@ static const struct {
 #define EVENT_WORD(name, str) {str, AT_EV_##name},
     AT_EVENT_LIST(EVENT_WORD)
 #undef EVENT_WORD
-    {"step", AT_EV_STEP_BEGIN},
+        {"step", AT_EV_STEP_BEGIN},
     {"none", AT_EV_NONE},
 };
 
@@ -64,7 +64,8 @@ static void check_event(struct spec *spec, struct block *b)
         }
     spec_error(spec, b->d_event.line,
                "unknown event '%s': spawn, exit, send, recv, step, schedule, park, unpark, "
-               "yield, none, or 'custom NAME'", word);
+               "yield, none, or 'custom NAME'",
+               word);
 }
 
 static void check_at(struct spec *spec, struct block *b)
@@ -73,8 +74,9 @@ static void check_at(struct spec *spec, struct block *b)
     if (!d->line)
         return;
     if (b->kind == AT_EV_STEP_BEGIN)
-        spec_error(spec, d->line, "'at' has no meaning for step: step_begin is recorded before "
-                                  "the call and step_end after it");
+        spec_error(spec, d->line,
+                   "'at' has no meaning for step: step_begin is recorded before "
+                   "the call and step_end after it");
     else if (strcmp(d->text, "after") == 0)
         b->after = 1;
     else if (strcmp(d->text, "before") != 0)
@@ -87,8 +89,9 @@ static void check_result_use(struct spec *spec, const struct block *b, int line,
     if (!uses_result)
         return;
     if (b->kind == AT_EV_STEP_BEGIN)
-        spec_error(spec, line, "step records step_begin before the call: 'result' is not "
-                               "known then");
+        spec_error(spec, line,
+                   "step records step_begin before the call: 'result' is not "
+                   "known then");
     else if (!b->after)
         spec_error(spec, line, "'result' is known only after the call: add 'at after'");
 }
@@ -145,8 +148,9 @@ static void check_name(struct spec *spec, struct block *b)
     if (d->text[0] == '"') {
         char *c = literal(d->text);
         if (!c)
-            spec_error(spec, d->line, "a message name is one string in double quotes, with "
-                                      "\\\\ \\\" \\n \\t as the only escapes");
+            spec_error(spec, d->line,
+                       "a message name is one string in double quotes, with "
+                       "\\\\ \\\" \\n \\t as the only escapes");
         b->c_name = c ? xprintf("shim_name_of_string(%s)", c) : NULL;
         b->uses_string_names = 1;
         return;
@@ -169,8 +173,10 @@ static void check_name(struct spec *spec, struct block *b)
         if (!spec_table(spec, b->name_table))
             spec_error(spec, d->line, "no table named '%s'", b->name_table);
     } else if (*cx.pos) {
-        spec_error(spec, d->line, "unexpected '%s' after the message-name id (a table is named "
-                                  "with 'table NAME')", cx.pos);
+        spec_error(spec, d->line,
+                   "unexpected '%s' after the message-name id (a table is named "
+                   "with 'table NAME')",
+                   cx.pos);
     }
     b->c_name = xprintf("(uint32_t)%s", c);
     check_result_use(spec, b, d->line, cx.uses_result);
@@ -183,12 +189,13 @@ static void check_register(struct spec *spec, struct block *b, int i)
     const char *text = d->text;
     b->reg_actor[i] = strncmp(text, "actor ", 6) == 0;
     if (!b->reg_actor[i] && strncmp(text, "msg ", 4) != 0) {
-        spec_error(spec, d->line, "'register' reads 'register msg ID NAME' or "
-                                  "'register actor ID NAME'");
+        spec_error(spec, d->line,
+                   "'register' reads 'register msg ID NAME' or "
+                   "'register actor ID NAME'");
         return;
     }
-    struct expr_cx cx = {.spec = spec, .line = d->line, .proto = &b->proto,
-                         .pos = text + (b->reg_actor[i] ? 6 : 4)};
+    struct expr_cx cx = {
+        .spec = spec, .line = d->line, .proto = &b->proto, .pos = text + (b->reg_actor[i] ? 6 : 4)};
     b->c_reg_id[i] = expr_parse(&cx);
     if (!b->c_reg_id[i])
         return;
@@ -235,8 +242,10 @@ static void check_wrap(struct spec *spec, struct block *b, int i)
     else if (!b->wraps[i].callback)
         spec_error(spec, d->line, "no callback block named '%s'", name);
     else if (!b->proto.params[b->wraps[i].data_param].pointer || strcmp(arg, user) == 0)
-        spec_error(spec, d->line, "the data argument '%s' must be a pointer other than the "
-                                  "callback (it carries the callback's closure)", user);
+        spec_error(spec, d->line,
+                   "the data argument '%s' must be a pointer other than the "
+                   "callback (it carries the callback's closure)",
+                   user);
 }
 
 /* data PARAM: the callback's user-data parameter, which carries the closure. */
@@ -253,11 +262,11 @@ static void check_data(struct spec *spec, struct block *b)
     if (b->nwraps)
         spec_error(spec, b->d_wrap[0].line, "'wrap' belongs in a function block");
     if (b->outermost)
-        spec_error(spec, b->line, "'outermost' has no meaning for a callback: it runs user "
-                                  "code, which starts at depth 0");
+        spec_error(spec, b->line,
+                   "'outermost' has no meaning for a callback: it runs user "
+                   "code, which starts at depth 0");
     if (!d->line) {
-        spec_error(spec, b->line, "callback %s has no 'data' (its user-data parameter)",
-                   b->symbol);
+        spec_error(spec, b->line, "callback %s has no 'data' (its user-data parameter)", b->symbol);
         return;
     }
     b->data_param = param_index(&b->proto, d->text);
@@ -307,14 +316,14 @@ static void check_uses(struct spec *spec)
             for (int k = 0; k < spec->blocks[j]->nwraps; k++)
                 used |= spec->blocks[j]->wraps[k].callback == b;
         if (!used)
-            spec_error(spec, b->line, "callback %s is wrapped by no function ('wrap')",
-                       b->symbol);
+            spec_error(spec, b->line, "callback %s is wrapped by no function ('wrap')", b->symbol);
     }
     for (int i = 0; i < spec->ntables; i++) {
         const struct table *t = spec->tables[i];
         int used = 0;
         for (int j = 0; j < spec->nblocks; j++)
-            used |= spec->blocks[j]->name_table && strcmp(spec->blocks[j]->name_table, t->name) == 0;
+            used |=
+                spec->blocks[j]->name_table && strcmp(spec->blocks[j]->name_table, t->name) == 0;
         if (!used || t->n == 0)
             spec_error(spec, t->line, "table %s %s", t->name,
                        t->n == 0 ? "has no names" : "is used by no 'name'");

@@ -17,7 +17,7 @@ static const struct {
     const char *word;
     const char *helper;
 } reads[] = {
-    {"u8", "shim_read_u8"}, {"u16", "shim_read_u16"}, {"u32", "shim_read_u32"},
+    {"u8", "shim_read_u8"},   {"u16", "shim_read_u16"}, {"u32", "shim_read_u32"},
     {"u64", "shim_read_u64"}, {"ptr", "shim_read_u64"},
 };
 
@@ -98,10 +98,12 @@ static char *argument(struct expr_cx *cx, const char *word, int address)
             continue;
         if (p->by_value_struct)
             fail(cx, xprintf("'%s' is a struct passed by value: expressions read only through "
-                             "pointers", word));
+                             "pointers",
+                             word));
         else if (address && !p->pointer)
             fail(cx, xprintf("'%s' is not a pointer (its type is '%s'): reads go through "
-                             "pointer arguments", word, p->type));
+                             "pointer arguments",
+                             word, p->type));
         return xprintf("(uintptr_t)%s", word);
     }
     fail(cx, xprintf("unknown name '%s': not an argument of %s, nor result or current", word,
@@ -114,7 +116,8 @@ static char *result(struct expr_cx *cx)
     const char *ret = cx->proto->ret;
     if (strcmp(ret, "void") == 0)
         fail(cx, xprintf("'result': %s returns void", cx->proto->name));
-    else if (!strchr(ret, '*') && (strncmp(ret, "struct ", 7) == 0 || strncmp(ret, "union ", 6) == 0))
+    else if (!strchr(ret, '*') &&
+             (strncmp(ret, "struct ", 7) == 0 || strncmp(ret, "union ", 6) == 0))
         fail(cx, "'result' is a struct returned by value: expressions read only through pointers");
     cx->uses_result = 1;
     return xstrdup("(uintptr_t)at_result");

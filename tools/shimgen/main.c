@@ -81,8 +81,9 @@ static char **build_command(const struct options *o, const char *source, const c
     int n = 0;
     const char *cc = getenv("CC");
     argv[n++] = xstrdup(cc && *cc ? cc : "cc");
-    const char *flags[] = {"-O2", "-g", "-std=gnu11", "-Wall", "-Wextra", "-Werror",
-                           "-fPIC", "-ftls-model=initial-exec", "-shared", "-Wl,-z,now"};
+    const char *flags[] = {"-O2",     "-g",        "-std=gnu11", "-Wall",
+                           "-Wextra", "-Werror",   "-fPIC",      "-ftls-model=initial-exec",
+                           "-shared", "-Wl,-z,now"};
     for (size_t i = 0; i < sizeof flags / sizeof flags[0]; i++)
         argv[n++] = xstrdup(flags[i]);
     argv[n++] = xprintf("-I%s", SHIMGEN_INCLUDE);

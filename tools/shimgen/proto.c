@@ -9,8 +9,8 @@
 #include "shimgen.h"
 
 static const char *const type_words[] = {
-    "void",     "char",  "short",  "int",   "long",  "float", "double", "signed",
-    "unsigned", "const", "volatile", "struct", "union", "enum",  "_Bool", "restrict",
+    "void",     "char",  "short",    "int",    "long",  "float", "double", "signed",
+    "unsigned", "const", "volatile", "struct", "union", "enum",  "_Bool",  "restrict",
 };
 
 static int is_type_word(const char *word, size_t n)
@@ -64,8 +64,9 @@ static int read_param(struct spec *spec, int line, const char *text, int index, 
     size_t n = strlen(text), start, len;
     const char *fnptr = strstr(text, "(*");
     if (strcmp(text, "...") == 0) {
-        spec_error(spec, line, "variadic functions cannot be wrapped (there is no portable way "
-                               "to forward their arguments)");
+        spec_error(spec, line,
+                   "variadic functions cannot be wrapped (there is no portable way "
+                   "to forward their arguments)");
         return -1;
     }
     if (strchr(text, '[')) {
@@ -151,10 +152,12 @@ int proto_read(struct spec *spec, struct block *b)
     int line = b->d_proto.line;
     const char *open = strchr(text, '('), *close = strrchr(text, ')');
     size_t start, len = open ? last_ident(text, (size_t)(open - text), &start) : 0;
-    if (!open || !close || close < open || close[1] != '\0' || len == 0 || start == 0 || is_type_word(text + start, len) ||
+    if (!open || !close || close < open || close[1] != '\0' || len == 0 || start == 0 ||
+        is_type_word(text + start, len) ||
         (size_t)(open - text) != start + len + (text[start + len] == ' ')) {
-        spec_error(spec, line, "a prototype reads 'RETURN_TYPE NAME(TYPE NAME, ...)' and ends "
-                               "with ')', without a semicolon");
+        spec_error(spec, line,
+                   "a prototype reads 'RETURN_TYPE NAME(TYPE NAME, ...)' and ends "
+                   "with ')', without a semicolon");
         return -1;
     }
     proto->name = squeeze(text + start, len);

@@ -8,10 +8,10 @@
 
 #include <stdio.h>
 
-#define MAX_PARAMS 16
+#define MAX_PARAMS    16
 #define MAX_REGISTERS 4
-#define MAX_WRAPS 4
-#define MAX_TABLE 256
+#define MAX_WRAPS     4
+#define MAX_TABLE     256
 
 /* One directive's text and the line it came from; line 0 means absent. */
 struct directive {
@@ -49,13 +49,13 @@ struct block {
 
     /* filled by check.c */
     struct proto proto;
-    int kind;           /* enum at_event_kind (AT_EV_STEP_BEGIN for step), or one of: */
-#define KIND_CUSTOM (-1)  /* "custom NAME": registered with at_event_register */
+    int kind;             /* enum at_event_kind (AT_EV_STEP_BEGIN for step), or one of: */
+#define KIND_CUSTOM  (-1) /* "custom NAME": registered with at_event_register */
 #define KIND_UNKNOWN (-2) /* missing or misspelt: the block's other lines are judged without it */
-    char *custom_kind;  /* the registered kind's name */
-    int after;          /* records after the call */
+    char *custom_kind;    /* the registered kind's name */
+    int after;            /* records after the call */
     char *c_actor, *c_peer, *c_msg, *c_name, *c_if;
-    char *name_table;   /* the table whose names the message-name id refers to */
+    char *name_table; /* the table whose names the message-name id refers to */
     char *c_reg_id[MAX_REGISTERS], *c_reg_name[MAX_REGISTERS];
     int reg_actor[MAX_REGISTERS]; /* 1: names an actor, 0: names a message id */
     int data_param;               /* callback: index of the user-data parameter */

@@ -158,10 +158,11 @@ static void table_line(struct spec *spec, struct table *t, int line, const char 
     char *end;
     errno = 0;
     unsigned long id = strtoul(word, &end, 0);
-    if (*end || errno || !isdigit((unsigned char)word[0]) || id == 0 || id > UINT32_MAX ||
-        !*text || strchr(text, ' ')) {
-        spec_error(spec, line, "a table line is 'ID NAME' with ID from 1 to 4294967295 and "
-                               "NAME one word");
+    if (*end || errno || !isdigit((unsigned char)word[0]) || id == 0 || id > UINT32_MAX || !*text ||
+        strchr(text, ' ')) {
+        spec_error(spec, line,
+                   "a table line is 'ID NAME' with ID from 1 to 4294967295 and "
+                   "NAME one word");
         return;
     }
     for (int i = 0; i < t->n; i++)
