@@ -100,7 +100,9 @@ unsigned at_event_register(const char *name);
  * Return the next definition of `symbol` after this library (dlsym(RTLD_NEXT)); for glibc's
  * versioned symbols pass the version ("GLIBC_2.3.2"). Return NULL when the symbol does not
  * exist, after printing one line on stderr. Thread-safe; may be called before the library's
- * constructor. Call them outside any lock the runtime may hold. */
+ * constructor. Call them outside any lock the runtime may hold. "This library" is
+ * libactortrace.so: a shim built as a library of its own (shimgen's) calls dlsym(RTLD_NEXT)
+ * itself, since RTLD_NEXT counts from the caller and would find the shim's own wrapper. */
 
 void *at_resolve(const char *symbol);
 void *at_resolve_versioned(const char *symbol, const char *version);

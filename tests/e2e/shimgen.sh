@@ -51,6 +51,10 @@ check "mbox: the spawned actors are named" jq -n -e \
     '[inputs | select(.event == "spawn") | .actor_name] | sort == ["helper", "pinger", "ponger"]' \
     "$TMP/mbox.jsonl"
 
+awk '/^runtime mbox/ {p = 1} p && /^```$/ {exit} p' "$TOP/docs/SHIMGEN.md" >"$TMP/doc.spec"
+sed -n '/^runtime mbox/,$p' "$SPECS/mbox.spec" | cmp -s - "$TMP/doc.spec"
+check "docs/SHIMGEN.md shows mbox.spec as it is" [ $? -eq 0 ]
+
 # ---- refrt: the generated shim counts what refrt and the hand-written shim count ----
 "$SHIMGEN" "$SPECS/refrt.spec" -o "$TMP/refrt" -I "$TOP/tests/rt" >"$TMP/refrt.gen" 2>&1
 check "refrt: shimgen generates and builds the shim" [ $? -eq 0 -a -f "$TMP/refrt/libshim-refrt.so" ]

@@ -18,7 +18,7 @@ static const struct {
     {"none", AT_EV_NONE},
 };
 
-struct block *spec_callback(struct spec *spec, const char *name)
+static struct block *spec_callback(struct spec *spec, const char *name)
 {
     for (int i = 0; i < spec->nblocks; i++)
         if (spec->blocks[i]->is_callback && strcmp(spec->blocks[i]->symbol, name) == 0)
@@ -26,7 +26,7 @@ struct block *spec_callback(struct spec *spec, const char *name)
     return NULL;
 }
 
-struct table *spec_table(struct spec *spec, const char *name)
+static struct table *spec_table(struct spec *spec, const char *name)
 {
     for (int i = 0; i < spec->ntables; i++)
         if (strcmp(spec->tables[i]->name, name) == 0)

@@ -102,8 +102,6 @@ int proto_read(struct spec *spec, struct block *b);
 
 /* check.c: validates every block; returns the number of mistakes */
 int spec_check(struct spec *spec);
-struct block *spec_callback(struct spec *spec, const char *name);
-struct table *spec_table(struct spec *spec, const char *name);
 
 /* emit.c */
 int emit_shim(const struct spec *spec, FILE *out);
