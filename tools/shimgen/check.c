@@ -298,6 +298,8 @@ static void check_block(struct spec *spec, struct block *b)
         spec_error(spec, b->d_path.line, "a path name is one word, not '%s'", b->d_path.text);
     for (int i = 0; i < b->nregisters; i++)
         check_register(spec, b, i);
+    if (b->kind == AT_EV_NONE && b->nregisters == 0)
+        spec_error(spec, b->d_event.line, "event none records nothing: add a 'register' line");
     check_data(spec, b);
 }
 

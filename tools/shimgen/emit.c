@@ -148,15 +148,6 @@ static void emit_tables(const struct spec *spec, FILE *out)
     }
 }
 
-/* The value of the event kind; custom kinds are registered on first use. */
-static char *kind_value(const struct block *b, int end)
-{
-    if (b->kind != KIND_CUSTOM)
-        return xstrdup(kind_names[end ? AT_EV_STEP_END : b->kind]);
-    return xprintf("shim_registered_id(&kind_%s, at_event_register, \"%s\")", stem(b),
-                   b->custom_kind);
-}
-
 /* `fn(args...);` on one line when it fits in 100 columns, else one argument a line. */
 static void emit_call_args(FILE *out, const char *pad, const char *fn, char *const *args, int n)
 {
@@ -193,8 +184,18 @@ static void emit_record(FILE *out, const struct block *b, int end, char *const v
                                               "\"%s\")",
                                               stem(b), b->d_path.text)
                                     : xstrdup("0");
-        char *args[6] = {kind_value(b, end), v[0], v[1], v[2], v[3], path};
-        emit_call_args(out, pad, "at_record", args, 6);
+        char *kind = b->kind == KIND_CUSTOM ? "at_kind"
+                                            : xstrdup(kind_names[end ? AT_EV_STEP_END : b->kind]);
+        const char *record_pad = pad;
+        if (b->kind == KIND_CUSTOM) { /* kind 0 would mark the slot as never committed */
+            fprintf(out,
+                    "%sunsigned at_kind = shim_registered_id(&kind_%s, at_event_register, "
+                    "\"%s\");\n%sif (at_kind)\n",
+                    pad, stem(b), b->custom_kind, pad);
+            record_pad = xprintf("%s    ", pad);
+        }
+        char *args[6] = {kind, v[0], v[1], v[2], v[3], path};
+        emit_call_args(out, record_pad, "at_record", args, 6);
     }
     for (int i = 0; i < b->nregisters && !end; i++)
         fprintf(out, "%sif (%s)\n%s    at_name_%s(%s, %s);\n", pad, b->c_reg_name[i], pad,
