@@ -145,7 +145,11 @@ $(B)/shimgen-test/libmbox.so: tests/shimgen/mbox.c tests/shimgen/mbox.h
 	$(CC) $(CFLAGS) $(WARN) -fPIC -shared -pthread -Wl,-soname,libmbox.so -o $@ $<
 $(B)/shimgen-test/mbox_demo: tests/shimgen/mbox_demo.c tests/shimgen/mbox.h $(B)/shimgen-test/libmbox.so
 	$(CC) $(CFLAGS) $(WARN) -pthread -o $@ $< $(B)/shimgen-test/libmbox.so -Wl,-rpath,'$$ORIGIN'
-SHIMGEN_TEST := $(B)/shimgen $(B)/shimgen-test/libactortrace-core.so \
+# shimgen reads what users write: the test runs it on every spec built with the sanitizers too.
+$(B)/asan/shimgen: $(SHIMGEN_SRC) $(wildcard tools/shimgen/*.h) include/at_events.h
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS) $(SAN_FLAGS) $(WARN) -DSHIMGEN_INCLUDE='"$(CURDIR)/include"' -o $@ $(SHIMGEN_SRC)
+SHIMGEN_TEST := $(B)/shimgen $(B)/asan/shimgen $(B)/shimgen-test/libactortrace-core.so \
 	$(B)/shimgen-test/libmbox.so $(B)/shimgen-test/mbox_demo
 all: $(B)/shimgen
 test: $(SHIMGEN_TEST)

@@ -2,7 +2,8 @@
  * DIR/libshim-NAME.so, to preload after libactortrace.so (docs/SHIMGEN.md).
  *
  * Exit status: 0 done, 1 the spec has mistakes (each one on stderr as FILE:LINE: message, and
- * nothing was written), 2 usage, I/O or compiler error. */
+ * nothing was written), 2 usage, I/O or compiler error. A run reads one small file and exits,
+ * so what it allocates is never freed. */
 #include <errno.h>
 #include <libgen.h>
 #include <spawn.h>
