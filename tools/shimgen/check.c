@@ -10,12 +10,11 @@
 static const struct {
     const char *word;
     int kind;
-} events[] = {
+} events[] = {{"step", AT_EV_STEP_BEGIN}, /* step_begin and step_end, around the call */
+              {"none", AT_EV_NONE},
 #define EVENT_WORD(name, str) {str, AT_EV_##name},
-    AT_EVENT_LIST(EVENT_WORD)
+              AT_EVENT_LIST(EVENT_WORD)
 #undef EVENT_WORD
-        {"step", AT_EV_STEP_BEGIN},
-    {"none", AT_EV_NONE},
 };
 
 static struct block *spec_callback(struct spec *spec, const char *name)
