@@ -7,13 +7,13 @@
 #include "at_events.h"
 #include "expr.h"
 
+/* The words of `event`, but for step (step_begin and step_end, around the call) and none. */
 static const struct {
     const char *word;
     int kind;
-} events[] = {{"step", AT_EV_STEP_BEGIN}, /* step_begin and step_end, around the call */
-              {"none", AT_EV_NONE},
+} events[] = {
 #define EVENT_WORD(name, str) {str, AT_EV_##name},
-              AT_EVENT_LIST(EVENT_WORD)
+    AT_EVENT_LIST(EVENT_WORD)
 #undef EVENT_WORD
 };
 
@@ -54,6 +54,10 @@ static void check_event(struct spec *spec, struct block *b)
     if (strncmp(word, "custom ", 7) == 0 && is_word(word + 7, "-.")) {
         b->kind = KIND_CUSTOM;
         b->custom_kind = xstrdup(word + 7);
+        return;
+    }
+    if (strcmp(word, "step") == 0 || strcmp(word, "none") == 0) {
+        b->kind = word[0] == 's' ? AT_EV_STEP_BEGIN : AT_EV_NONE;
         return;
     }
     for (size_t i = 0; i < sizeof events / sizeof events[0]; i++)
