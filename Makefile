@@ -15,6 +15,7 @@ B       := build
 DEPS_OK := $(B)/.deps-ok
 
 COMMON_SRC  := $(wildcard common/*.c)
+CLI_SRC     := $(wildcard cli/*.c)
 PRELOAD_SRC := $(wildcard preload/*.c) $(wildcard shim/*.c)
 DECODER_SRC := $(wildcard decoder/*.c)
 RT_SRC      := tests/rt/runtime.c
@@ -33,7 +34,7 @@ FUZZ_FLAGS    := $(SAN_FLAGS) -fsanitize=fuzzer -DFUZZING_BUILD_MODE_UNSAFE_FOR_
 FUZZ_SECONDS  ?= 600
 
 .PHONY: all demo test bench clean deps fuzz
-all: $(B)/libactortrace.so $(B)/tracedecode $(B)/librefrt.so $(EXAMPLES)
+all: $(B)/libactortrace.so $(B)/tracedecode $(B)/actortrace $(B)/librefrt.so $(EXAMPLES)
 
 deps: $(DEPS_OK)
 $(DEPS_OK): scripts/install-deps.sh
@@ -46,6 +47,11 @@ $(B)/libactortrace.so: $(PRELOAD_SRC) $(COMMON_SRC) $(wildcard include/*.h prelo
 
 $(B)/tracedecode: $(DECODER_SRC) $(COMMON_SRC) $(wildcard include/*.h decoder/*.h) | $(DEPS_OK)
 	$(CC) $(CPPFLAGS) $(CFLAGS) $(WARN) -o $@ $(DECODER_SRC) $(COMMON_SRC) -lzstd
+
+# The actortrace command: finds the library and tracedecode beside itself (build/) or under the
+# PREFIX it is installed to.
+$(B)/actortrace: $(CLI_SRC) cli/cli.h include/actortrace.h | $(DEPS_OK)
+	$(CC) $(CPPFLAGS) $(CFLAGS) $(WARN) -o $@ $(CLI_SRC)
 
 $(B)/asan/tracedecode: $(DECODER_SRC) $(COMMON_SRC) $(wildcard include/*.h decoder/*.h) | $(DEPS_OK)
 	@mkdir -p $(@D)
