@@ -147,6 +147,10 @@ PUBLIC_HEADERS := include/actortrace.h include/at_events.h include/at_format.h i
 MAN_PAGES := man/actortrace.1 man/tracedecode.1 man/actortrace.7
 DOCS := README.md $(wildcard docs/*.md) $(wildcard docs/shims/*.md)
 
+# A shim built on its own links the library (pkg-config's Libs); the soname lets its DT_NEEDED
+# entry match the copy actortrace preloaded, wherever that is, so no second copy is loaded.
+$(B)/libactortrace.so: PRELOAD_FLAGS += -Wl,-soname,libactortrace.so
+
 .PHONY: install uninstall
 install: $(B)/actortrace $(B)/tracedecode $(B)/libactortrace.so
 	install -d $(I_BIN) $(I_LIB) $(I_INC) $(I_PC) $(I_MAN)/man1 $(I_MAN)/man7 $(I_DOC)/docs/shims

@@ -288,15 +288,17 @@ static void forward(int sig)
         kill(running, sig);
 }
 
-/* In the child: the preload in front of any the user set, then the program. */
+/* In the child: the preloads the user set, then the library, then the program. The user's come
+ * first: a sanitizer's runtime must, and a shim built on its own (pkg-config actortrace) must
+ * come before the library, whose at_resolve looks up the real function after itself. */
 static void start(const struct record *r, const struct sigaction *terminal)
 {
     const char *user = getenv("LD_PRELOAD");
-    size_t len = strlen(r->library) + (user ? strlen(user) + 1 : 0) + 1;
+    size_t len = (user ? strlen(user) + 1 : 0) + strlen(r->library) + 1;
     char *preload = malloc(len);
     if (preload) {
-        snprintf(preload, len, "%s%s%s", r->library, user && user[0] ? ":" : "",
-                 user ? user : "");
+        snprintf(preload, len, "%s%s%s", user ? user : "", user && user[0] ? ":" : "",
+                 r->library);
         setenv("LD_PRELOAD", preload, 1);
     }
     unsetenv("ACTORTRACE_LIB"); /* the command's, not a recorder setting */

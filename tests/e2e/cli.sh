@@ -62,8 +62,8 @@ says "record, settings: a program that records nothing is said to" "record, sett
 says "record, settings: and why" "record, settings.err" \
     "actortrace: it links none of the runtimes the library traces"
 LD_PRELOAD=/nonexistent-first.so status "record, LD_PRELOAD kept" 0 "$AT" record -- env
-says "record, LD_PRELOAD kept: after the library" "record, LD_PRELOAD kept.out" \
-    "LD_PRELOAD=$TRACER_LIB:/nonexistent-first.so"
+says "record, LD_PRELOAD kept: before the library" "record, LD_PRELOAD kept.out" \
+    "LD_PRELOAD=/nonexistent-first.so:$TRACER_LIB"
 
 # the settings are used: the ring file of a killed run is in --ring-dir
 mkdir ring
@@ -225,3 +225,74 @@ says "--help: every command" --help.out "record [OPTION...] [--] PROG [ARG...]"
 status "no command" 2 "$AT"
 status "unknown command" 2 "$AT" frobnicate
 says "unknown command: said" "unknown command.err" "actortrace: unknown command 'frobnicate'"
+
+# --- the man pages: Debian's tools render them, the linters say nothing, they match --help
+for page in "$TOP"/man/*.[17]; do
+    p=$(basename "$page")
+    equal "man $p: groff -ww -z -man prints nothing" "$(groff -ww -z -man "$page" 2>&1)" ""
+    equal "man $p: mandoc -T lint prints nothing" "$(mandoc -T lint "$page" 2>&1)" ""
+    MANWIDTH=200 man -l "$page" 2>man.err | col -b >"$p.txt"
+    check "man $p: man -l renders it" grep -q '^NAME' "$p.txt"
+    check "man $p: man -l quiet" [ ! -s man.err ]
+done
+long_options() { # long_options FILE: the --options FILE names, one a line
+    grep -o -- '--[a-z][a-z-]*' "$1" | sort -u
+}
+"$AT" --help >help.txt
+for cmd in record report view list; do "$AT" "$cmd" --help; done >>help.txt
+equal "man actortrace.1: has every option of actortrace's --help" \
+    "$(long_options help.txt | comm -23 - "$(long_options actortrace.1.txt >opts.txt; echo opts.txt)")" ""
+"$DECODE" --help >decode-help.txt
+equal "man tracedecode.1: the options of tracedecode --help, no other" \
+    "$(long_options tracedecode.1.txt)" "$(long_options decode-help.txt)"
+
+# --- make install into a temporary DESTDIR, the installed command, make uninstall
+DEST="$TMP/dest"
+I="$DEST/usr/local"
+make -s -C "$TOP" install PREFIX=/usr/local DESTDIR="$DEST" >install.out 2>&1
+equal "make install: exit status 0" "$?" 0
+for f in bin/actortrace bin/tracedecode lib/actortrace/libactortrace.so \
+    include/actortrace/actortrace.h lib/pkgconfig/actortrace.pc share/man/man1/actortrace.1 \
+    share/man/man1/tracedecode.1 share/man/man7/actortrace.7 share/doc/actortrace/README.md \
+    share/doc/actortrace/docs/FORMAT.md; do
+    check "make install: $f" [ -f "$I/$f" ]
+done
+env -u ACTORTRACE_LIB "$I/bin/actortrace" list >ilist.out 2>&1
+says "installed: finds its library under PREFIX/lib/actortrace" ilist.out \
+    "library: $I/lib/actortrace/libactortrace.so"
+MANPATH="$I/share/man" man actortrace 2>/dev/null | col -b >iman.txt
+check "installed: man actortrace finds the page" grep -q 'actortrace record' iman.txt
+if [ -x "$B/tests/czmq/pingpong" ]; then
+    # with its own library: CZMQ's pingpong, which the product traces
+    ( unset ACTORTRACE_LIB; status "installed, own library, czmq pingpong" 0 \
+        "$I/bin/actortrace" record -o czmq.trace -- "$B/tests/czmq/pingpong" zstr 200 )
+    "$I/bin/tracedecode" -o czmq.jsonl czmq.trace
+    equal "installed, own library, czmq pingpong: every send" "$(kind_count czmq.jsonl send)" \
+        "$(truth "installed, own library, czmq pingpong.out" send)"
+    equal "installed, own library, czmq pingpong: stderr" \
+        "$(grep '^actortrace: trace' "installed, own library, czmq pingpong.err")" \
+        "$(trace_line czmq.jsonl czmq.trace)"
+fi
+status "installed, pingpong" 0 "$I/bin/actortrace" record -o ipp.trace -- "$PP" 1000
+"$I/bin/tracedecode" -o ipp.jsonl ipp.trace
+equal "installed, pingpong: every send" "$(kind_count ipp.jsonl send)" \
+    "$(truth "installed, pingpong.out" send)"
+equal "installed, pingpong: stderr" "$(grep '^actortrace: trace' "installed, pingpong.err")" \
+    "$(trace_line ipp.jsonl ipp.trace)"
+status "installed, report" 0 "$I/bin/actortrace" report ipp.trace
+# a shim built on its own against the installed headers, with pkg-config's flags, preloaded
+# before the installed library
+flags=$(PKG_CONFIG_SYSROOT_DIR="$DEST" PKG_CONFIG_PATH="$I/lib/pkgconfig" pkg-config --cflags \
+    --libs actortrace)
+cc -shared -fPIC -O2 -Wall -Wextra -Werror -D_GNU_SOURCE -o libnopshim.so \
+    "$TOP/tests/bench/nop_shim.c" $flags -Wl,-z,defs
+equal "installed headers: a shim builds with pkg-config's flags" "$?" 0
+LD_PRELOAD="$TMP/libnopshim.so" timeout 60 env -u ACTORTRACE_LIB \
+    "$I/bin/actortrace" record -o shim.trace -- "$B/tests/progs/forker" fork 1000 \
+    >shim.out 2>shim.err
+equal "installed, own shim: exit status 0" "$?" 0
+"$I/bin/tracedecode" -o shim.jsonl shim.trace shim.trace.*
+equal "installed, own shim: every send, in both processes" "$(kind_count shim.jsonl send)" 3000
+make -s -C "$TOP" uninstall PREFIX=/usr/local DESTDIR="$DEST" >uninstall.out 2>&1
+equal "make uninstall: exit status 0" "$?" 0
+equal "make uninstall: no file left" "$(find "$DEST" -type f)" ""
