@@ -96,8 +96,9 @@ static int find_self(void)
     char path[PATH_MAX];
     ssize_t n = readlink("/proc/self/exe", path, sizeof path - 1);
     if (n <= 0) {
-        at__cli_say("cannot read /proc/self/exe: %s", strerror(errno));
-        return -errno;
+        int err = errno;
+        at__cli_say("cannot read /proc/self/exe: %s", strerror(err));
+        return -err;
     }
     path[n] = '\0';
     *strrchr(path, '/') = '\0';
