@@ -117,6 +117,14 @@ equal "record, forked child: stderr names both, with their events" \
     "$(trace_line fork.jsonl fork.trace "$child")"
 equal "record, forked child: every send of both" "$(kind_count fork.jsonl send)" 3000
 
+# a script is run, and the program it starts is traced
+printf '#!/bin/sh\nexec "%s" 300\n' "$PP" >script.sh
+chmod +x script.sh
+status "record a script" 0 "$AT" record -o script.trace -- ./script.sh
+"$DECODE" -o script.jsonl script.trace
+equal "record a script: the program it runs is traced" "$(kind_count script.jsonl send)" \
+    "$(truth "record a script.out" send)"
+
 # --- refusals: each before the program runs, with its message and status
 refused() { # refused NAME STATUS MESSAGE COMMAND...
     local name="$1" want="$2" message="$3"
@@ -218,6 +226,9 @@ for cmd in record report view decode list; do
     check "help $cmd = $cmd --help" cmp -s "help $cmd.out" "$cmd --help.out"
 done
 says "decode --help: tracedecode's options follow" "decode --help.out" "Usage: tracedecode"
+status "--version" 0 "$AT" --version
+says "--version: the version of actortrace.h" --version.out \
+    "actortrace $(sed -n 's/^#define ACTORTRACE_VERSION_STRING "\(.*\)"/\1/p' "$TOP/include/actortrace.h")"
 status "--help" 0 "$AT" --help
 says "--help: every command" --help.out "record [OPTION...] [--] PROG [ARG...]"
 status "no command" 2 "$AT"
