@@ -32,11 +32,11 @@ struct elf_file {
 int at__elf_open(const char *path, struct elf_file *elf);
 void at__elf_close(struct elf_file *elf); /* accepts a file that failed to open */
 
-/* 1 when the program has a PT_INTERP: the dynamic loader starts it, so LD_PRELOAD applies. */
+/* true when the program has a PT_INTERP: the dynamic loader starts it, so LD_PRELOAD applies. */
 bool at__elf_has_interp(const struct elf_file *elf);
-/* 1 when a DT_NEEDED entry starts with PREFIX ("libczmq.so" matches libczmq.so.4). */
+/* true when a DT_NEEDED entry starts with PREFIX ("libczmq.so" matches libczmq.so.4). */
 bool at__elf_needs(const struct elf_file *elf, const char *prefix);
-/* 1 when the dynamic symbol table defines SYMBOL (a global or weak definition). */
+/* true when the dynamic symbol table defines SYMBOL (a global or weak definition). */
 bool at__elf_exports(const struct elf_file *elf, const char *symbol);
 
 /* ===== The command's companions (main.c) ===================================================== */

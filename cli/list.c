@@ -72,8 +72,10 @@ int at__list_main(int argc, char **argv)
     if (!library || open_elf(library, &lib) < 0)
         return EXIT_USAGE;
     int status = 0;
-    if (argc == 2 && (at__cli_find_program(argv[1], prog_path, sizeof prog_path) < 0 ||
-                      open_elf(prog_path, &prog) < 0))
+    int err = argc == 2 ? at__cli_find_program(argv[1], prog_path, sizeof prog_path) : 0;
+    if (err < 0)
+        at__cli_say("%s: %s", argv[1], err == -ENOENT ? "program not found" : strerror(-err));
+    if (err < 0 || (argc == 2 && open_elf(prog_path, &prog) < 0))
         status = EXIT_USAGE;
     if (status == 0) {
         printf("library: %s\n", library);

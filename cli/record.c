@@ -305,8 +305,9 @@ static void start(const struct record *r, const struct sigaction *terminal)
     sigaction(SIGINT, &terminal[0], NULL);
     sigaction(SIGQUIT, &terminal[1], NULL);
     execv(r->path, r->argv);
-    at__cli_say("cannot run %s: %s", r->argv[0], strerror(errno));
-    _exit(errno == ENOENT ? EXIT_NOT_FOUND : EXIT_CANNOT_TRACE);
+    int err = errno;
+    at__cli_say("cannot run %s: %s", r->argv[0], strerror(err));
+    _exit(err == ENOENT ? EXIT_NOT_FOUND : EXIT_CANNOT_TRACE);
 }
 
 /* Runs the program and returns its wait status, or -1. SIGINT and SIGQUIT from the terminal

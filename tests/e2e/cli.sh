@@ -215,6 +215,9 @@ status "list czmq pingpong" 0 "$AT" list "$B/tests/czmq/pingpong"
 equal "list czmq pingpong: links czmq" "$(row "list czmq pingpong.out" czmq)" "yes yes"
 equal "list czmq pingpong: not refrt" "$(row "list czmq pingpong.out" refrt)" "yes no"
 status "list, a program in PATH" 0 "$AT" list sh
+status "list, a missing program" 2 "$AT" list no-such-program
+says "list, a missing program: said" "list, a missing program.err" \
+    "actortrace: no-such-program: program not found"
 status "list, not an ELF file" 2 "$AT" list ./static.c
 says "list, not an ELF file: said" "list, not an ELF file.err" "./static.c: not an ELF file"
 
