@@ -15,6 +15,7 @@ B       := build
 DEPS_OK := $(B)/.deps-ok
 
 COMMON_SRC  := $(wildcard common/*.c)
+CLI_SRC     := $(wildcard cli/*.c)
 PRELOAD_SRC := $(wildcard preload/*.c) $(wildcard shim/*.c)
 DECODER_SRC := $(wildcard decoder/*.c)
 RT_SRC      := tests/rt/runtime.c
@@ -33,7 +34,7 @@ FUZZ_FLAGS    := $(SAN_FLAGS) -fsanitize=fuzzer -DFUZZING_BUILD_MODE_UNSAFE_FOR_
 FUZZ_SECONDS  ?= 600
 
 .PHONY: all demo test bench clean deps fuzz
-all: $(B)/libactortrace.so $(B)/tracedecode $(B)/librefrt.so $(EXAMPLES)
+all: $(B)/libactortrace.so $(B)/tracedecode $(B)/actortrace $(B)/librefrt.so $(EXAMPLES)
 
 deps: $(DEPS_OK)
 $(DEPS_OK): scripts/install-deps.sh
@@ -46,6 +47,11 @@ $(B)/libactortrace.so: $(PRELOAD_SRC) $(COMMON_SRC) $(wildcard include/*.h prelo
 
 $(B)/tracedecode: $(DECODER_SRC) $(COMMON_SRC) $(wildcard include/*.h decoder/*.h) | $(DEPS_OK)
 	$(CC) $(CPPFLAGS) $(CFLAGS) $(WARN) -o $@ $(DECODER_SRC) $(COMMON_SRC) -lzstd
+
+# The actortrace command: finds the library and tracedecode beside itself (build/) or under the
+# PREFIX it is installed to.
+$(B)/actortrace: $(CLI_SRC) cli/cli.h include/actortrace.h | $(DEPS_OK)
+	$(CC) $(CPPFLAGS) $(CFLAGS) $(WARN) -o $@ $(CLI_SRC)
 
 $(B)/asan/tracedecode: $(DECODER_SRC) $(COMMON_SRC) $(wildcard include/*.h decoder/*.h) | $(DEPS_OK)
 	@mkdir -p $(@D)
@@ -122,6 +128,51 @@ fuzz: all $(FUZZ_PROGS)
 
 bench: all $(BENCH)
 	@sh tests/bench/run.sh
+
+# make install PREFIX=/usr/local DESTDIR=: the command and tracedecode in bin/, the library in
+# lib/actortrace/ (where the command looks for it, from its own directory), the headers a shim
+# is written against with their pkg-config file, the man pages and the docs (with the README's
+# relative links intact). make uninstall removes exactly these.
+PREFIX  ?= /usr/local
+DESTDIR ?=
+VERSION := $(shell sed -n 's/^\#define ACTORTRACE_VERSION_STRING "\(.*\)"/\1/p' include/actortrace.h)
+I_BIN   := $(DESTDIR)$(PREFIX)/bin
+I_LIB   := $(DESTDIR)$(PREFIX)/lib/actortrace
+I_INC   := $(DESTDIR)$(PREFIX)/include/actortrace
+I_PC    := $(DESTDIR)$(PREFIX)/lib/pkgconfig
+I_MAN   := $(DESTDIR)$(PREFIX)/share/man
+I_DOC   := $(DESTDIR)$(PREFIX)/share/doc/actortrace
+# actortrace.h and the headers it includes
+PUBLIC_HEADERS := include/actortrace.h include/at_events.h include/at_format.h include/at_record.h
+MAN_PAGES := man/actortrace.1 man/tracedecode.1 man/actortrace.7
+DOCS := README.md $(wildcard docs/*.md) $(wildcard docs/shims/*.md)
+
+# A shim built on its own links the library (pkg-config's Libs); the soname lets its DT_NEEDED
+# entry match the copy actortrace preloaded, wherever that is, so no second copy is loaded.
+$(B)/libactortrace.so: PRELOAD_FLAGS += -Wl,-soname,libactortrace.so
+
+.PHONY: install uninstall
+install: $(B)/actortrace $(B)/tracedecode $(B)/libactortrace.so
+	install -d $(I_BIN) $(I_LIB) $(I_INC) $(I_PC) $(I_MAN)/man1 $(I_MAN)/man7 $(I_DOC)/docs/shims
+	install -m 755 $(B)/actortrace $(B)/tracedecode $(I_BIN)/
+	install -m 644 $(B)/libactortrace.so $(I_LIB)/
+	install -m 644 $(PUBLIC_HEADERS) $(I_INC)/
+	printf '%s\n' 'prefix=$(PREFIX)' 'libdir=$${prefix}/lib/actortrace' \
+		'includedir=$${prefix}/include/actortrace' '' 'Name: actortrace' \
+		'Description: the API actortrace shims are written against' 'Version: $(VERSION)' \
+		'Cflags: -I$${includedir}' 'Libs: -L$${libdir} -Wl,-rpath,$${libdir} -lactortrace' \
+		>$(I_PC)/actortrace.pc
+	install -m 644 $(filter %.1,$(MAN_PAGES)) $(I_MAN)/man1/
+	install -m 644 $(filter %.7,$(MAN_PAGES)) $(I_MAN)/man7/
+	for f in $(DOCS); do install -m 644 $$f $(I_DOC)/$$f || exit 1; done
+
+uninstall:
+	rm -f $(I_BIN)/actortrace $(I_BIN)/tracedecode $(I_LIB)/libactortrace.so $(I_PC)/actortrace.pc
+	rm -f $(addprefix $(I_INC)/,$(notdir $(PUBLIC_HEADERS)))
+	rm -f $(addprefix $(I_MAN)/man1/,$(notdir $(filter %.1,$(MAN_PAGES))))
+	rm -f $(addprefix $(I_MAN)/man7/,$(notdir $(filter %.7,$(MAN_PAGES))))
+	rm -f $(addprefix $(I_DOC)/,$(DOCS))
+	rmdir $(I_LIB) $(I_INC) $(I_DOC)/docs/shims $(I_DOC)/docs $(I_DOC) 2>/dev/null || true
 
 clean:
 	rm -rf $(B)
