@@ -86,7 +86,7 @@ $(B)/tests/progs/%: tests/progs/%.c $(B)/librefrt.so $(B)/bench/libnop.so | $(DE
 # The benchmark's subjects: a no-op exported function, its caller, and a copy of the library
 # with a shim for it.
 BENCH := $(B)/bench/libnop.so $(B)/bench/hotpath $(B)/bench/libactortrace-bench.so \
-	$(B)/bench/czmq_pingpong
+	$(B)/bench/czmq_pingpong $(B)/bench/caf_pingpong
 $(B)/bench/libnop.so: tests/bench/nop.c
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) $(WARN) -fPIC -shared -Wl,-soname,libnop.so -o $@ $<
@@ -100,6 +100,11 @@ $(B)/bench/libactortrace-bench.so: $(PRELOAD_SRC) $(COMMON_SRC) tests/bench/nop_
 $(B)/bench/czmq_pingpong: tests/bench/czmq_pingpong.c | $(DEPS_OK)
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) $(CFLAGS) $(WARN) -pthread -o $@ $< -lczmq -lzmq
+
+# CAF round trips per second, run untraced and traced.
+$(B)/bench/caf_pingpong: tests/bench/caf_pingpong.cpp | $(DEPS_OK)
+	@mkdir -p $(@D)
+	$(CXX) -std=c++17 $(CFLAGS) -Wall -Wextra -Werror -pthread -o $@ $< -lcaf_core
 
 # Programs on CZMQ that tests/e2e/czmq.sh traces. -rdynamic: the shim names an actor after its
 # task function's dynamic symbol.
