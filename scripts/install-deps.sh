@@ -3,8 +3,10 @@
 # Idempotent: does nothing when all are present. Installing needs root (apt-get).
 set -eu
 
-# build: compiler, zstd, libunwind; tests: jq, clang and its runtime (libFuzzer), CZMQ, protoc, CAF, valgrind.
-packages="build-essential libzstd-dev libunwind-dev jq clang libclang-rt-14-dev libczmq-dev protobuf-compiler libcaf-dev valgrind"
+# build: compiler, zstd, libunwind; tests: jq, clang and its runtime (libFuzzer), CZMQ, protoc,
+# CAF, valgrind.
+packages="build-essential libzstd-dev libunwind-dev jq clang libclang-rt-14-dev libczmq-dev protobuf-compiler"
+packages="$packages libcaf-dev valgrind"
 
 missing=""
 for p in $packages; do
