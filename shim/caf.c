@@ -92,6 +92,9 @@ static bool (*real_cleanup)(void *actor, void *error, void *unit);
 static void (*real_set_thread_name)(const char *name);
 static int (*real_nanosleep)(const struct timespec *, struct timespec *);
 
+/* The resume wrapper's address tells a scheduled actor's vtable (actor_of_job). */
+AT_EXPORT int SYM_RESUME(void *job, void *unit, size_t max_throughput);
+
 static const struct {
     void **real;
     const char *symbol;
@@ -134,6 +137,8 @@ static const char *soname_of(void *address)
             has_soname = 1;
         }
     }
+    if (strtab && (uintptr_t)strtab < map->l_addr)
+        strtab += map->l_addr; /* where ld.so leaves the dynamic section unrelocated */
     return strtab && has_soname ? strtab + soname : NULL;
 }
 
@@ -261,6 +266,7 @@ static unsigned message_path(uint64_t mid)
 
 #define NAME_BASE      0x2000u /* above the ids other shims use; two bytes in a varint */
 #define BUILTIN_TYPES  64      /* type numbers are 6 bits (type_token packs them so) */
+#define CAF_TYPE_NRS   44      /* type_nrs: numbered_type_names has CAF_TYPE_NRS - 1 names */
 #define NAME_EMPTY     (NAME_BASE + 0)   /* type number 0 is never built in: free for this */
 #define NAME_OTHER     (NAME_BASE + BUILTIN_TYPES) /* the table is full */
 #define NAME_INTERNED  (NAME_OTHER + 1)
@@ -385,7 +391,7 @@ static const char *fixed_text(uint32_t nr)
     if (nr == NAME_OTHER - NAME_BASE)
         return "(other)";
     const char *const *builtin = dlsym(RTLD_NEXT, "_ZN3caf19numbered_type_namesE");
-    return builtin ? builtin[nr - 1] : "(builtin)";
+    return builtin && nr < CAF_TYPE_NRS ? builtin[nr - 1] : "(builtin)";
 }
 
 /* NAME_BASE + nr, its name registered on first use. */
@@ -524,7 +530,6 @@ static uint64_t worker_peer(uint64_t worker)
 
 static void *actor_of_job(void *job)
 {
-    extern int SYM_RESUME(void *, void *, size_t);
     return vslot(job, RESUMABLE_RESUME) == (void *)&SYM_RESUME ? (char *)job - RESUMABLE_OFFSET
                                                                   : NULL;
 }
@@ -658,7 +663,7 @@ AT_EXPORT int SYM_VISIT(void *visitor, void *element)
 AT_EXPORT bool SYM_CLEANUP(void *actor, void *error, void *unit)
 {
     int traced = caf_ready();
-    uint64_t id = actor_id(actor);
+    uint64_t id = traced ? actor_id(actor) : 0;
     bool terminated = real_cleanup(actor, error, unit);
     if (traced && terminated) {
         if (actor == resuming)
