@@ -44,22 +44,23 @@
 
 #define CAF_SONAME "libcaf_core.so.0.17.6"
 
-#define CTRL_SIZE        64  /* CAF_CACHE_LINE_SIZE: the control block before each actor */
-#define CTRL_AID         16  /* actor_control_block::aid */
-#define RESUMABLE_OFFSET 160 /* scheduled_actor's resumable base */
-#define ELEM_VIEW        16  /* mailbox_element's message_view base */
-#define ELEM_SENDER      24  /* mailbox_element::sender */
-#define ELEM_MID         32  /* mailbox_element::mid */
-#define WORKER_ID        40  /* worker<work_stealing>::id_ */
-#define COORD_WORKERS    24  /* abstract_coordinator::num_workers_ */
+#define CTRL_SIZE        64   /* CAF_CACHE_LINE_SIZE: the control block before each actor */
+#define CTRL_AID         16   /* actor_control_block::aid */
+#define RESUMABLE_OFFSET 160  /* scheduled_actor's resumable base */
+#define ELEM_VIEW        16   /* mailbox_element's message_view base */
+#define ELEM_SENDER      24   /* mailbox_element::sender */
+#define ELEM_MID         32   /* mailbox_element::mid */
+#define WORKER_ID        40   /* worker<work_stealing>::id_ */
+#define COORD_WORKERS    24   /* abstract_coordinator::num_workers_ */
 #define COORD_NEXT       1352 /* coordinator<work_stealing>::data_.next_worker */
 
-#define VIEW_CONTENT   2
-#define TUPLE_SIZE     5
-#define TUPLE_TYPE     7
-#define TUPLE_GET      8
-#define ACTOR_NAME     13
-#define RESUMABLE_RESUME 3
+/* vtable slots */
+#define VIEW_CONTENT     2  /* message_view::content() */
+#define TUPLE_SIZE       5  /* type_erased_tuple::size() */
+#define TUPLE_TYPE       7  /* type_erased_tuple::type(size_t) */
+#define TUPLE_GET        8  /* type_erased_tuple::get(size_t) */
+#define ACTOR_NAME       13 /* abstract_actor's name() */
+#define RESUMABLE_RESUME 3  /* resumable::resume() */
 
 #define MID_RESPONSE   0x8000000000000000ull /* message_id::response_flag_mask */
 #define MID_REQUEST_ID 0x0FFFFFFFFFFFFFFFull /* message_id::request_id_mask */
@@ -68,17 +69,19 @@
 /* resumable::resume_result */
 enum { RESUME_LATER, AWAITING_MESSAGE, DONE };
 
-#define SYM_LAUNCH   _ZN3caf15scheduled_actor6launchEPNS_14execution_unitEbb
-#define SYM_ENQUEUE                                                                              \
+#define SYM_LAUNCH _ZN3caf15scheduled_actor6launchEPNS_14execution_unitEbb
+#define SYM_ENQUEUE                                                                                \
     _ZN3caf15scheduled_actor7enqueueESt10unique_ptrINS_15mailbox_elementENS_6detail8disposerEEPNS_14execution_unitE
-#define SYM_EXEC_LATER _ZN3caf9scheduler6workerINS_6policy13work_stealingEE10exec_laterEPNS_9resumableE
-#define SYM_CENTRAL    _ZN3caf9scheduler11coordinatorINS_6policy13work_stealingEE7enqueueEPNS_9resumableE
-#define SYM_RESUME     _ZThn160_N3caf15scheduled_actor6resumeEPNS_14execution_unitEm
-#define SYM_VISIT      _ZN3caf15scheduled_actor15mailbox_visitorclERNS_15mailbox_elementE
-#define SYM_CLEANUP    _ZN3caf15scheduled_actor7cleanupEONS_5errorEPNS_14execution_unitE
+#define SYM_EXEC_LATER                                                                             \
+    _ZN3caf9scheduler6workerINS_6policy13work_stealingEE10exec_laterEPNS_9resumableE
+#define SYM_CENTRAL                                                                                \
+    _ZN3caf9scheduler11coordinatorINS_6policy13work_stealingEE7enqueueEPNS_9resumableE
+#define SYM_RESUME      _ZThn160_N3caf15scheduled_actor6resumeEPNS_14execution_unitEm
+#define SYM_VISIT       _ZN3caf15scheduled_actor15mailbox_visitorclERNS_15mailbox_elementE
+#define SYM_CLEANUP     _ZN3caf15scheduled_actor7cleanupEONS_5errorEPNS_14execution_unitE
 #define SYM_THREAD_NAME _ZN3caf6detail15set_thread_nameEPKc
-#define NAME_OF(sym)   #sym
-#define STRING(sym)    NAME_OF(sym)
+#define NAME_OF(sym)    #sym
+#define STRING(sym)     NAME_OF(sym)
 
 /* The originals. unique_ptr arguments arrive as a pointer to the unique_ptr (it is not
  * trivially copyable, so the ABI passes it by invisible reference). */
@@ -128,13 +131,13 @@ static const char *soname_of(void *address)
         return NULL;
     const char *strtab = NULL;
     ElfW(Xword) soname = 0;
-    int has_soname = 0;
+    bool has_soname = false;
     for (const ElfW(Dyn) *d = map->l_ld; d->d_tag != DT_NULL; d++) {
         if (d->d_tag == DT_STRTAB)
             strtab = (const char *)d->d_un.d_ptr; /* relocated by ld.so */
         if (d->d_tag == DT_SONAME) {
             soname = d->d_un.d_val;
-            has_soname = 1;
+            has_soname = true;
         }
     }
     if (strtab && (uintptr_t)strtab < map->l_addr)
@@ -144,13 +147,15 @@ static const char *soname_of(void *address)
 
 static int known_version(void)
 {
-    void *probe = dlsym(RTLD_NEXT, symbols[1].symbol);
+    void *probe = dlsym(RTLD_NEXT, STRING(SYM_ENQUEUE));
     const char *soname = probe ? soname_of(probe) : NULL;
     if (soname && strcmp(soname, CAF_SONAME) == 0)
         return 1;
     if (!__atomic_exchange_n(&warned, 1, __ATOMIC_RELAXED))
-        fprintf(stderr, "actortrace: %s is not %s, the CAF version this tracer knows: CAF is not "
-                        "traced\n", soname ? soname : "libcaf_core", CAF_SONAME);
+        fprintf(stderr,
+                "actortrace: %s is not %s, the CAF version this tracer knows: CAF is not "
+                "traced\n",
+                soname ? soname : "libcaf_core", CAF_SONAME);
     return 0;
 }
 
@@ -158,8 +163,8 @@ static void __attribute__((noinline)) resolve(void)
 {
     int traced = known_version();
     for (size_t i = 0; i < SYMBOLS; i++)
-        *symbols[i].real = traced ? at_resolve(symbols[i].symbol)
-                                  : dlsym(RTLD_NEXT, symbols[i].symbol);
+        *symbols[i].real =
+            traced ? at_resolve(symbols[i].symbol) : dlsym(RTLD_NEXT, symbols[i].symbol);
     __atomic_store_n(&caf_state, traced ? TRACED : UNTRACED, __ATOMIC_RELEASE);
 }
 
@@ -264,14 +269,14 @@ static unsigned message_path(uint64_t mid)
  * a table that threads read without a lock, filled under names_lock, each slot published by
  * its id (release) after its name was registered. */
 
-#define NAME_BASE      0x2000u /* above the ids other shims use; two bytes in a varint */
-#define BUILTIN_TYPES  64      /* type numbers are 6 bits (type_token packs them so) */
-#define CAF_TYPE_NRS   44      /* type_nrs: numbered_type_names has CAF_TYPE_NRS - 1 names */
-#define NAME_EMPTY     (NAME_BASE + 0)   /* type number 0 is never built in: free for this */
-#define NAME_OTHER     (NAME_BASE + BUILTIN_TYPES) /* the table is full */
-#define NAME_INTERNED  (NAME_OTHER + 1)
-#define NAME_SLOTS     1024u
-#define TEXT_MAX       256
+#define NAME_BASE     0x2000u         /* above the ids other shims use; two bytes in a varint */
+#define BUILTIN_TYPES 64              /* type numbers are 6 bits (type_token packs them so) */
+#define CAF_TYPE_NRS  44              /* type_nrs: numbered_type_names has CAF_TYPE_NRS - 1 names */
+#define NAME_EMPTY    (NAME_BASE + 0) /* type number 0 is never built in: free for this */
+#define NAME_OTHER    (NAME_BASE + BUILTIN_TYPES) /* the table is full */
+#define NAME_INTERNED (NAME_OTHER + 1)
+#define NAME_SLOTS    1024u
+#define TEXT_MAX      256
 
 enum key_kind { KEY_ATOM = 1, KEY_TYPE };
 
@@ -283,8 +288,8 @@ struct interned {
 
 static struct interned names[NAME_SLOTS];
 static pthread_mutex_t names_lock = PTHREAD_MUTEX_INITIALIZER;
-static unsigned names_used;                 /* under names_lock */
-static uint32_t next_name = NAME_INTERNED;  /* under names_lock */
+static unsigned names_used;                    /* under names_lock */
+static uint32_t next_name = NAME_INTERNED;     /* under names_lock */
 static uint8_t fixed_named[BUILTIN_TYPES + 1]; /* set under names_lock, read relaxed */
 
 static unsigned name_hash(uint32_t kind, uint64_t key)
@@ -295,7 +300,8 @@ static unsigned name_hash(uint32_t kind, uint64_t key)
 /* The text of atom `value`; "(atom)" for a value CAF's encoding cannot produce. */
 static void atom_text(uint64_t value, char *out, size_t size)
 {
-    static const char decoding[] = " 0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ_abcdefghijklmnopqrstuvwxyz";
+    static const char decoding[] =
+        " 0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ_abcdefghijklmnopqrstuvwxyz";
     char reversed[10];
     size_t n = 0;
     while (value > 0xF && n < sizeof reversed) {
@@ -322,7 +328,8 @@ static void type_text(const void *type_info, char *out, size_t size)
     }
     if (*mangled == '*')
         mangled++;
-    char *(*demangle)(const char *, char *, size_t *, int *) = dlsym(RTLD_DEFAULT, "__cxa_demangle");
+    char *(*demangle)(const char *, char *, size_t *, int *) =
+        dlsym(RTLD_DEFAULT, "__cxa_demangle");
     int status = -1;
     char *readable = demangle ? demangle(mangled, NULL, NULL, &status) : NULL;
     snprintf(out, size, "%s", status == 0 && readable ? readable : mangled);
@@ -345,9 +352,12 @@ static void fill_name(struct interned *slot, uint32_t kind, uint64_t key)
     __atomic_store_n(&slot->id, id, __ATOMIC_RELEASE);
 }
 
+static uint32_t fixed_name(uint32_t nr);
+
+/* Interns a new name; NAME_OTHER once the table is three quarters full. */
 static uint32_t add_name(uint32_t kind, uint64_t key)
 {
-    uint32_t id = NAME_OTHER;
+    uint32_t id = 0;
     pthread_mutex_lock(&names_lock);
     for (unsigned n = 0, i = name_hash(kind, key) % NAME_SLOTS; n < NAME_SLOTS;
          n++, i = (i + 1) % NAME_SLOTS) {
@@ -365,7 +375,7 @@ static uint32_t add_name(uint32_t kind, uint64_t key)
         }
     }
     pthread_mutex_unlock(&names_lock);
-    return id;
+    return id ? id : fixed_name(NAME_OTHER - NAME_BASE);
 }
 
 /* Lock-free once the name is known. */
@@ -463,10 +473,10 @@ static void remember(const void *element, const struct inflight *message)
     for (unsigned n = 0, i = inflight_slot(element); n < PROBES; n++, i = (i + 1) & INFLIGHT_MASK) {
         struct inflight *slot = &inflight[i];
         uintptr_t seen = __atomic_load_n(&slot->element, __ATOMIC_RELAXED);
-        bool mine = seen == key ||
-                    ((seen == 0 || seen == TOMBSTONE) &&
-                     __atomic_compare_exchange_n(&slot->element, &seen, key, false,
-                                                 __ATOMIC_RELAXED, __ATOMIC_RELAXED));
+        bool mine =
+            seen == key || ((seen == 0 || seen == TOMBSTONE) &&
+                            __atomic_compare_exchange_n(&slot->element, &seen, key, false,
+                                                        __ATOMIC_RELAXED, __ATOMIC_RELAXED));
         if (mine) {
             slot->msg = message->msg;
             slot->name = message->name;
@@ -531,7 +541,7 @@ static uint64_t worker_peer(uint64_t worker)
 static void *actor_of_job(void *job)
 {
     return vslot(job, RESUMABLE_RESUME) == (void *)&SYM_RESUME ? (char *)job - RESUMABLE_OFFSET
-                                                                  : NULL;
+                                                               : NULL;
 }
 
 /* CAF's name for the actor (a stateful actor's State::name), or its C++ type when CAF only
@@ -562,8 +572,8 @@ static void record_schedule(void *job, uint64_t worker, enum label path)
 static void record_send(const void *actor, void *element)
 {
     uint64_t mid = read_u64(element, ELEM_MID);
-    struct inflight message = {.msg = new_msg_id(), .name = message_name(element),
-                               .path = message_path(mid)};
+    struct inflight message = {
+        .msg = new_msg_id(), .name = message_name(element), .path = message_path(mid)};
     remember(element, &message);
     at_record(AT_EV_SEND, actor_id(actor), ctrl_id(read_ptr(element, ELEM_SENDER)), message.msg,
               message.name, message.path);
@@ -612,8 +622,8 @@ AT_EXPORT void SYM_CENTRAL(void *coordinator, void *job)
 {
     if (caf_ready()) {
         uint64_t workers = read_u64(coordinator, COORD_WORKERS);
-        uint64_t next = __atomic_load_n((uint64_t *)((char *)coordinator + COORD_NEXT),
-                                        __ATOMIC_RELAXED);
+        uint64_t next =
+            __atomic_load_n((uint64_t *)((char *)coordinator + COORD_NEXT), __ATOMIC_RELAXED);
         record_schedule(job, workers ? next % workers : 0, PATH_EXTERNAL);
     }
     real_central(coordinator, job);
@@ -649,8 +659,8 @@ AT_EXPORT int SYM_VISIT(void *visitor, void *element)
     struct inflight message = take(element);
     if (message.msg == 0)
         message.name = message_name(element); /* sent before the trace began */
-    at_record(AT_EV_RECV, actor, ctrl_id(read_ptr(element, ELEM_SENDER)), message.msg,
-              message.name, message.path);
+    at_record(AT_EV_RECV, actor, ctrl_id(read_ptr(element, ELEM_SENDER)), message.msg, message.name,
+              message.path);
     at_record(AT_EV_STEP_BEGIN, actor, 0, message.msg, message.name, message.path);
     int result = real_visit(visitor, element);
     at_record(AT_EV_STEP_END, actor, 0, message.msg, message.name, message.path);
