@@ -10,20 +10,6 @@ P="$B/tests/caf"
 
 jqok() { jq "$@" >/dev/null; }
 
-run_both() { # run_both NAME PROGRAM ARGS...: runs untraced, then traced, and decodes
-    name=$1
-    shift
-    "$@" >"$TMP/$name.plain" 2>&1
-    check "$name: runs untraced" [ $? -eq 0 ]
-    traced "$TMP/$name.trace" "$@" >"$TMP/$name.out" 2>"$TMP/$name.err"
-    check "$name: runs traced" [ $? -eq 0 ]
-    check "$name: tracer printed nothing on stderr" [ ! -s "$TMP/$name.err" ]
-    check "$name: output unchanged by tracing" cmp -s "$TMP/$name.plain" "$TMP/$name.out"
-    "$DECODE" -o "$TMP/$name.jsonl" "$TMP/$name.trace"
-    check "$name: decodes cleanly" [ $? -eq 0 ]
-    equal "$name: dropped" "$(summary "$TMP/$name.jsonl" dropped)" 0
-}
-
 # ours JSONL: the events about the program's actors (not CAF's hidden ones), one per line
 ours() {
     jq -c -s '([.[] | select(.event == "spawn" and .path == "hidden") | .actor]) as $hidden
