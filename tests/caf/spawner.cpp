@@ -1,6 +1,7 @@
 // An actor that spawns children that exit: told (go) by main, the parent spawns CHILDREN
-// children in turn, each given (job, i); a child answers (done, i) and quits. When all have
-// answered, the parent quits. Done TIMES over, each with a new parent.
+// children in turn, each given (job, i); a child answers (child_done, i) (an atom of the full
+// ten characters) and quits. When all have answered, the parent quits. Done TIMES over, each
+// with a new parent.
 // Usage: spawner CHILDREN TIMES
 #include "caf/all.hpp"
 #include "truth.hpp"
@@ -9,13 +10,13 @@ using namespace caf;
 
 using go_atom = atom_constant<atom("go")>;
 using job_atom = atom_constant<atom("job")>;
-using done_atom = atom_constant<atom("done")>;
+using done_atom = atom_constant<atom("child_done")>;
 
 static behavior child(event_based_actor* self) {
   return {
     [self](job_atom, int i) {
       truth::handled();
-      truth::sent("done");
+      truth::sent("child_done");
       self->quit();
       return std::make_tuple(done_atom::value, i);
     },
