@@ -1,5 +1,6 @@
 // Delayed sends: a ticker sends itself (tick, i) with a delay of DELAY_MS, TICKS times one
-// after the other, and quits after the last; CAF's clock thread delivers each tick.
+// after the other; CAF's clock thread delivers each tick. After the last it sends itself a
+// tally, a message of a type of the program's own, and quits when that comes.
 // Usage: delayed TICKS DELAY_MS
 #include <chrono>
 
@@ -10,6 +11,14 @@ using namespace caf;
 
 using tick_atom = atom_constant<atom("tick")>;
 
+namespace ticks {
+struct tally {
+  int count;
+};
+} // namespace ticks
+
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(ticks::tally)
+
 static behavior ticker(event_based_actor* self, int ticks, int delay_ms) {
   auto delay = std::chrono::milliseconds(delay_ms);
   truth::sent("tick");
@@ -17,10 +26,16 @@ static behavior ticker(event_based_actor* self, int ticks, int delay_ms) {
   return {
     [=](tick_atom, int i) {
       truth::handled();
-      if (i == ticks)
-        return self->quit();
+      if (i == ticks) {
+        truth::sent("ticks::tally");
+        return self->send(self, ticks::tally{i});
+      }
       truth::sent("tick");
       self->delayed_send(self, delay, tick_atom::value, i + 1);
+    },
+    [=](const ticks::tally&) {
+      truth::handled();
+      self->quit();
     },
   };
 }

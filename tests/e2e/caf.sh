@@ -112,9 +112,11 @@ check "spawner: children have their parent actor as peer; parents have none" jqo
 
 run_both delayed "$P/delayed" 10 2
 check_program delayed
-check "delayed: ticks come from CAF's clock thread, sent by the ticker to itself" jqok -n -e \
-    '[inputs] | (map(select(.event == "spawn")) | .[0].tid) as $main
-        | map(select(.event == "send")) | all(.actor == .sender and .tid != $main)' "$TMP/delayed.ours"
+check "delayed: ticks come from CAF's clock thread (one that runs no actor), sent by the ticker to itself" \
+    jqok -n -e '[inputs] | (map(select(.event == "step_begin")) | map(.tid) | unique) as $workers
+        | map(select(.event == "send" and .msg_name == "tick")) | all(.actor == .sender)
+          and (map(.tid) | unique | length == 1 and (.[0] as $t | $workers | index($t) | not))' \
+    "$TMP/delayed.ours"
 check "delayed: idle workers park (path sleep)" [ "$(jq -c 'select(.event == "park" and .path == "sleep")' "$TMP/delayed.jsonl" | wc -l)" -gt 0 ]
 
 # memcheck on one traced run, short
