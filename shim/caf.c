@@ -35,6 +35,7 @@
 #include <link.h>
 #include <pthread.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -223,14 +224,14 @@ static inline void *vslot(const void *object, long slot)
     return (*(void *const *const *)object)[slot];
 }
 
-static inline uint64_t read_u64(const void *base, size_t offset)
+static inline uint64_t read_u64(const void *base, ptrdiff_t offset)
 {
     uint64_t value;
     memcpy(&value, (const char *)base + offset, sizeof value);
     return value;
 }
 
-static inline void *read_ptr(const void *base, size_t offset)
+static inline void *read_ptr(const void *base, ptrdiff_t offset)
 {
     void *value;
     memcpy(&value, (const char *)base + offset, sizeof value);
@@ -247,11 +248,6 @@ static inline uint64_t ctrl_id(const void *ctrl)
 {
     return ctrl ? read_u64(ctrl, CTRL_AID) : 0;
 }
-
-/* The scheduled actor behind a resumable, or NULL when the job is something else (CAF's own
- * helpers): a scheduled actor's resumable vtable holds our resume wrapper, since the vtable
- * was filled by a relocation against the symbol. */
-static void *actor_of_job(void *job);
 
 /* request, response or plain, from the message id. */
 static unsigned message_path(uint64_t mid)
@@ -290,7 +286,7 @@ static struct interned names[NAME_SLOTS];
 static pthread_mutex_t names_lock = PTHREAD_MUTEX_INITIALIZER;
 static unsigned names_used;                    /* under names_lock */
 static uint32_t next_name = NAME_INTERNED;     /* under names_lock */
-static uint8_t fixed_named[BUILTIN_TYPES + 1]; /* set under names_lock, read relaxed */
+static uint8_t fixed_named[BUILTIN_TYPES + 1]; /* set (release) under names_lock, read (acquire) */
 
 static unsigned name_hash(uint32_t kind, uint64_t key)
 {
@@ -538,6 +534,9 @@ static uint64_t worker_peer(uint64_t worker)
     return WORKER_PEER + worker;
 }
 
+/* The scheduled actor behind a resumable, or NULL when the job is something else (CAF's own
+ * helpers): a scheduled actor's resumable vtable holds our resume wrapper, since the vtable
+ * was filled by a relocation against the symbol. */
 static void *actor_of_job(void *job)
 {
     return vslot(job, RESUMABLE_RESUME) == (void *)&SYM_RESUME ? (char *)job - RESUMABLE_OFFSET
