@@ -113,10 +113,11 @@ $(B)/tests/czmq/%: tests/czmq/%.c | $(DEPS_OK)
 	$(CC) $(CPPFLAGS) $(CFLAGS) $(WARN) -rdynamic -pthread -o $@ $< -lczmq -lzmq
 
 # CAF programs that tests/e2e/caf.sh traces through shim/caf.c; each prints its own counts.
+# -rdynamic: layout.cpp finds vtable slots by the names of the functions in them.
 CAF_PROGS := $(patsubst tests/caf/%.cpp,$(B)/tests/caf/%,$(wildcard tests/caf/*.cpp))
 $(B)/tests/caf/%: tests/caf/%.cpp tests/caf/truth.hpp | $(DEPS_OK)
 	@mkdir -p $(@D)
-	$(CXX) -std=c++17 $(CFLAGS) -Wall -Wextra -Werror -pthread -o $@ $< -lcaf_core
+	$(CXX) -std=c++17 $(CFLAGS) -Wall -Wextra -Werror -rdynamic -pthread -o $@ $< -lcaf_core
 
 demo: all
 	@sh scripts/demo.sh

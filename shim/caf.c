@@ -21,8 +21,8 @@
  *   detail::set_thread_name              marks CAF's worker threads, whose sleeps are parks
  *   nanosleep (libc)                     park (path "sleep") when a worker falls idle
  *
- * Layout facts read from CAF's headers and checked on the 0.17.6 build (offsetof in a probe
- * program, vtables dumped through dladdr):
+ * Layout facts read from CAF's headers, each computed from them by tests/caf/layout.cpp and
+ * compared with the constants below by tests/e2e/caf.sh:
  *   - an actor's control block sits CTRL_SIZE bytes before the actor, its id at CTRL_AID;
  *   - a scheduled_actor's resumable base is at RESUMABLE_OFFSET (hence the thunk's name);
  *   - mailbox_element: sender (the sender's control block or NULL) at ELEM_SENDER, message_id

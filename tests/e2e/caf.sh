@@ -4,7 +4,7 @@
 # created, and every flow must end at the step that handled its message. CAF's own hidden
 # actors (spawned with the path "hidden") are left out of the counts. Also: output unchanged by
 # tracing, a clean valgrind run, a libcaf_core that claims another version left untraced, and no
-# libstdc++ in a C program that preloads the tracer.
+# libstdc++ in a C program that preloads the tracer; and the shim's layout constants are CAF's.
 . "$(dirname "$0")/../lib.sh"
 P="$B/tests/caf"
 
@@ -65,6 +65,15 @@ check_flows() { # check_flows NAME: tracedecode's flows, from its Chrome output
         '. as $x | all($x.f | to_entries[]; $x.s[.key].args.msg == .value.args.msg)' \
         "$TMP/$name.flows"
 }
+
+# The layout facts the shim reads CAF's objects by, each against CAF's headers.
+"$P/layout" >"$TMP/layout"
+check "layout: the probe runs" [ $? -eq 0 ]
+equal "layout: facts probed" "$(wc -l <"$TMP/layout")" 19
+while read -r fact value; do
+    equal "layout: $fact" \
+        "$(awk -v f="$fact" '$1 == "#define" && $2 == f { print $3 }' "$TOP/shim/caf.c")" "$value"
+done <"$TMP/layout"
 
 run_both pingpong_reply "$P/pingpong" reply 2000
 check_program pingpong_reply
