@@ -92,7 +92,7 @@ $(B)/tests/progs/%: tests/progs/%.c $(B)/librefrt.so $(B)/bench/libnop.so | $(DE
 # The benchmark's subjects: a no-op exported function, its caller, and a copy of the library
 # with a shim for it.
 BENCH := $(B)/bench/libnop.so $(B)/bench/hotpath $(B)/bench/libactortrace-bench.so \
-	$(B)/bench/czmq_pingpong
+	$(B)/bench/czmq_pingpong $(B)/bench/caf_pingpong
 $(B)/bench/libnop.so: tests/bench/nop.c
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) $(WARN) -fPIC -shared -Wl,-soname,libnop.so -o $@ $<
@@ -107,17 +107,30 @@ $(B)/bench/czmq_pingpong: tests/bench/czmq_pingpong.c | $(DEPS_OK)
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) $(CFLAGS) $(WARN) -pthread -o $@ $< -lczmq -lzmq
 
+# CAF round trips per second, run untraced and traced.
+$(B)/bench/caf_pingpong: tests/bench/caf_pingpong.cpp | $(DEPS_OK)
+	@mkdir -p $(@D)
+	$(CXX) -std=c++17 $(CFLAGS) -Wall -Wextra -Werror -pthread -o $@ $< -lcaf_core
+
 # Programs on CZMQ that tests/e2e/czmq.sh traces. -rdynamic: the shim names an actor after its
 # task function's dynamic symbol.
 $(B)/tests/czmq/%: tests/czmq/%.c | $(DEPS_OK)
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) $(CFLAGS) $(WARN) -rdynamic -pthread -o $@ $< -lczmq -lzmq
 
+# CAF programs that tests/e2e/caf.sh traces through shim/caf.c; each prints its own counts.
+# -rdynamic: layout.cpp finds vtable slots by the names of the functions in them.
+CAF_PROGS := $(patsubst tests/caf/%.cpp,$(B)/tests/caf/%,$(wildcard tests/caf/*.cpp))
+$(B)/tests/caf/%: tests/caf/%.cpp tests/caf/truth.hpp | $(DEPS_OK)
+	@mkdir -p $(@D)
+	$(CXX) -std=c++17 $(CFLAGS) -Wall -Wextra -Werror -rdynamic -pthread -o $@ $< -lcaf_core
+
 demo: all
 	@sh scripts/demo.sh
 
 FUZZ_PROGS := $(B)/fuzz/fuzz_decode $(B)/fuzz/rawtrace
-test: all $(BENCH) $(B)/asan/tracedecode $(UNIT_TESTS) $(TEST_PROGS) $(CZMQ_PROGS) $(FUZZ_PROGS)
+test: all $(BENCH) $(B)/asan/tracedecode $(UNIT_TESTS) $(TEST_PROGS) $(CZMQ_PROGS) $(CAF_PROGS) \
+	$(FUZZ_PROGS)
 	@sh tests/run.sh
 
 # The test's fuzz run, longer, on a corpus kept between runs; fails when a check fails.

@@ -3,10 +3,13 @@
 # Idempotent: does nothing when all are present. Installing needs root (apt-get).
 set -eu
 
-# build: compiler, zstd, libunwind; tests: jq, clang and its runtime (libFuzzer), CZMQ, protoc.
+# build: compiler, zstd, libunwind; tests: jq, clang and its runtime (libFuzzer), CZMQ, protoc,
+# CAF, valgrind.
 packages="build-essential libzstd-dev libunwind-dev jq clang libclang-rt-14-dev libczmq-dev protobuf-compiler"
 # tests of the actortrace command: man page linters, man and col, pkg-config for a shim
 packages="$packages mandoc groff-base man-db bsdextrautils pkgconf"
+# tests of the CAF shim: CAF itself, and valgrind for a traced run under memcheck
+packages="$packages libcaf-dev valgrind"
 
 missing=""
 for p in $packages; do

@@ -42,6 +42,24 @@ truth() {
     grep '^{"ground_truth"' "$1" | tail -n 1 | jq -r ".ground_truth.$2"
 }
 
+# run_both NAME PROGRAM ARGS...: runs PROGRAM untraced (output in $TMP/NAME.plain), then traced
+# ($TMP/NAME.out, .err, .trace), and decodes to $TMP/NAME.jsonl; checks that both ran, that the
+# tracer said nothing and changed no output, and that the trace is whole
+run_both() {
+    name=$1
+    shift
+    "$@" >"$TMP/$name.plain" 2>&1
+    check "$name: runs untraced" [ $? -eq 0 ]
+    traced "$TMP/$name.trace" "$@" >"$TMP/$name.out" 2>"$TMP/$name.err"
+    check "$name: runs traced" [ $? -eq 0 ]
+    check "$name: tracer printed nothing on stderr" [ ! -s "$TMP/$name.err" ]
+    check "$name: output unchanged by tracing" cmp -s "$TMP/$name.plain" "$TMP/$name.out"
+    "$DECODE" -o "$TMP/$name.jsonl" "$TMP/$name.trace"
+    check "$name: decodes cleanly" [ $? -eq 0 ]
+    equal "$name: dropped" "$(summary "$TMP/$name.jsonl" dropped)" 0
+    equal "$name: truncated" "$(summary "$TMP/$name.jsonl" truncated)" false
+}
+
 summary() { # summary JSONL FIELD
     tail -n 1 "$1" | jq -r ".$2"
 }

@@ -74,37 +74,48 @@ echo "== CZMQ ping-pong (main <-> zactor, zstr): round trips/s, untraced vs trac
 # - one core: the whole process on one CPU (taskset), so every cycle the tracer spends, the
 #   writer thread's included, is on the round trip's critical path: the worst case.
 PAIRS=$((3 * RUNS))
+# The program is $B/bench/$pingpong, which prints "round-trips/s CPU-ns/round-trip".
+pingpong=czmq_pingpong
 czmq_pairs() { # czmq_pairs NAME ROUNDS WARMUP [taskset -c N]: PAIRS lines "plain traced" in $TMP/NAME.*
     name=$1 rounds=$2 warmup=$3
     shift 3
     for i in $(seq "$PAIRS"); do
         for side in $([ $((i % 2)) = 1 ] && echo plain traced || echo traced plain); do
             if [ "$side" = plain ]; then
-                "$@" "$B/bench/czmq_pingpong" "$rounds" "$warmup" >>"$TMP/$name.plain"
+                "$@" "$B/bench/$pingpong" "$rounds" "$warmup" >>"$TMP/$name.plain"
             else
                 ACTORTRACE_OUT="$TMP/czmq.trace" LD_PRELOAD="$B/libactortrace.so" \
-                    "$@" "$B/bench/czmq_pingpong" "$rounds" "$warmup" >>"$TMP/$name.traced"
+                    "$@" "$B/bench/$pingpong" "$rounds" "$warmup" >>"$TMP/$name.traced"
                 rm -f "$TMP/czmq.trace"
             fi
         done
     done
 }
-czmq_report() { # czmq_report NAME LABEL
+czmq_report() { # czmq_report NAME LABEL [TARGET_PERCENT EVENTS_PER_ROUND_TRIP]
     # per pair: rate ratio, CPU ratio, untraced rate, traced rate
     paste -d ' ' "$TMP/$1.plain" "$TMP/$1.traced" | awk '{ print $3 / $1, $4 / $2, $1, $3 }' >"$TMP/$1.pairs"
     col() { cut -d ' ' -f "$1" "$TMP/$2.pairs" | median; }
-    cut -d ' ' -f 1 "$TMP/$1.pairs" | sort -n | awk -v label="$2" -v m="$(col 1 "$1")" '
+    cut -d ' ' -f 1 "$TMP/$1.pairs" | sort -n | awk -v label="$2" -v m="$(col 1 "$1")" -v t="${3:-97}" '
         { r[NR] = $1 }
-        END { printf "  %s: traced = %.1f%% of untraced (median of %d pairs, middle half %.1f-%.1f%%; target >= 97%%)\n",
-              label, 100 * m, NR, 100 * r[int(NR / 4) + 1], 100 * r[NR - int(NR / 4)] }'
-    awk -v p="$(col 3 "$1")" -v t="$(col 4 "$1")" -v c="$(col 2 "$1")" 'BEGIN {
-        printf "    untraced %d, traced %d round trips/s (medians); CPU per round trip, all threads: %+.1f%% (6 events)\n",
-            p, t, 100 * (c - 1) }'
+        END { printf "  %s: traced = %.1f%% of untraced (median of %d pairs, middle half %.1f-%.1f%%; target >= %d%%)\n",
+              label, 100 * m, NR, 100 * r[int(NR / 4) + 1], 100 * r[NR - int(NR / 4)], t }'
+    awk -v p="$(col 3 "$1")" -v t="$(col 4 "$1")" -v c="$(col 2 "$1")" -v e="${4:-6}" 'BEGIN {
+        printf "    untraced %d, traced %d round trips/s (medians); CPU per round trip, all threads: %+.1f%% (%d events)\n",
+            p, t, 100 * (c - 1), e }'
 }
 czmq_pairs free 10000 2000
 czmq_report free "free placement"
 czmq_pairs onecore 50000 5000 taskset -c 0
 czmq_report onecore "one core (worst case)"
+
+echo "== CAF ping-pong (two event-based actors, send and reply): round trips/s, untraced vs traced"
+# Pairs and placements as for CZMQ. A round trip is 12 events: per message send, schedule,
+# recv, step_begin, step_end, and the receiver's park when its mailbox is empty.
+pingpong=caf_pingpong
+czmq_pairs caf.free 100000 20000
+czmq_report caf.free "free placement" 95 12
+czmq_pairs caf.onecore 100000 20000 taskset -c 0
+czmq_report caf.onecore "one core (worst case)" 85 12
 
 echo "== tracedecode views on a real trace of at least 10 million events"
 # pingpong 2500000 in block mode: about 25 million events, none dropped

@@ -7,21 +7,6 @@
 P="$B/tests/czmq"
 ROUNDS=2000
 
-run_both() { # run_both NAME PROGRAM ARGS...: runs untraced, then traced, and decodes
-    name=$1
-    shift
-    "$@" >"$TMP/$name.plain" 2>&1
-    check "$name: runs untraced" [ $? -eq 0 ]
-    traced "$TMP/$name.trace" "$@" >"$TMP/$name.out" 2>"$TMP/$name.err"
-    check "$name: runs traced" [ $? -eq 0 ]
-    check "$name: tracer printed nothing on stderr" [ ! -s "$TMP/$name.err" ]
-    check "$name: output unchanged by tracing" cmp -s "$TMP/$name.plain" "$TMP/$name.out"
-    "$DECODE" -o "$TMP/$name.jsonl" "$TMP/$name.trace"
-    check "$name: decodes cleanly" [ $? -eq 0 ]
-    equal "$name: dropped" "$(summary "$TMP/$name.jsonl" dropped)" 0
-    equal "$name: truncated" "$(summary "$TMP/$name.jsonl" truncated)" false
-}
-
 named() { # named JSONL EVENT MSG_NAME: how many EVENT events carry that message name
     jq -c --arg e "$2" --arg n "$3" 'select(.event == $e and .msg_name == $n)' "$1" | wc -l
 }
