@@ -22,6 +22,7 @@ EXAMPLES    := $(patsubst tests/rt/examples/%.c,$(B)/examples/%,$(wildcard tests
 UNIT_TESTS  := $(patsubst tests/unit/%.c,$(B)/tests/%,$(wildcard tests/unit/*.c))
 TEST_PROGS  := $(patsubst tests/progs/%.c,$(B)/tests/progs/%,$(wildcard tests/progs/*.c))
 CZMQ_PROGS  := $(patsubst tests/czmq/%.c,$(B)/tests/czmq/%,$(wildcard tests/czmq/*.c))
+AETHER_PROGS := $(patsubst tests/aether/%.c,$(B)/tests/aether/%,$(filter-out tests/aether/runtime.c,$(wildcard tests/aether/*.c)))
 
 PRELOAD_FLAGS := -fPIC -ftls-model=initial-exec -fvisibility=default -pthread
 # Declares the version nodes of the glibc symbols that shim/glibc.c defines under a version.
@@ -107,11 +108,22 @@ $(B)/tests/czmq/%: tests/czmq/%.c | $(DEPS_OK)
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) $(CFLAGS) $(WARN) -rdynamic -pthread -o $@ $< -lczmq -lzmq
 
+# The stand-in for Aether's runtime ABI (tests/aether/aether_abi.h) and its programs, which
+# tests/e2e/aether.sh traces. Built like a shared libaether.so: -fPIC, default visibility, no
+# -Bsymbolic, so its calls to its own exported functions go through the PLT.
+$(B)/tests/aether/libaether.so: tests/aether/runtime.c tests/aether/aether_abi.h | $(DEPS_OK)
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS) $(CFLAGS) $(WARN) -fPIC -shared -pthread -Wl,-soname,libaether.so -o $@ $<
+$(B)/tests/aether/%: tests/aether/%.c tests/aether/aether_abi.h tests/aether/program.h $(B)/tests/aether/libaether.so
+	$(CC) $(CPPFLAGS) $(CFLAGS) $(WARN) -pthread -o $@ $< $(B)/tests/aether/libaether.so \
+		-Wl,-rpath,'$$ORIGIN'
+
 demo: all
 	@sh scripts/demo.sh
 
 FUZZ_PROGS := $(B)/fuzz/fuzz_decode $(B)/fuzz/rawtrace
-test: all $(BENCH) $(B)/asan/tracedecode $(UNIT_TESTS) $(TEST_PROGS) $(CZMQ_PROGS) $(FUZZ_PROGS)
+test: all $(BENCH) $(B)/asan/tracedecode $(UNIT_TESTS) $(TEST_PROGS) $(CZMQ_PROGS) $(AETHER_PROGS) \
+	$(FUZZ_PROGS)
 	@sh tests/run.sh
 
 # The test's fuzz run, longer, on a corpus kept between runs; fails when a check fails.
