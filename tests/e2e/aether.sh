@@ -1,0 +1,107 @@
+#!/bin/sh
+# Aether programs, traced: the programs run on tests/aether's stand-in for the ABI of Aether
+# v0.572.0's runtime (its exported functions, Message and ActorBase layouts and calling habits;
+# not Aether itself). Each program prints the counts its logic implies and the runtime's own
+# count of what it did; the trace must show every send once with the path it took and its real
+# sender, every step with the message it took, and every other event as often as the runtime
+# counted it. Tracing must not change what the program prints.
+. "$(dirname "$0")/../lib.sh"
+
+AE="$B/tests/aether"
+MAIN_ID=1099511627776 # MAIN_ACTOR in shim/aether.c
+DETERMINISTIC="send local remote message_local message_remote batch_local batch_remote ask_local
+ask_remote step spawn exit reply drop_dead"
+
+expected() { # expected OUTPUT KEY
+    grep '^{"expected"' "$1" | jq -r ".expected.$2"
+}
+
+path_count() { # path_count JSONL PATH: sends that took PATH
+    jq -c "select(.event == \"send\" and .path == \"$2\")" "$1" | wc -l
+}
+
+run_case() { # run_case NAME PROGRAM ARGS...
+    name=$1
+    shift
+    "$@" >"$TMP/$name.plain" 2>&1
+    check "$name: runs untraced" [ $? -eq 0 ]
+    traced "$TMP/$name.trace" "$@" >"$TMP/$name.out" 2>"$TMP/$name.err"
+    check "$name: runs traced" [ $? -eq 0 ]
+    check "$name: tracer printed nothing on stderr" [ ! -s "$TMP/$name.err" ]
+    "$DECODE" -o "$TMP/$name.jsonl" "$TMP/$name.trace"
+    check "$name: decodes cleanly" [ $? -eq 0 ]
+    j="$TMP/$name.jsonl"
+    out="$TMP/$name.out"
+
+    for key in $DETERMINISTIC; do
+        equal "$name: runtime's $key = program's expected" "$(truth "$out" "$key")" \
+            "$(expected "$out" "$key")"
+    done
+    grep -v '^{"ground_truth"' "$TMP/$name.plain" >"$TMP/$name.plain.kept"
+    grep -v '^{"ground_truth"' "$out" >"$TMP/$name.out.kept"
+    check "$name: output unchanged by tracing" cmp -s "$TMP/$name.plain.kept" "$TMP/$name.out.kept"
+
+    equal "$name: send events = ground truth" "$(kind_count "$j" send)" "$(truth "$out" send)"
+    for way in local remote; do
+        equal "$name: sends with path $way" "$(path_count "$j" $way)" "$(truth "$out" $way)"
+        for fn in message batch ask; do
+            equal "$name: sends with path $fn/$way" "$(path_count "$j" $fn/$way)" \
+                "$(truth "$out" ${fn}_$way)"
+        done
+    done
+    for kind in step_begin step_end; do
+        equal "$name: $kind events = ground truth steps" "$(kind_count "$j" $kind)" "$(truth "$out" step)"
+    done
+    for kind in spawn schedule; do
+        equal "$name: $kind events = ground truth spawns" "$(kind_count "$j" $kind)" "$(truth "$out" spawn)"
+    done
+    for kind in exit reply park; do
+        equal "$name: $kind events = ground truth" "$(kind_count "$j" $kind)" "$(truth "$out" $kind)"
+    done
+    equal "$name: unpark events = ground truth parks" "$(kind_count "$j" unpark)" "$(truth "$out" park)"
+    equal "$name: dropped" "$(summary "$j" dropped)" 0
+
+    # each message: one send with a fresh id, then one step that took it, on the receiver, of
+    # the type it was sent with
+    check "$name: every message is sent once and stepped once, with its type, in order" jq -n -e '
+        [inputs | select(.event == "send" or .event == "step_begin")]
+        | (map(select(.event == "send")) | all(.msg > 0)) and
+          (group_by(.msg) | all(length == 2 and .[0].event == "send" and
+              .[1].event == "step_begin" and .[0].actor == .[1].actor and
+              .[0].msg_name == .[1].msg_name and .[0].ts_ns <= .[1].ts_ns))' "$j"
+
+    # the sender of a send is the actor whose step runs on that thread, or main outside any
+    check "$name: every send names its real sender" jq -n -e --argjson main "$MAIN_ID" '
+        reduce (inputs | select(.event == "send" or .event == "step_begin" or
+                                .event == "step_end")) as $e ({ok: true, running: {}};
+            ($e.tid | tostring) as $t
+            | if $e.event == "step_begin" then .running[$t] = $e.actor
+              elif $e.event == "step_end" then .running[$t] = null
+              else .ok = (.ok and $e.sender == (.running[$t] // $main)) end)
+        | .ok' "$j"
+}
+
+run_case pingpong "$AE/pingpong" 5000
+run_case forkjoin "$AE/forkjoin" 8 500
+run_case ask "$AE/ask" 500
+run_case single "$AE/single" 2000
+
+# a reply answers its ask: same msg id, to the asker, from the actor that took the question
+check "ask: every reply names its ask, the asker and the replier" jq -n -e '
+    [inputs] as $all
+    | ($all | map(select(.event == "send")) | INDEX(.msg | tostring)) as $asks
+    | ($all | map(select(.event == "step_begin")) | INDEX(.msg | tostring)) as $steps
+    | $all | map(select(.event == "reply"))
+    | length == 500 and all(($asks[.msg | tostring].sender == .actor) and
+                            ($steps[.msg | tostring].actor == .peer))' "$TMP/ask.jsonl"
+
+# in main-thread mode every step runs on the main thread, inside main's send
+check "single: every step runs on the main thread" jq -n -e '
+    [inputs | select(.tid)] | (.[0].tid) as $main
+    | map(select(.event == "step_begin")) | all(.tid == $main)' "$TMP/single.jsonl"
+
+# a worker woken by a signal names who signalled: ping or pong sending, or main (its START,
+# and the shutdown)
+check "pingpong: unparks name the actor that signalled" jq -n -e --argjson main "$MAIN_ID" '
+    [inputs | select(.event == "unpark" and .peer)]
+    | length > 0 and all(.peer == 1 or .peer == 2 or .peer == $main)' "$TMP/pingpong.jsonl"
