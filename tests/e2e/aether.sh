@@ -105,3 +105,47 @@ check "single: every step runs on the main thread" jq -n -e '
 check "pingpong: unparks name the actor that signalled" jq -n -e --argjson main "$MAIN_ID" '
     [inputs | select(.event == "unpark" and .peer)]
     | length > 0 and all(.peer == 1 or .peer == 2 or .peer == $main)' "$TMP/pingpong.jsonl"
+
+# ---- --names: "ID NAME" lines and a JSON array of names in id order name the same messages
+printf '# pingpong.c: START = 1, PING = 2, PONG = 3\n1 START\n2 PING\n\n3 PONG\n' >"$TMP/names.txt"
+printf '[null, "START",\n "PING", "P\\u004fNG"]\n' >"$TMP/names.json"
+for form in txt json; do
+    "$DECODE" --names "$TMP/names.$form" -o "$TMP/named.$form.jsonl" "$TMP/pingpong.trace"
+    check "names ($form): decodes" [ $? -eq 0 ]
+done
+check "names: both forms give the same names" cmp -s "$TMP/named.txt.jsonl" "$TMP/named.json.jsonl"
+check "names: every send and step is named by its type" jq -n -e '
+    [inputs | select(.event == "send" or .event == "step_begin" or .event == "step_end")]
+    | length == 3 * 10001 and
+      (map(.msg_name) | unique) == ["PING", "PONG", "START"]' "$TMP/named.json.jsonl"
+for bad in '["a",]' '["a"' '["a"] x' '[1]' '["\u12"]' '["\ud800"]'; do
+    printf '%s' "$bad" >"$TMP/bad.json"
+    "$ASAN_DECODE" --names "$TMP/bad.json" -o /dev/null "$TMP/pingpong.trace" 2>"$TMP/bad.err"
+    check "names: malformed JSON $bad is a usage error" [ $? -eq 2 ]
+    check "names: malformed JSON $bad is reported" grep -q 'expected a JSON array' "$TMP/bad.err"
+done
+
+# ---- --format aether: Aether's tracer's schema, with the sends --trace does not see
+for name in pingpong forkjoin ask single; do
+    a="$TMP/$name.aether"
+    "$ASAN_DECODE" -f aether -o "$a" "$TMP/$name.trace"
+    check "aether format ($name): decodes" [ $? -eq 0 ]
+    out="$TMP/$name.out"
+    check "aether format ($name): Aether's fields, in its order, on every line" jq -n -e '
+        [inputs] | (.[:-1] | all(keys_unsorted ==
+                       ["ts_ns", "core", "event", "actor", "msg", "msg_name", "sender"]))
+        and (.[-1] | keys_unsorted == ["summary", "events", "dropped", "capacity_per_core"])' "$a"
+    equal "aether format ($name): send_local = local sends" "$(kind_count "$a" send_local)" \
+        "$(($(truth "$out" local) + $(truth "$out" message_local) + $(truth "$out" batch_local) + $(truth "$out" ask_local)))"
+    equal "aether format ($name): send_remote = remote sends" "$(kind_count "$a" send_remote)" \
+        "$(($(truth "$out" remote) + $(truth "$out" message_remote) + $(truth "$out" batch_remote) + $(truth "$out" ask_remote)))"
+    equal "aether format ($name): step_begin = steps" "$(kind_count "$a" step_begin)" "$(truth "$out" step)"
+    equal "aether format ($name): summary events = lines" "$(summary "$a" events)" "$(($(wc -l <"$a") - 1))"
+    check "aether format ($name): msg is the type and sender the real sender, as in JSONL" jq -n -e \
+        --slurpfile ours "$TMP/$name.jsonl" '
+        [inputs | select(.event // "" | startswith("send"))] as $a
+        | [$ours[] | select(.event == "send")] as $j
+        | ($a | length) == ($j | length) and
+          all(range($a | length); $a[.].sender == $j[.].sender and $a[.].actor == $j[.].actor
+                                 and "name_\($a[.].msg)" == $j[.].msg_name)' "$a"
+done
