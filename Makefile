@@ -132,7 +132,7 @@ fuzz: all $(FUZZ_PROGS)
 		tee $(B)/fuzz/fuzz.log
 	@grep -q '^ok - fuzzer ran' $(B)/fuzz/fuzz.log && ! grep -q '^not ok' $(B)/fuzz/fuzz.log
 
-bench: all $(BENCH)
+bench: all $(BENCH) $(AETHER_PROGS)
 	@sh tests/bench/run.sh
 
 clean:
