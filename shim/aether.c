@@ -103,19 +103,22 @@ static int state; /* 0 not checked yet, 1 recording, -1 forwarding only; atomic,
 
 static void switch_off(const char *why)
 {
-    __atomic_store_n(&state, -1, __ATOMIC_RELAXED);
-    at__warn("aether: %s; the runtime's calls are not traced (docs/shims/aether.md)", why);
+    if (__atomic_exchange_n(&state, -1, __ATOMIC_RELAXED) != -1)
+        at__warn("aether: %s; its calls are forwarded untraced (docs/shims/aether.md)", why);
 }
 
-/* Resolves every symbol; threads racing here store the same pointers. */
+/* Resolves every symbol; threads racing here store the same pointers. dlsym rather than
+ * at_resolve: a missing symbol is the answer to the check, reported in one line. */
 static int check_symbols(void)
 {
-    int found = 1;
+    const char *missing = NULL;
     for (size_t i = 0; i < sizeof symbols / sizeof symbols[0]; i++)
-        if (!(*symbols[i].real = at_resolve(symbols[i].symbol)))
-            found = 0;
-    if (!found) {
-        switch_off("not Aether's runtime (a function is missing)");
+        if (!(*symbols[i].real = dlsym(RTLD_NEXT, symbols[i].symbol)) && !missing)
+            missing = symbols[i].symbol;
+    if (missing) {
+        char why[128];
+        snprintf(why, sizeof why, "%s is missing, this is not Aether's runtime", missing);
+        switch_off(why);
         return -1;
     }
     int expected = 0;

@@ -149,3 +149,29 @@ for name in pingpong forkjoin ask single; do
           all(range($a | length); $a[.].sender == $j[.].sender and $a[.].actor == $j[.].actor
                                  and "name_\($a[.].msg)" == $j[.].msg_name)' "$a"
 done
+
+# ---- the guard: a library that shares two of the runtime's names and nothing else is left alone
+traced "$TMP/other.trace" "$AE/guard/prog" >"$TMP/other.out" 2>"$TMP/other.err"
+check "guard: a look-alike library's program runs traced" [ $? -eq 0 ]
+equal "guard: its calls are forwarded untouched" "$(cat "$TMP/other.out")" "total 5092"
+equal "guard: one line says why the shim is off" "$(grep -c 'aether: scheduler_send_remote is missing' "$TMP/other.err")" 1
+equal "guard: nothing else on stderr" "$(wc -l <"$TMP/other.err")" 1
+check "guard: nothing recorded, so no trace file" [ ! -e "$TMP/other.trace" ]
+
+# ---- a killed run: --trace writes nothing then; our trace keeps what was committed
+mkdir -p "$TMP/rings" # the ring file a kill leaves behind goes with $TMP
+ACTORTRACE_RING_DIR="$TMP/rings" ACTORTRACE_OUT="$TMP/killed.trace" LD_PRELOAD="$LIB" \
+    "$AE/pingpong" 100000000 >/dev/null 2>&1 &
+pid=$!
+for _ in $(seq 100); do
+    [ -e "$TMP/killed.trace" ] && break
+    sleep 0.05
+done
+sleep 0.3
+kill -KILL "$pid"
+wait "$pid" 2>/dev/null
+"$ASAN_DECODE" -f aether -o "$TMP/killed.aether" "$TMP/killed.trace" 2>/dev/null
+check "killed: decodes as a cut trace (status 1)" [ $? -eq 1 ]
+check "killed: the aether format has the sends and steps made before the kill" jq -n -e '
+    [inputs | select(.event)] | (map(select(.event == "send_remote")) | length) > 100 and
+    (map(select(.event == "step_begin")) | length) > 100' "$TMP/killed.aether"
