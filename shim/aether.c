@@ -476,7 +476,9 @@ AT_EXPORT int scheduler_register_actor(void *actor, int preferred_core)
                    : -1;
     int result = real_scheduler_register_actor(actor, preferred_core);
     Dl_info info;
-    if (dladdr(*(void **)((char *)actor + ACTOR_STEP), &info))
+    if (!dladdr(*(void **)((char *)actor + ACTOR_STEP), &info))
+        switch_off("no function where v0.572.0 has the step pointer (another version?)");
+    else
         adopt(actor);
     return result;
 }
