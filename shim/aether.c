@@ -20,10 +20,11 @@
  *                          shim/glibc.c through workers.h as park / unpark, path "worker",
  *                          the unpark naming who signalled the condvar
  *
- * Message ids: the send gives each message an id and writes it into the Message's sender_id,
- * which v0.572's generated code leaves 0 (that is why its own tracer's sender is always 0);
- * the trampoline reads it back from the message at the mailbox head, the one the step takes.
- * A message whose sender_id is already set keeps it and is recorded with msg 0.
+ * Message ids: the send gives each message an id and writes it, tagged with the sign bit, into
+ * the Message's sender_id, which v0.572's generated code leaves 0 (that is why its own tracer's
+ * sender is always 0); the trampoline reads it back from the message at the mailbox head, the
+ * one the step takes. A message whose sender_id is already set keeps it and is recorded with
+ * msg 0.
  *
  * Senders: the actor whose step runs on the thread; on the main thread, outside any step, the
  * id MAIN_ACTOR ("main"); workers are WORKER_ID_BASE + core ("worker-N").
@@ -230,24 +231,35 @@ static uint32_t msg_count; /* the last message id given; atomic, relaxed */
 #define ASK_SLOTS 1024
 static uint64_t askers[ASK_SLOTS]; /* by ask id: who asked; atomic, relaxed */
 
-static uint32_t record_send(const void *actor, int type, enum label path)
+/* Ids are 31 bits; in sender_id they are tagged with the sign bit, so that a sender_id the
+ * program set itself (an actor id, positive) is never taken for one. */
+#define MSG_ID_MASK 0x7fffffffu
+#define MSG_ID_TAG  0x80000000u
+
+static uint32_t new_msg_id(void)
 {
-    uint32_t msg = __atomic_add_fetch(&msg_count, 1, __ATOMIC_RELAXED);
-    if (AT_UNLIKELY(msg == 0))
-        msg = __atomic_add_fetch(&msg_count, 1, __ATOMIC_RELAXED);
+    uint32_t msg = __atomic_add_fetch(&msg_count, 1, __ATOMIC_RELAXED) & MSG_ID_MASK;
+    return AT_LIKELY(msg != 0) ? msg : new_msg_id();
+}
+
+/* Records a send; msg 0 when the message cannot carry an id. */
+static void record_send(const void *actor, int type, enum label path, uint32_t msg)
+{
     at_record(AT_EV_SEND, actor_id(actor), sender(), msg, (uint32_t)type, label(path));
-    return msg;
 }
 
 /* A Message passing through a send function: recorded when the call is the outermost, and
- * given its id either way. */
+ * given its id either way, unless the program set its sender_id. */
 static void send_message(const void *actor, aether_msg *msg, enum label path, int outermost)
 {
+    int free_field = msg->sender_id == 0;
     uint32_t id = outer.actor == actor ? outer.msg : 0;
-    if (outermost)
-        id = record_send(actor, msg->type, path);
-    if (msg->sender_id == 0)
-        msg->sender_id = (int)id;
+    if (outermost) {
+        id = free_field ? new_msg_id() : 0;
+        record_send(actor, msg->type, path, id);
+    }
+    if (free_field && id)
+        msg->sender_id = (int)(id | MSG_ID_TAG);
 }
 
 /* The type of a generated message struct: its first field. */
@@ -261,7 +273,8 @@ static struct outer_send begin_outer(const void *actor, const void *data, size_t
                                      enum label path)
 {
     struct outer_send saved = outer;
-    outer = (struct outer_send){actor, record_send(actor, struct_type(data, size), path)};
+    outer = (struct outer_send){actor, new_msg_id()};
+    record_send(actor, struct_type(data, size), path, outer.msg);
     return saved;
 }
 
@@ -390,7 +403,8 @@ static void head_message(const void *actor, uint32_t *msg, uint32_t *type)
     if (field(mailbox, MAILBOX_COUNT) > 0) {
         const aether_msg *head =
             (const aether_msg *)mailbox + (field(mailbox, MAILBOX_HEAD) & (MAILBOX_SLOTS - 1));
-        *msg = (uint32_t)head->sender_id;
+        uint32_t tagged = (uint32_t)head->sender_id;
+        *msg = tagged & MSG_ID_TAG ? tagged & MSG_ID_MASK : 0;
         *type = (uint32_t)head->type;
     }
     if (*msg == 0 && outer.actor == actor)

@@ -1,7 +1,8 @@
 /* forkjoin WORKERS ROUNDS, on the Aether ABI stand-in: a "joiner" on core 0 sends WORK to every
  * worker in one batch (scheduler_send_batch_start / _add / _flush, as generated code sends in a
  * loop), each worker answers RESULT with a single-int send, and the last RESULT of a round
- * starts the next round. Workers are spread over the two cores. */
+ * starts the next round. Workers are spread over the two cores. main's START sets the message's
+ * sender_id itself. */
 #include "aether_abi.h"
 #include "program.h"
 
@@ -72,7 +73,8 @@ int main(int argc, char **argv)
         on_core0 += w->base.assigned_core == j->base.assigned_core;
     }
     scheduler_start();
-    aether_send_int(&j->base, START, 0);
+    /* START carries a sender_id of the program's own, as hand-written C may set it */
+    scheduler_send_remote(&j->base, (Message){.type = START, .sender_id = 99}, current_core_id);
     scheduler_wait();
     long want = nworkers * rounds * (rounds + 1) / 2;
     printf("forkjoin: %ld workers, %ld rounds, sum %ld (want %ld)\n", nworkers, j->round, j->sum,

@@ -20,9 +20,9 @@ path_count() { # path_count JSONL PATH: sends that took PATH
     jq -c "select(.event == \"send\" and .path == \"$2\")" "$1" | wc -l
 }
 
-run_case() { # run_case NAME PROGRAM ARGS...
-    name=$1
-    shift
+run_case() { # run_case NAME UNLINKED PROGRAM ARGS...: UNLINKED messages set their sender_id
+    name=$1 unlinked=$2
+    shift 2
     "$@" >"$TMP/$name.plain" 2>&1
     check "$name: runs untraced" [ $? -eq 0 ]
     traced "$TMP/$name.trace" "$@" >"$TMP/$name.out" 2>"$TMP/$name.err"
@@ -62,11 +62,14 @@ run_case() { # run_case NAME PROGRAM ARGS...
     equal "$name: dropped" "$(summary "$j" dropped)" 0
 
     # each message: one send with a fresh id, then one step that took it, on the receiver, of
-    # the type it was sent with
+    # the type it was sent with; a message whose sender_id the program set has no id
+    for kind in send step_begin; do
+        equal "$name: ${kind}s without a message id" \
+            "$(jq -c "select(.event == \"$kind\" and .msg == null)" "$j" | wc -l)" "$unlinked"
+    done
     check "$name: every message is sent once and stepped once, with its type, in order" jq -n -e '
-        [inputs | select(.event == "send" or .event == "step_begin")]
-        | (map(select(.event == "send")) | all(.msg > 0)) and
-          (group_by(.msg) | all(length == 2 and .[0].event == "send" and
+        [inputs | select((.event == "send" or .event == "step_begin") and .msg)]
+        | (group_by(.msg) | all(length == 2 and .[0].event == "send" and
               .[1].event == "step_begin" and .[0].actor == .[1].actor and
               .[0].msg_name == .[1].msg_name and .[0].ts_ns <= .[1].ts_ns))' "$j"
 
@@ -81,10 +84,10 @@ run_case() { # run_case NAME PROGRAM ARGS...
         | .ok' "$j"
 }
 
-run_case pingpong "$AE/pingpong" 5000
-run_case forkjoin "$AE/forkjoin" 8 500
-run_case ask "$AE/ask" 500
-run_case single "$AE/single" 2000
+run_case pingpong 0 "$AE/pingpong" 5000
+run_case forkjoin 1 "$AE/forkjoin" 8 500
+run_case ask 0 "$AE/ask" 500
+run_case single 0 "$AE/single" 2000
 
 # a reply answers its ask: same msg id, to the asker, from the actor that took the question
 check "ask: every reply names its ask, the asker and the replier" jq -n -e '
