@@ -226,19 +226,48 @@ struct outer_send {
     uint32_t msg;
 };
 static __thread struct outer_send outer;
-static uint32_t msg_count; /* the last message id given; atomic, relaxed */
+static uint32_t msg_count; /* the ids handed out to threads so far; atomic, relaxed */
 
-#define ASK_SLOTS 1024
-static uint64_t askers[ASK_SLOTS]; /* by ask id: who asked; atomic, relaxed */
+/* Who made each ask in flight, by ask id: asker written before msg (release); a reply reads
+ * msg (acquire), the asker, then msg again, and takes the asker only when msg matched twice. */
+#define ASK_SLOTS 4096
+static struct {
+    uint64_t asker;
+    uint32_t msg;
+} asks[ASK_SLOTS];
+
+static void ask_made(uint32_t msg, uint64_t asker)
+{
+    __atomic_store_n(&asks[msg % ASK_SLOTS].asker, asker, __ATOMIC_RELAXED);
+    __atomic_store_n(&asks[msg % ASK_SLOTS].msg, msg, __ATOMIC_RELEASE);
+}
+
+/* The actor that made ask msg, or 0 when its slot was taken by a later ask. */
+static uint64_t asker_of(uint32_t msg)
+{
+    if (__atomic_load_n(&asks[msg % ASK_SLOTS].msg, __ATOMIC_ACQUIRE) != msg)
+        return 0;
+    uint64_t asker = __atomic_load_n(&asks[msg % ASK_SLOTS].asker, __ATOMIC_ACQUIRE);
+    return __atomic_load_n(&asks[msg % ASK_SLOTS].msg, __ATOMIC_ACQUIRE) == msg ? asker : 0;
+}
 
 /* Ids are 31 bits; in sender_id they are tagged with the sign bit, so that a sender_id the
  * program set itself (an actor id, positive) is never taken for one. */
 #define MSG_ID_MASK 0x7fffffffu
 #define MSG_ID_TAG  0x80000000u
 
+/* Each thread takes ids MSG_ID_BATCH at a time: one atomic add per batch, not a cache line
+ * bouncing between the cores of two actors that message each other. */
+#define MSG_ID_BATCH 1024
+static __thread uint32_t id_next, id_end;
+
 static uint32_t new_msg_id(void)
 {
-    uint32_t msg = __atomic_add_fetch(&msg_count, 1, __ATOMIC_RELAXED) & MSG_ID_MASK;
+    if (AT_UNLIKELY(id_next == id_end)) {
+        id_next = __atomic_fetch_add(&msg_count, MSG_ID_BATCH, __ATOMIC_RELAXED);
+        id_end = id_next + MSG_ID_BATCH;
+    }
+    uint32_t msg = id_next++ & MSG_ID_MASK;
     return AT_LIKELY(msg != 0) ? msg : new_msg_id();
 }
 
@@ -341,7 +370,7 @@ AT_EXPORT void *scheduler_ask_message(void *actor, void *msg, size_t size, int t
         return answer;
     }
     struct outer_send saved = begin_outer(actor, msg, size, way(actor, PATH_ASK));
-    __atomic_store_n(&askers[outer.msg % ASK_SLOTS], sender(), __ATOMIC_RELAXED);
+    ask_made(outer.msg, sender());
     void *answer = real_scheduler_ask_message(actor, msg, size, timeout_ms);
     outer = saved;
     at_leave();
@@ -441,8 +470,7 @@ AT_EXPORT void scheduler_reply(void *actor, void *data, size_t size)
         return;
     }
     if (at_enter()) {
-        uint64_t asker = __atomic_load_n(&askers[current_msg % ASK_SLOTS], __ATOMIC_RELAXED);
-        at_record(label(KIND_REPLY), asker, sender(), current_msg,
+        at_record(label(KIND_REPLY), asker_of(current_msg), sender(), current_msg,
                   (uint32_t)struct_type(data, size), 0);
     }
     real_scheduler_reply(actor, data, size);
