@@ -104,8 +104,8 @@ static inline void aether_send_int(ActorBase *actor, int type, intptr_t value)
 
 /* Prints {"ground_truth":{...}}: the runtime's count of each operation (sends by the function
  * the program called and the way it went, steps, spawns, registrations, releases, asks,
- * replies, worker condvar waits), and the time from scheduler_start to the end of
- * scheduler_wait, which the benchmark compares. */
+ * replies, worker condvar waits), and the wall and CPU time from scheduler_start to the end
+ * of scheduler_wait, which the benchmark compares. */
 void standin_print_ground_truth(void);
 
 #endif
