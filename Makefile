@@ -23,7 +23,7 @@ UNIT_TESTS  := $(patsubst tests/unit/%.c,$(B)/tests/%,$(wildcard tests/unit/*.c)
 TEST_PROGS  := $(patsubst tests/progs/%.c,$(B)/tests/progs/%,$(wildcard tests/progs/*.c))
 CZMQ_PROGS  := $(patsubst tests/czmq/%.c,$(B)/tests/czmq/%,$(wildcard tests/czmq/*.c))
 AETHER_PROGS := $(patsubst tests/aether/%.c,$(B)/tests/aether/%,$(filter-out tests/aether/runtime.c,$(wildcard tests/aether/*.c))) \
-	$(B)/tests/aether/guard/prog
+	$(B)/tests/aether/guard/prog $(B)/tests/aether/moved/libaether.so
 
 PRELOAD_FLAGS := -fPIC -ftls-model=initial-exec -fvisibility=default -pthread
 # Declares the version nodes of the glibc symbols that shim/glibc.c defines under a version.
@@ -118,7 +118,11 @@ $(B)/tests/aether/libaether.so: tests/aether/runtime.c tests/aether/aether_abi.h
 $(B)/tests/aether/%: tests/aether/%.c tests/aether/aether_abi.h tests/aether/program.h $(B)/tests/aether/libaether.so
 	$(CC) $(CPPFLAGS) $(CFLAGS) $(WARN) -pthread -o $@ $< $(B)/tests/aether/libaether.so \
 		-Wl,-rpath,'$$ORIGIN'
-# A library that shares two of the runtime's names and nothing else: the shim's guard test.
+# The same runtime with its step pointer moved, as another version might move it, and a
+# library that shares two of the runtime's names and nothing else: the shim's guard tests.
+$(B)/tests/aether/moved/libaether.so: tests/aether/runtime.c tests/aether/aether_abi.h | $(DEPS_OK)
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS) $(CFLAGS) $(WARN) -DSTEP_MOVED -fPIC -shared -pthread -Wl,-soname,libaether.so -o $@ $<
 $(B)/tests/aether/guard/libother.so: tests/aether/guard/other.c | $(DEPS_OK)
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) $(CFLAGS) $(WARN) -fPIC -shared -Wl,-soname,libother.so -o $@ $<

@@ -23,6 +23,14 @@
 
 #include "aether_abi.h"
 
+/* Built with -DSTEP_MOVED, the runtime keeps the step pointer elsewhere in ActorBase, as
+ * another Aether version might: the shim's layout check must then switch it off. */
+#ifdef STEP_MOVED
+#define STEP(actor) (*(void (**)(void *))(void *)(actor)->reserved1)
+#else
+#define STEP(actor) ((actor)->step)
+#endif
+
 #define MAX_CORES   8
 #define MAX_ACTORS  1024 /* per core */
 #define IDLE_SPINS  10000
@@ -95,7 +103,7 @@ static void run_step(ActorBase *actor)
 {
     Mailbox *m = &actor->mailbox;
     asker = m->count ? m->messages[m->head]._reply_slot : NULL;
-    actor->step(actor); /* always through the pointer, as aether_step_safe does */
+    STEP(actor)(actor); /* always through the pointer, as aether_step_safe does */
     asker = NULL;
     count(N_STEP);
     __atomic_sub_fetch(&in_flight, 1, __ATOMIC_RELEASE);
@@ -286,7 +294,7 @@ ActorBase *scheduler_spawn_actor(int preferred_core, void (*step)(void *), size_
     if (!actor)
         return NULL;
     actor->active = 1;
-    actor->step = step;
+    STEP(actor) = step;
     if (scheduler_register_actor(actor, preferred_core) < 0) {
         free(actor);
         return NULL;

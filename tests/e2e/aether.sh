@@ -161,6 +161,18 @@ equal "guard: one line says why the shim is off" "$(grep -c 'aether: scheduler_s
 equal "guard: nothing else on stderr" "$(wc -l <"$TMP/other.err")" 1
 check "guard: nothing recorded, so no trace file" [ ! -e "$TMP/other.trace" ]
 
+# ---- the layout check: the same runtime with its step pointer elsewhere, as another version
+# of Aether might have it; the programs run on it untouched (LD_LIBRARY_PATH beats their RUNPATH)
+LD_LIBRARY_PATH="$AE/moved" traced "$TMP/moved.trace" "$AE/pingpong" 1000 >"$TMP/moved.out" \
+    2>"$TMP/moved.err"
+check "layout: pingpong runs traced on a runtime of another layout" [ $? -eq 0 ]
+equal "layout: its output is right" "$(head -n 1 "$TMP/moved.out")" \
+    "pingpong: 1000 rounds, ping saw 1000, pong saw 1000, 0 out of order"
+equal "layout: one line says the step pointer is not at v0.572.0's offset" \
+    "$(grep -c 'aether: the step pointer is not where v0.572.0 has it' "$TMP/moved.err")" 1
+equal "layout: nothing else on stderr" "$(wc -l <"$TMP/moved.err")" 1
+check "layout: nothing recorded, so no trace file" [ ! -e "$TMP/moved.trace" ]
+
 # ---- a killed run: --trace writes nothing then; our trace keeps what was committed
 mkdir -p "$TMP/rings" # the ring file a kill leaves behind goes with $TMP
 ACTORTRACE_RING_DIR="$TMP/rings" ACTORTRACE_OUT="$TMP/killed.trace" LD_PRELOAD="$LIB" \
