@@ -23,6 +23,8 @@ EXAMPLES    := $(patsubst tests/rt/examples/%.c,$(B)/examples/%,$(wildcard tests
 UNIT_TESTS  := $(patsubst tests/unit/%.c,$(B)/tests/%,$(wildcard tests/unit/*.c))
 TEST_PROGS  := $(patsubst tests/progs/%.c,$(B)/tests/progs/%,$(wildcard tests/progs/*.c))
 CZMQ_PROGS  := $(patsubst tests/czmq/%.c,$(B)/tests/czmq/%,$(wildcard tests/czmq/*.c))
+AETHER_PROGS := $(patsubst tests/aether/%.c,$(B)/tests/aether/%,$(filter-out tests/aether/runtime.c,$(wildcard tests/aether/*.c))) \
+	$(B)/tests/aether/guard/prog $(B)/tests/aether/moved/libaether.so
 
 PRELOAD_FLAGS := -fPIC -ftls-model=initial-exec -fvisibility=default -pthread
 # Declares the version nodes of the glibc symbols that shim/glibc.c defines under a version.
@@ -124,12 +126,31 @@ CAF_PROGS := $(patsubst tests/caf/%.cpp,$(B)/tests/caf/%,$(wildcard tests/caf/*.
 $(B)/tests/caf/%: tests/caf/%.cpp tests/caf/truth.hpp | $(DEPS_OK)
 	@mkdir -p $(@D)
 	$(CXX) -std=c++17 $(CFLAGS) -Wall -Wextra -Werror -rdynamic -pthread -o $@ $< -lcaf_core
+# The stand-in for Aether's runtime ABI (tests/aether/aether_abi.h) and its programs, which
+# tests/e2e/aether.sh traces. Built like a shared libaether.so: -fPIC, default visibility, no
+# -Bsymbolic, so its calls to its own exported functions go through the PLT.
+$(B)/tests/aether/libaether.so: tests/aether/runtime.c tests/aether/aether_abi.h | $(DEPS_OK)
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS) $(CFLAGS) $(WARN) -fPIC -shared -pthread -Wl,-soname,libaether.so -o $@ $<
+$(B)/tests/aether/%: tests/aether/%.c tests/aether/aether_abi.h tests/aether/program.h $(B)/tests/aether/libaether.so
+	$(CC) $(CPPFLAGS) $(CFLAGS) $(WARN) -pthread -o $@ $< $(B)/tests/aether/libaether.so \
+		-Wl,-rpath,'$$ORIGIN'
+# The same runtime with its step pointer moved, as another version might move it, and a
+# library that shares two of the runtime's names and nothing else: the shim's guard tests.
+$(B)/tests/aether/moved/libaether.so: tests/aether/runtime.c tests/aether/aether_abi.h | $(DEPS_OK)
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS) $(CFLAGS) $(WARN) -DSTEP_MOVED -fPIC -shared -pthread -Wl,-soname,libaether.so -o $@ $<
+$(B)/tests/aether/guard/libother.so: tests/aether/guard/other.c | $(DEPS_OK)
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS) $(CFLAGS) $(WARN) -fPIC -shared -Wl,-soname,libother.so -o $@ $<
+$(B)/tests/aether/guard/prog: tests/aether/guard/prog.c $(B)/tests/aether/guard/libother.so
+	$(CC) $(CPPFLAGS) $(CFLAGS) $(WARN) -o $@ $< $(B)/tests/aether/guard/libother.so -Wl,-rpath,'$$ORIGIN'
 
 demo: all
 	@sh scripts/demo.sh
 
 FUZZ_PROGS := $(B)/fuzz/fuzz_decode $(B)/fuzz/rawtrace
-test: all $(BENCH) $(B)/asan/tracedecode $(UNIT_TESTS) $(TEST_PROGS) $(CZMQ_PROGS) $(CAF_PROGS) \
+test: all $(BENCH) $(B)/asan/tracedecode $(UNIT_TESTS) $(TEST_PROGS) $(CZMQ_PROGS) $(CAF_PROGS) $(AETHER_PROGS) \
 	$(FUZZ_PROGS)
 	@sh tests/run.sh
 
@@ -139,7 +160,7 @@ fuzz: all $(FUZZ_PROGS)
 		tee $(B)/fuzz/fuzz.log
 	@grep -q '^ok - fuzzer ran' $(B)/fuzz/fuzz.log && ! grep -q '^not ok' $(B)/fuzz/fuzz.log
 
-bench: all $(BENCH)
+bench: all $(BENCH) $(AETHER_PROGS)
 	@sh tests/bench/run.sh
 
 # make install PREFIX=/usr/local DESTDIR=: the command and tracedecode in bin/, the library in

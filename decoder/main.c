@@ -16,6 +16,7 @@
 
 static const struct output_ops *const formats[] = {
     &at__jsonl_ops, &at__perfetto_ops, &at__chrome_ops, &at__stats_ops, &at__dot_ops,
+    &at__aether_ops,
 };
 
 static const char usage[] =
@@ -35,9 +36,12 @@ static const char usage[] =
     "                       stats: a report: counts, latency, mailbox depth, parked time,\n"
     "                         drops\n"
     "                       dot: the actor graph (who sends what to whom) for Graphviz\n"
+    "                       aether: the JSONL of Aether's own tracer (ae build --trace):\n"
+    "                         its fields and event names, sends and steps only\n"
     "      --json           with --format stats: write the report as one JSON object\n"
     "      --names FILE     names from FILE, lines \"ID NAME\" (message names), \"msg ID\n"
-    "                       NAME\" or \"actor ID NAME\"; they replace the trace's own\n"
+    "                       NAME\" or \"actor ID NAME\", or a JSON array of message names\n"
+    "                       (element i names message id i); they replace the trace's own\n"
     "      --no-recover     do not read the ring file of a trace that did not end cleanly\n"
     "                       (by default the events a killed process had committed but not\n"
     "                       yet written are recovered from it, and marked \"recovered\")\n"
@@ -184,7 +188,7 @@ static int parse(int argc, char **argv, struct options *opt)
                 return -EINVAL;
         } else if (c == 'f' && (opt->format = find_format(optarg)) == NULL) {
             fprintf(stderr, "tracedecode: unknown format '%s' (known: jsonl, perfetto, chrome, "
-                            "stats, dot)\n", optarg);
+                            "stats, dot, aether)\n", optarg);
             return -EINVAL;
         } else if (c == OPT_JSON) {
             opt->json = true;

@@ -93,6 +93,6 @@ struct output_ops {
 };
 
 extern const struct output_ops at__jsonl_ops, at__perfetto_ops, at__chrome_ops, at__stats_ops,
-    at__dot_ops;
+    at__dot_ops, at__aether_ops;
 
 #endif

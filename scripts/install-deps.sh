@@ -3,8 +3,7 @@
 # Idempotent: does nothing when all are present. Installing needs root (apt-get).
 set -eu
 
-# build: compiler, zstd, libunwind; tests: jq, clang and its runtime (libFuzzer), CZMQ, protoc,
-# CAF, valgrind.
+# build: compiler, zstd, libunwind; tests: jq, clang and its runtime (libFuzzer), CZMQ, protoc.
 packages="build-essential libzstd-dev libunwind-dev jq clang libclang-rt-14-dev libczmq-dev protobuf-compiler"
 # tests of the actortrace command: man page linters, man and col, pkg-config for a shim
 packages="$packages mandoc groff-base man-db bsdextrautils pkgconf"

@@ -10,6 +10,8 @@
  * when none: the event's tid tells the thread).
  *
  * These fire in every program, so they are off unless ACTORTRACE_GLIBC=1 (docs/shims/glibc.md).
+ * The condvar waits of a runtime's worker threads are the exception (workers.h): they are
+ * recorded as the worker's park and unpark by the runtime's shim, always.
  *
  * Versions: pthread_cond_* exist twice in libc.so.6, the current GLIBC_2.3.2 functions and the
  * GLIBC_2.2.5 ones kept for binaries built before the condvar rewrite, which take a different
@@ -26,6 +28,7 @@
 #include <threads.h>
 
 #include "actortrace.h"
+#include "workers.h"
 
 int at__config_glibc(void); /* preload/config.c: ACTORTRACE_GLIBC, read on first use */
 
@@ -134,8 +137,11 @@ __attribute__((symver("pthread_cond_wait@@" CONDVAR_VERSION))) int
 at__glibc_cond_wait(pthread_cond_t *cond, pthread_mutex_t *mutex)
 {
     RESOLVE_CONDVAR(real_pthread_cond_wait, "pthread_cond_wait");
-    int parked = park(OBJ_COND, cond);
+    int worker = at__worker_park(cond);
+    int parked = !worker && park(OBJ_COND, cond);
     int result = real_pthread_cond_wait(cond, mutex);
+    if (worker)
+        at__worker_unpark(cond);
     unpark(parked, OBJ_COND, cond);
     return result;
 }
@@ -145,8 +151,11 @@ at__glibc_cond_timedwait(pthread_cond_t *cond, pthread_mutex_t *mutex,
                          const struct timespec *abstime)
 {
     RESOLVE_CONDVAR(real_pthread_cond_timedwait, "pthread_cond_timedwait");
-    int parked = park(OBJ_COND, cond);
+    int worker = at__worker_park(cond);
+    int parked = !worker && park(OBJ_COND, cond);
     int result = real_pthread_cond_timedwait(cond, mutex, abstime);
+    if (worker)
+        at__worker_unpark(cond);
     unpark(parked, OBJ_COND, cond);
     return result;
 }
@@ -155,6 +164,7 @@ __attribute__((symver("pthread_cond_signal@@" CONDVAR_VERSION))) int
 at__glibc_cond_signal(pthread_cond_t *cond)
 {
     RESOLVE_CONDVAR(real_pthread_cond_signal, "pthread_cond_signal");
+    at__worker_wake(cond);
     wake(OBJ_COND, cond);
     return real_pthread_cond_signal(cond);
 }
@@ -163,6 +173,7 @@ __attribute__((symver("pthread_cond_broadcast@@" CONDVAR_VERSION))) int
 at__glibc_cond_broadcast(pthread_cond_t *cond)
 {
     RESOLVE_CONDVAR(real_pthread_cond_broadcast, "pthread_cond_broadcast");
+    at__worker_wake(cond);
     wake(OBJ_COND, cond);
     return real_pthread_cond_broadcast(cond);
 }

@@ -28,6 +28,7 @@ static const struct run formats[] = {
     {&at__jsonl_ops, false, 2, CHECK_JSON_LINES},  {&at__stats_ops, false, 1, CHECK_NONE},
     {&at__stats_ops, true, 1, CHECK_JSON},         {&at__chrome_ops, false, 1, CHECK_JSON},
     {&at__perfetto_ops, false, 1, CHECK_PROTOBUF}, {&at__dot_ops, false, 1, CHECK_NONE},
+    {&at__aether_ops, false, 1, CHECK_JSON_LINES},
 };
 
 /* The two parts of the input are merged as two processes' traces, through filters. */

@@ -1,0 +1,589 @@
+/* Shim for the runtime of Aether v0.572.0 (an actor language compiled to C), when the program
+ * is linked against the runtime as a shared library. docs/shims/aether.md is the user's side.
+ *
+ * Wrapped, and what each records:
+ *   scheduler_send_local, scheduler_send_remote, scheduler_send_batch_add, aether_send_message
+ *                          send, at the outermost call only (aether_send_message calls
+ *                          send_local / remote itself), path "local", "remote", "batch/WAY",
+ *                          "message/WAY"; WAY is local when the target is assigned to the
+ *                          sending worker's core, which is how the runtime chooses
+ *   scheduler_ask_message  send, path "ask/WAY"
+ *   scheduler_reply        the registered kind "reply": actor the asker, peer the replier, msg
+ *                          the id of the ask it answers
+ *   scheduler_spawn_actor, scheduler_register_actor
+ *                          spawn (peer: the spawner) and schedule (peer: the worker of the
+ *                          actor's core); the actor's step pointer is replaced by
+ *                          step_trampoline, which records step_begin / step_end around it
+ *   scheduler_release_actor  exit
+ *   scheduler_thread       marks the thread as the worker of its core: its condvar waits (the
+ *                          runtime parks idle workers in pthread_cond_timedwait) are recorded by
+ *                          shim/glibc.c through workers.h as park / unpark, path "worker",
+ *                          the unpark naming who signalled the condvar
+ *
+ * Message ids: the send gives each message an id and writes it, tagged with the sign bit, into
+ * the Message's sender_id, which v0.572's generated code leaves 0 (that is why its own tracer's
+ * sender is always 0); the trampoline reads it back from the message at the mailbox head, the
+ * one the step takes. A message whose sender_id is already set keeps it and is recorded with
+ * msg 0.
+ *
+ * Senders: the actor whose step runs on the thread; on the main thread, outside any step, the
+ * id MAIN_ACTOR ("main"); workers are WORKER_ID_BASE + core ("worker-N").
+ *
+ * Guard: the shim records only when every function below exists (the runtime is Aether's) and
+ * the first actor spawned has its step pointer at ACTOR_STEP (the layout is v0.572's); else it
+ * says so once and forwards every call untouched. */
+#include <dlfcn.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <unistd.h>
+
+#include "actortrace.h"
+#include "workers.h"
+
+void at__warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* ===== Aether v0.572.0's ABI (x86-64) ===================================================== */
+
+typedef struct {
+    int type;
+    int sender_id;
+    intptr_t payload_int;
+    void *payload_ptr;
+    struct {
+        void *data;
+        int size;
+        int owned;
+    } zerocopy;
+    void *reply_slot;
+} aether_msg;
+_Static_assert(sizeof(aether_msg) == 48, "Aether's Message is 48 bytes, passed by value");
+
+#define ACTOR_ID      4    /* int */
+#define ACTOR_MAILBOX 8    /* aether_msg[MAILBOX_SLOTS], then the ring's indexes */
+#define MAILBOX_HEAD  1536 /* int, from the mailbox: the slot of the oldest message */
+#define MAILBOX_COUNT 1544 /* int, from the mailbox */
+#define MAILBOX_SLOTS 32
+#define ACTOR_STEP    1560 /* void (*)(void *) */
+#define ACTOR_CORE    1580 /* int: the core whose worker runs the actor */
+
+typedef void step_fn(void *actor);
+
+static void (*real_scheduler_send_local)(void *, aether_msg);
+static void (*real_scheduler_send_remote)(void *, aether_msg, int);
+static void (*real_scheduler_send_batch_add)(void *, aether_msg);
+static void (*real_aether_send_message)(void *, void *, size_t);
+static void *(*real_scheduler_ask_message)(void *, void *, size_t, int);
+static void (*real_scheduler_reply)(void *, void *, size_t);
+static void *(*real_scheduler_spawn_actor)(int, step_fn *, size_t);
+static int (*real_scheduler_register_actor)(void *, int);
+static void (*real_scheduler_release_actor)(void *);
+static void *(*real_scheduler_thread)(void *);
+static void *real_scheduler_send_batch_start, *real_scheduler_send_batch_flush; /* checked only */
+
+/* ===== Guard ============================================================================== */
+
+static const struct {
+    void **real;
+    const char *symbol;
+} symbols[] = {
+    {(void **)&real_scheduler_send_local, "scheduler_send_local"},
+    {(void **)&real_scheduler_send_remote, "scheduler_send_remote"},
+    {(void **)&real_scheduler_send_batch_add, "scheduler_send_batch_add"},
+    {(void **)&real_aether_send_message, "aether_send_message"},
+    {(void **)&real_scheduler_ask_message, "scheduler_ask_message"},
+    {(void **)&real_scheduler_reply, "scheduler_reply"},
+    {(void **)&real_scheduler_spawn_actor, "scheduler_spawn_actor"},
+    {(void **)&real_scheduler_register_actor, "scheduler_register_actor"},
+    {(void **)&real_scheduler_release_actor, "scheduler_release_actor"},
+    {(void **)&real_scheduler_thread, "scheduler_thread"},
+    {&real_scheduler_send_batch_start, "scheduler_send_batch_start"},
+    {&real_scheduler_send_batch_flush, "scheduler_send_batch_flush"},
+};
+
+static int state; /* 0 not checked yet, 1 recording, -1 forwarding only; atomic, relaxed */
+
+static void switch_off(const char *why)
+{
+    if (__atomic_exchange_n(&state, -1, __ATOMIC_RELAXED) != -1)
+        at__warn("aether: %s; its calls are forwarded untraced (docs/shims/aether.md)", why);
+}
+
+/* Resolves every symbol; threads racing here store the same pointers. dlsym rather than
+ * at_resolve: a missing symbol is the answer to the check, reported in one line. */
+static int check_symbols(void)
+{
+    const char *missing = NULL;
+    for (size_t i = 0; i < sizeof symbols / sizeof symbols[0]; i++)
+        if (!(*symbols[i].real = dlsym(RTLD_NEXT, symbols[i].symbol)) && !missing)
+            missing = symbols[i].symbol;
+    if (missing) {
+        char why[128];
+        snprintf(why, sizeof why, "%s is missing, this is not Aether's runtime", missing);
+        switch_off(why);
+        return -1;
+    }
+    int expected = 0;
+    __atomic_compare_exchange_n(&state, &expected, 1, 0, __ATOMIC_RELAXED, __ATOMIC_RELAXED);
+    return __atomic_load_n(&state, __ATOMIC_RELAXED);
+}
+
+static inline int on(void)
+{
+    int s = __atomic_load_n(&state, __ATOMIC_RELAXED);
+    return AT_LIKELY(s > 0) || (s == 0 && check_symbols() > 0);
+}
+
+/* ===== Paths and kinds ==================================================================== */
+
+enum label {
+    PATH_LOCAL,
+    PATH_REMOTE,
+    PATH_MESSAGE, /* + 1: remote */
+    PATH_MESSAGE_REMOTE,
+    PATH_BATCH,
+    PATH_BATCH_REMOTE,
+    PATH_ASK,
+    PATH_ASK_REMOTE,
+    PATH_WORKER,
+    KIND_REPLY,
+    LABELS
+};
+static const char *const label_names[LABELS] = {
+    "local",        "remote",      "message/local", "message/remote", "batch/local",
+    "batch/remote", "ask/local",   "ask/remote",    "worker",         "reply"};
+static unsigned label_ids[LABELS]; /* 0 until first use; atomic, relaxed */
+
+static unsigned label(enum label which)
+{
+    unsigned id = __atomic_load_n(&label_ids[which], __ATOMIC_RELAXED);
+    if (AT_UNLIKELY(id == 0)) {
+        id = which == KIND_REPLY ? at_event_register(label_names[which])
+                                 : at_path_register(label_names[which]);
+        __atomic_store_n(&label_ids[which], id, __ATOMIC_RELAXED);
+    }
+    return id;
+}
+
+/* ===== Actors, workers and the main thread ================================================ */
+
+#define MAIN_ACTOR     (1ull << 40)
+#define WORKER_ID_BASE (MAIN_ACTOR + 1)
+#define MAX_WORKERS    256
+
+static __thread int thread_core = -1;  /* the core whose worker this thread is; -1 if none */
+static __thread uint64_t thread_actor; /* MAIN_ACTOR, the worker's id, or 0; valid if known */
+static __thread int thread_known;
+static int main_named; /* atomic */
+
+static inline int field(const void *actor, size_t offset)
+{
+    return *(const int *)((const char *)actor + offset);
+}
+
+static inline uint64_t actor_id(const void *actor)
+{
+    return (uint32_t)field(actor, ACTOR_ID);
+}
+
+static uint64_t worker_id(int core)
+{
+    return WORKER_ID_BASE + (uint64_t)core;
+}
+
+static uint64_t thread_self(void)
+{
+    thread_known = 1;
+    if (gettid() != getpid())
+        return thread_actor = 0;
+    if (!__atomic_exchange_n(&main_named, 1, __ATOMIC_RELAXED))
+        at_name_actor(MAIN_ACTOR, "main");
+    return thread_actor = MAIN_ACTOR;
+}
+
+/* The sender of what this thread sends: the actor whose step runs here, else the thread's id. */
+static inline uint64_t sender(void)
+{
+    uint64_t actor = at_current_actor();
+    if (actor)
+        return actor;
+    return AT_LIKELY(thread_known) ? thread_actor : thread_self();
+}
+
+/* The path of a send made by this thread to actor: base for local, base + 1 for remote. */
+static inline enum label way(const void *actor, enum label base)
+{
+    return base + (thread_core != field(actor, ACTOR_CORE));
+}
+
+/* ===== Sends ==============================================================================
+ * The outermost wrapper records the send with a new message id and, for aether_send_message
+ * and ask, leaves it in `outer` for the Message the runtime builds and passes to the nested
+ * send_local / remote; when the runtime delivers without a nested call (a single actor run on
+ * the main thread), the step runs inside the outer call and the trampoline takes it there. */
+
+struct outer_send {
+    const void *actor;
+    uint32_t msg;
+};
+static __thread struct outer_send outer;
+static uint32_t msg_count; /* the ids handed out to threads so far; atomic, relaxed */
+
+/* Who made each ask in flight, by ask id: asker written before msg (release); a reply reads
+ * msg (acquire), the asker, then msg again, and takes the asker only when msg matched twice. */
+#define ASK_SLOTS 4096
+static struct {
+    uint64_t asker;
+    uint32_t msg;
+} asks[ASK_SLOTS];
+
+static void ask_made(uint32_t msg, uint64_t asker)
+{
+    __atomic_store_n(&asks[msg % ASK_SLOTS].asker, asker, __ATOMIC_RELAXED);
+    __atomic_store_n(&asks[msg % ASK_SLOTS].msg, msg, __ATOMIC_RELEASE);
+}
+
+/* The actor that made ask msg, or 0 when its slot was taken by a later ask. */
+static uint64_t asker_of(uint32_t msg)
+{
+    if (__atomic_load_n(&asks[msg % ASK_SLOTS].msg, __ATOMIC_ACQUIRE) != msg)
+        return 0;
+    uint64_t asker = __atomic_load_n(&asks[msg % ASK_SLOTS].asker, __ATOMIC_ACQUIRE);
+    return __atomic_load_n(&asks[msg % ASK_SLOTS].msg, __ATOMIC_ACQUIRE) == msg ? asker : 0;
+}
+
+/* Ids are 31 bits; in sender_id they are tagged with the sign bit, so that a sender_id the
+ * program set itself (an actor id, positive) is never taken for one. */
+#define MSG_ID_MASK 0x7fffffffu
+#define MSG_ID_TAG  0x80000000u
+
+/* Each thread takes ids MSG_ID_BATCH at a time: one atomic add per batch, not a cache line
+ * bouncing between the cores of two actors that message each other. */
+#define MSG_ID_BATCH 1024
+static __thread uint32_t id_next, id_end;
+
+static uint32_t new_msg_id(void)
+{
+    if (AT_UNLIKELY(id_next == id_end)) {
+        id_next = __atomic_fetch_add(&msg_count, MSG_ID_BATCH, __ATOMIC_RELAXED);
+        id_end = id_next + MSG_ID_BATCH;
+    }
+    uint32_t msg = id_next++ & MSG_ID_MASK;
+    return AT_LIKELY(msg != 0) ? msg : new_msg_id();
+}
+
+/* Records a send; msg 0 when the message cannot carry an id. */
+static void record_send(const void *actor, int type, enum label path, uint32_t msg)
+{
+    at_record(AT_EV_SEND, actor_id(actor), sender(), msg, (uint32_t)type, label(path));
+}
+
+/* A Message passing through a send function: recorded when the call is the outermost, and
+ * given its id either way, unless the program set its sender_id. */
+static void send_message(const void *actor, aether_msg *msg, enum label path, int outermost)
+{
+    int free_field = msg->sender_id == 0;
+    uint32_t id = outer.actor == actor ? outer.msg : 0;
+    if (outermost) {
+        id = free_field ? new_msg_id() : 0;
+        record_send(actor, msg->type, path, id);
+    }
+    if (free_field && id)
+        msg->sender_id = (int)(id | MSG_ID_TAG);
+}
+
+/* The type of a generated message struct: its first field. */
+static int struct_type(const void *data, size_t size)
+{
+    return data && size >= sizeof(int) ? *(const int *)data : 0;
+}
+
+/* Before a call that builds its own Message: records the send; returns what `outer` was. */
+static struct outer_send begin_outer(const void *actor, const void *data, size_t size,
+                                     enum label path)
+{
+    struct outer_send saved = outer;
+    outer = (struct outer_send){actor, new_msg_id()};
+    record_send(actor, struct_type(data, size), path, outer.msg);
+    return saved;
+}
+
+AT_EXPORT void scheduler_send_local(void *actor, aether_msg msg)
+{
+    if (on()) {
+        send_message(actor, &msg, PATH_LOCAL, at_enter());
+        real_scheduler_send_local(actor, msg);
+        at_leave();
+    } else if (real_scheduler_send_local) {
+        real_scheduler_send_local(actor, msg);
+    }
+}
+
+AT_EXPORT void scheduler_send_remote(void *actor, aether_msg msg, int from_core)
+{
+    if (on()) {
+        send_message(actor, &msg, PATH_REMOTE, at_enter());
+        real_scheduler_send_remote(actor, msg, from_core);
+        at_leave();
+    } else if (real_scheduler_send_remote) {
+        real_scheduler_send_remote(actor, msg, from_core);
+    }
+}
+
+AT_EXPORT void scheduler_send_batch_add(void *actor, aether_msg msg)
+{
+    if (on()) {
+        send_message(actor, &msg, way(actor, PATH_BATCH), at_enter());
+        real_scheduler_send_batch_add(actor, msg);
+        at_leave();
+    } else if (real_scheduler_send_batch_add) {
+        real_scheduler_send_batch_add(actor, msg);
+    }
+}
+
+AT_EXPORT void aether_send_message(void *actor, void *message_data, size_t message_size)
+{
+    if (!on()) {
+        if (real_aether_send_message)
+            real_aether_send_message(actor, message_data, message_size);
+        return;
+    }
+    if (!at_enter()) {
+        real_aether_send_message(actor, message_data, message_size);
+        at_leave();
+        return;
+    }
+    struct outer_send saved =
+        begin_outer(actor, message_data, message_size, way(actor, PATH_MESSAGE));
+    real_aether_send_message(actor, message_data, message_size);
+    outer = saved;
+    at_leave();
+}
+
+AT_EXPORT void *scheduler_ask_message(void *actor, void *msg, size_t size, int timeout_ms)
+{
+    if (!on())
+        return real_scheduler_ask_message ? real_scheduler_ask_message(actor, msg, size, timeout_ms)
+                                          : NULL;
+    if (!at_enter()) {
+        void *answer = real_scheduler_ask_message(actor, msg, size, timeout_ms);
+        at_leave();
+        return answer;
+    }
+    struct outer_send saved = begin_outer(actor, msg, size, way(actor, PATH_ASK));
+    ask_made(outer.msg, sender());
+    void *answer = real_scheduler_ask_message(actor, msg, size, timeout_ms);
+    outer = saved;
+    at_leave();
+    return answer;
+}
+
+/* ===== Steps ==============================================================================
+ * The step each actor had, by actor address: an open-addressing table that threads read
+ * without a lock. An entry's actor is claimed with a CAS and its step stored with release
+ * before the trampoline replaces the actor's step pointer; an address the runtime reuses for
+ * a new actor takes over its entry. */
+
+#define STEP_SLOTS (1u << 16)
+
+struct step_entry {
+    void *actor; /* claimed once, with a CAS */
+    step_fn *step; /* release / acquire */
+};
+static struct step_entry steps[STEP_SLOTS];
+static __thread uint32_t current_msg; /* the id of the message the running step took */
+
+static size_t step_slot(const void *actor)
+{
+    return (size_t)(((uintptr_t)actor >> 4) * 0x9e3779b97f4a7c15ull >> 48) % STEP_SLOTS;
+}
+
+/* Returns 0, or -1 when the table is full. */
+static int steps_put(void *actor, step_fn *step)
+{
+    for (size_t i = step_slot(actor), n = 0; n < STEP_SLOTS; i = (i + 1) % STEP_SLOTS, n++) {
+        void *expected = NULL;
+        if (__atomic_load_n(&steps[i].actor, __ATOMIC_ACQUIRE) == actor ||
+            __atomic_compare_exchange_n(&steps[i].actor, &expected, actor, 0, __ATOMIC_ACQ_REL,
+                                        __ATOMIC_ACQUIRE)) {
+            __atomic_store_n(&steps[i].step, step, __ATOMIC_RELEASE);
+            return 0;
+        }
+    }
+    return -1;
+}
+
+static step_fn *steps_get(const void *actor)
+{
+    for (size_t i = step_slot(actor), n = 0; n < STEP_SLOTS; i = (i + 1) % STEP_SLOTS, n++) {
+        void *key = __atomic_load_n(&steps[i].actor, __ATOMIC_ACQUIRE);
+        if (key == actor)
+            return __atomic_load_n(&steps[i].step, __ATOMIC_ACQUIRE);
+        if (key == NULL)
+            return NULL;
+    }
+    return NULL;
+}
+
+/* The message the step is about to take: the one at the mailbox head. */
+static void head_message(const void *actor, uint32_t *msg, uint32_t *type)
+{
+    const char *mailbox = (const char *)actor + ACTOR_MAILBOX;
+    *msg = *type = 0;
+    if (field(mailbox, MAILBOX_COUNT) > 0) {
+        const aether_msg *head =
+            (const aether_msg *)mailbox + (field(mailbox, MAILBOX_HEAD) & (MAILBOX_SLOTS - 1));
+        uint32_t tagged = (uint32_t)head->sender_id;
+        *msg = tagged & MSG_ID_TAG ? tagged & MSG_ID_MASK : 0;
+        *type = (uint32_t)head->type;
+    }
+    if (*msg == 0 && outer.actor == actor)
+        *msg = outer.msg;
+}
+
+static void step_trampoline(void *actor)
+{
+    step_fn *step = steps_get(actor);
+    uint64_t id = actor_id(actor);
+    uint32_t msg, type;
+    head_message(actor, &msg, &type);
+    struct outer_send saved_outer = outer;
+    uint32_t saved_msg = current_msg;
+    outer = (struct outer_send){0};
+    current_msg = msg;
+    at_record(AT_EV_STEP_BEGIN, id, 0, msg, type, 0);
+    uint64_t previous = at_set_current_actor(id);
+    uint32_t depth = at_depth_reset();
+    if (step)
+        step(actor);
+    at_depth_restore(depth);
+    at_set_current_actor(previous);
+    at_record(AT_EV_STEP_END, id, 0, msg, type, 0);
+    current_msg = saved_msg;
+    outer = saved_outer;
+}
+
+AT_EXPORT void scheduler_reply(void *actor, void *data, size_t size)
+{
+    if (!on()) {
+        if (real_scheduler_reply)
+            real_scheduler_reply(actor, data, size);
+        return;
+    }
+    if (at_enter()) {
+        at_record(label(KIND_REPLY), asker_of(current_msg), sender(), current_msg,
+                  (uint32_t)struct_type(data, size), 0);
+    }
+    real_scheduler_reply(actor, data, size);
+    at_leave();
+}
+
+/* ===== Spawn, schedule, exit ============================================================== */
+
+/* Takes over a registered actor's step and records its spawn and its placement. */
+static void adopt(void *actor)
+{
+    step_fn **slot = (step_fn **)((char *)actor + ACTOR_STEP);
+    step_fn *step = *slot;
+    if (step != step_trampoline && steps_put(actor, step) == 0)
+        *slot = step_trampoline;
+    uint64_t id = actor_id(actor);
+    at_record(AT_EV_SPAWN, id, sender(), 0, 0, 0);
+    at_record(AT_EV_SCHEDULE, id, worker_id(field(actor, ACTOR_CORE)), 0, 0, 0);
+}
+
+AT_EXPORT void *scheduler_spawn_actor(int preferred_core, step_fn *step, size_t actor_size)
+{
+    if (!on())
+        return real_scheduler_spawn_actor
+                   ? real_scheduler_spawn_actor(preferred_core, step, actor_size)
+                   : NULL;
+    at_enter(); /* the runtime's own scheduler_register_actor is part of this spawn */
+    void *actor = real_scheduler_spawn_actor(preferred_core, step, actor_size);
+    at_leave();
+    if (!actor)
+        return NULL;
+    if (*(step_fn **)((char *)actor + ACTOR_STEP) != step)
+        switch_off("the step pointer is not where v0.572.0 has it (another version?)");
+    else
+        adopt(actor);
+    return actor;
+}
+
+/* An actor the program allocated and registers itself. */
+AT_EXPORT int scheduler_register_actor(void *actor, int preferred_core)
+{
+    if (!on() || at_in_wrapper())
+        return real_scheduler_register_actor
+                   ? real_scheduler_register_actor(actor, preferred_core)
+                   : -1;
+    int result = real_scheduler_register_actor(actor, preferred_core);
+    Dl_info info;
+    if (!dladdr(*(void **)((char *)actor + ACTOR_STEP), &info))
+        switch_off("no function where v0.572.0 has the step pointer (another version?)");
+    else
+        adopt(actor);
+    return result;
+}
+
+AT_EXPORT void scheduler_release_actor(void *actor)
+{
+    if (on() && actor)
+        at_record(AT_EV_EXIT, actor_id(actor), 0, 0, 0, 0);
+    if (real_scheduler_release_actor)
+        real_scheduler_release_actor(actor);
+}
+
+/* ===== Workers ============================================================================
+ * parked[core] is the condvar the core's worker waits on (written by the worker, relaxed) and
+ * who signalled it last (exchanged by the worker when the wait ends). */
+
+static struct {
+    const void *cond;
+    uint64_t waker;
+} parked[MAX_WORKERS];
+static int worker_count; /* one past the highest core seen; atomic, relaxed */
+
+AT_EXPORT void *scheduler_thread(void *arg)
+{
+    int core = arg ? *(const int *)arg : -1;
+    if (on() && core >= 0 && core < MAX_WORKERS) {
+        char name[32];
+        snprintf(name, sizeof name, "worker-%d", core);
+        at_name_actor(worker_id(core), name);
+        thread_core = core;
+        thread_actor = worker_id(core);
+        thread_known = 1;
+        int seen = __atomic_load_n(&worker_count, __ATOMIC_RELAXED);
+        while (seen <= core && !__atomic_compare_exchange_n(&worker_count, &seen, core + 1, 0,
+                                                            __ATOMIC_RELAXED, __ATOMIC_RELAXED))
+            ;
+    }
+    return real_scheduler_thread ? real_scheduler_thread(arg) : NULL;
+}
+
+int at__worker_park(const void *cond)
+{
+    int core = thread_core;
+    if (core < 0)
+        return 0;
+    __atomic_store_n(&parked[core].cond, cond, __ATOMIC_RELAXED);
+    at_record(AT_EV_PARK, thread_actor, 0, 0, 0, label(PATH_WORKER));
+    return 1;
+}
+
+void at__worker_unpark(const void *cond)
+{
+    int core = thread_core;
+    (void)cond;
+    __atomic_store_n(&parked[core].cond, NULL, __ATOMIC_RELAXED);
+    uint64_t waker = __atomic_exchange_n(&parked[core].waker, 0, __ATOMIC_RELAXED);
+    at_record(AT_EV_UNPARK, thread_actor, waker, 0, 0, label(PATH_WORKER));
+}
+
+void at__worker_wake(const void *cond)
+{
+    int n = __atomic_load_n(&worker_count, __ATOMIC_RELAXED);
+    for (int core = 0; core < n; core++)
+        if (__atomic_load_n(&parked[core].cond, __ATOMIC_RELAXED) == cond)
+            __atomic_store_n(&parked[core].waker, sender(), __ATOMIC_RELAXED);
+}
