@@ -27,6 +27,10 @@ static const struct runtime {
 } runtimes[] = {
     {"refrt", "librefrt.so", "rt_send", NULL, "the reference runtime (tests/rt)"},
     {"czmq", "libczmq.so", "zactor_new", NULL, "CZMQ 4.2 actors: zactor, zloop, zpoller"},
+    {"caf", "libcaf_core.so", "_ZN3caf15scheduled_actor6launchEPNS_14execution_unitEbb", NULL,
+     "CAF 0.17.6, the C++ Actor Framework"},
+    {"aether", "libaether.so", "scheduler_send_local", NULL,
+     "Aether v0.572.0's runtime, built as a shared library"},
     {"glibc", "libc.so.6", "pthread_cond_wait", "--glibc",
      "glibc's condvars, semaphores, futexes (record --glibc)"},
 };

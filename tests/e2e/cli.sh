@@ -205,7 +205,7 @@ row() { # row FILE RUNTIME: "SHIM LINKED" of a runtime in list's table
 }
 status "list" 0 "$AT" list
 says "list: names the library" list.out "library: $TRACER_LIB"
-for r in refrt czmq glibc; do
+for r in refrt czmq caf aether glibc; do
     check "list: $r is listed" grep -q "^$r " list.out
 done
 status "list pingpong" 0 "$AT" list "$PP"
@@ -214,6 +214,10 @@ equal "list pingpong: not czmq" "$(row "list pingpong.out" czmq)" "yes no"
 status "list czmq pingpong" 0 "$AT" list "$B/tests/czmq/pingpong"
 equal "list czmq pingpong: links czmq" "$(row "list czmq pingpong.out" czmq)" "yes yes"
 equal "list czmq pingpong: not refrt" "$(row "list czmq pingpong.out" refrt)" "yes no"
+status "list caf pingpong" 0 "$AT" list "$B/tests/caf/pingpong"
+equal "list caf pingpong: links caf" "$(row "list caf pingpong.out" caf)" "yes yes"
+status "list aether pingpong" 0 "$AT" list "$B/tests/aether/pingpong"
+equal "list aether pingpong: links aether" "$(row "list aether pingpong.out" aether)" "yes yes"
 status "list, a program in PATH" 0 "$AT" list sh
 status "list, a missing program" 2 "$AT" list no-such-program
 says "list, a missing program: said" "list, a missing program.err" \
