@@ -1,7 +1,7 @@
 /* Opening a trace file and building its index, in the order of docs/FORMAT.md: the file header
  * (section 2), then the frames (section 3); META payloads go to meta.c (section 5).
  *
- * The file is mapped (or read into memory when it is not a regular file) and scanned once from
+ * The file is mapped (a pipe's bytes copied to a temporary file first) and scanned once from
  * the end of the file header. Nothing a frame header claims is believed before its checks
  * pass: magic, header_crc, header_size, the 16 MiB limits and, for EVENTS, raw_size <= count *
  * 50; then the payload must lie inside the file and match payload_crc. An accepted EVENTS frame
@@ -70,53 +70,117 @@ static int map_file(struct trace *t, int fd, off_t size)
     return 0;
 }
 
-/* Pipes and devices cannot be mapped: their bytes are read into memory instead. */
-static int read_all(struct trace *t, int fd)
+/* Reads up to len bytes, fewer only at the end of the input. Returns the count or -errno. */
+static ssize_t read_full(int fd, uint8_t *buf, size_t len)
 {
-    size_t len = 0, cap = 1 << 20;
-    uint8_t *buf = malloc(cap);
-    for (;;) {
-        if (buf && len == cap) {
-            uint8_t *grown = realloc(buf, cap * 2);
-            if (!grown)
-                free(buf);
-            buf = grown;
-            cap *= 2;
-        }
-        if (!buf)
-            return -ENOMEM;
-        ssize_t got = read(fd, buf + len, cap - len);
+    size_t done = 0;
+    while (done < len) {
+        ssize_t got = read(fd, buf + done, len - done);
         if (got == 0)
             break;
         if (got < 0 && errno == EINTR)
             continue;
-        if (got < 0) {
-            int err = -errno;
-            free(buf);
-            return err;
-        }
-        len += (size_t)got;
+        if (got < 0)
+            return -errno;
+        done += (size_t)got;
     }
-    if (len == 0) {
-        free(buf);
-        buf = (uint8_t *)"";
+    return (ssize_t)done;
+}
+
+/* Copies the rest of fd to out, after the `len` bytes of head. Returns 0 or -errno. */
+static int copy_rest(int fd, int out, const uint8_t *head, size_t len)
+{
+    enum { CHUNK = 1 << 20 };
+    uint8_t *buf = malloc(CHUNK);
+    if (!buf)
+        return -ENOMEM;
+    ssize_t got = (ssize_t)len;
+    int err = 0;
+    for (const uint8_t *from = head; got > 0 && err == 0; from = buf) {
+        for (ssize_t put = 0, n; put < got && err == 0; put += n > 0 ? n : 0)
+            if ((n = write(out, from + put, (size_t)(got - put))) < 0 && errno != EINTR)
+                err = -errno;
+        if (err == 0 && (got = read_full(fd, buf, CHUNK)) < 0)
+            err = (int)got;
     }
-    t->data = buf;
+    free(buf);
+    return err;
+}
+
+/* An unlinked file in $TMPDIR (or /tmp) to hold a pipe's bytes. Returns its fd or -errno. */
+static int spool_file(void)
+{
+    const char *dir = getenv("TMPDIR");
+    char path[4096];
+    snprintf(path, sizeof path, "%s/tracedecode-XXXXXX", dir && *dir ? dir : "/tmp");
+    int fd = mkostemp(path, O_CLOEXEC);
+    if (fd < 0)
+        return -errno;
+    unlink(path);
+    return fd;
+}
+
+/* A stream that is not a trace, or one cut inside its file header: its first bytes alone. */
+static int keep_prefix(struct trace *t, const uint8_t *head, size_t len)
+{
+    t->data = (const uint8_t *)"";
     t->size = len;
+    if (len == 0)
+        return 0;
+    if (!(t->prefix = malloc(len)))
+        return -ENOMEM;
+    memcpy(t->prefix, head, len);
+    t->data = t->prefix;
     return 0;
+}
+
+/* Pipes and devices cannot be mapped. Their first bytes are read and checked for the magic
+ * before anything else, so that a stream that is not a trace (/dev/zero) is refused at once;
+ * a trace is then copied into an unlinked temporary file, which is mapped, so that its size
+ * costs disk pages the kernel can drop rather than memory. */
+static int spool(struct trace *t, int fd)
+{
+    uint8_t head[FILE_HEADER_SIZE];
+    ssize_t got = read_full(fd, head, sizeof head);
+    if (got < 0)
+        return (int)got;
+    size_t magic_len = (size_t)got < AT_FILE_MAGIC_LEN ? (size_t)got : AT_FILE_MAGIC_LEN;
+    if ((size_t)got < sizeof head || memcmp(head, AT_FILE_MAGIC, magic_len) != 0)
+        return keep_prefix(t, head, (size_t)got); /* check_file_header says what it is */
+    int out = spool_file();
+    if (out < 0) {
+        at__trace_warn(t, "cannot create a temporary file for the input (%s)", strerror(-out));
+        return out;
+    }
+    struct stat st;
+    int err = copy_rest(fd, out, head, sizeof head);
+    if (err == 0 && fstat(out, &st) < 0)
+        err = -errno;
+    if (err == 0)
+        err = map_file(t, out, st.st_size);
+    close(out);
+    return err;
+}
+
+/* "-" is standard input. */
+static int open_input(const char *path)
+{
+    int fd = strcmp(path, "-") == 0 ? fcntl(STDIN_FILENO, F_DUPFD_CLOEXEC, 0)
+                                    : open(path, O_RDONLY | O_CLOEXEC);
+    return fd < 0 ? -errno : fd;
 }
 
 static int load_file(struct trace *t)
 {
-    int fd = open(t->path, O_RDONLY | O_CLOEXEC);
+    int fd = open_input(t->path);
     if (fd < 0)
-        return -errno;
+        return fd;
     struct stat st;
     int err = fstat(fd, &st) < 0 ? -errno : 0;
     if (err == 0) {
         t->dev = st.st_dev;
         t->ino = st.st_ino;
-        err = S_ISREG(st.st_mode) ? map_file(t, fd, st.st_size) : read_all(t, fd);
+        err = S_ISREG(st.st_mode) ? map_file(t, fd, st.st_size) : spool(t, fd);
     }
     close(fd);
     return err;
@@ -395,8 +459,7 @@ void at__trace_close(struct trace *t)
 {
     if (t->mapped)
         munmap((void *)t->data, t->size);
-    else if (t->size > 0)
-        free((void *)t->data);
+    free(t->prefix);
     for (size_t i = 0; i < t->nthreads; i++) {
         free(t->threads[i].frames);
         free(t->threads[i].name);

@@ -60,7 +60,9 @@ struct trace {
     const uint8_t *data;
     size_t size;
     bool mapped;
-    dev_t dev; /* identify the file, so the output cannot overwrite it */
+    uint8_t *prefix; /* the first bytes of a stream that is not a whole trace; data points here */
+    dev_t dev; /* identify the file (for standard input: the pipe), so that the output cannot
+                * overwrite it and the same file is not merged with itself */
     ino_t ino;
     uint16_t version_major, version_minor;
 
