@@ -75,6 +75,10 @@ $(B)/fuzz/fuzz_decode: tests/fuzz/fuzz_decode.c tests/unit/jsoncheck.h $(COMMON_
 $(B)/fuzz/rawtrace: tests/fuzz/rawtrace.c $(COMMON_SRC) $(wildcard include/*.h) | $(DEPS_OK)
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) $(CFLAGS) $(WARN) -o $@ $< $(COMMON_SRC) -lzstd
+# A small trace that claims a lot of memory, for the decoder's memory limits (tests/e2e/inputs.sh).
+$(B)/fuzz/bombtrace: tests/fuzz/bombtrace.c $(COMMON_SRC) $(wildcard include/*.h) | $(DEPS_OK)
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS) $(CFLAGS) $(WARN) -o $@ $< $(COMMON_SRC) -lzstd
 
 # Programs the end-to-end and fault tests trace: on refrt, or on the benchmark's nop_send
 # (traced with the benchmark's copy of the library, which has a shim for it).
@@ -110,7 +114,7 @@ $(B)/tests/czmq/%: tests/czmq/%.c | $(DEPS_OK)
 demo: all
 	@sh scripts/demo.sh
 
-FUZZ_PROGS := $(B)/fuzz/fuzz_decode $(B)/fuzz/rawtrace
+FUZZ_PROGS := $(B)/fuzz/fuzz_decode $(B)/fuzz/rawtrace $(B)/fuzz/bombtrace
 test: all $(BENCH) $(B)/asan/tracedecode $(UNIT_TESTS) $(TEST_PROGS) $(CZMQ_PROGS) $(FUZZ_PROGS)
 	@sh tests/run.sh
 

@@ -30,7 +30,7 @@ static int check_repeated(const struct decode *d, const struct trace *t)
             if (d->diag)
                 fprintf(d->diag, "tracedecode: %s %s %s: give each trace once\n", t->path, why,
                         d->traces[i].path);
-            return -EINVAL;
+            return -EEXIST;
         }
     }
     return 0;

@@ -28,6 +28,7 @@ struct slot {
     int err; /* of decoding the frame: 0, or -EINVAL / -ENOTSUP with why, or -ENOMEM */
     const char *why;
     const struct frame_ref *frame;
+    bool by_helper; /* decoded by the helper, which keeps half of the budget for the merge */
 };
 
 struct prefetch {
@@ -47,10 +48,11 @@ static struct stream *pick(struct prefetch *pf)
     uint64_t best_end = UINT64_MAX;
     for (size_t i = 0; i < pf->m->nstreams; i++) {
         struct stream *s = &pf->m->streams[i];
-        if (pf->slots[i].state != EMPTY || s->next_frame >= s->thread->nframes ||
-            s->next_frame == 0)
+        if (pf->slots[i].state != EMPTY || s->next_frame >= s->thread->nframes)
             continue;
-        uint64_t end = s->thread->frames[s->next_frame - 1].last_tsc;
+        /* when the current block ends, or for a stream not begun, when its first one starts */
+        uint64_t end = s->next_frame ? s->thread->frames[s->next_frame - 1].last_tsc
+                                     : s->thread->frames[0].first_tsc;
         if (!best || end < best_end) {
             best = s;
             best_end = end;
@@ -59,12 +61,19 @@ static struct stream *pick(struct prefetch *pf)
     return best;
 }
 
-static void decode_into(struct unpacker *u, const struct stream *s, struct slot *slot)
+/* Decodes the stream's next frame into the slot. The helper decodes only within half of the
+ * budget, so that what it holds ahead never keeps the merge from the block it needs. */
+static void decode_into(struct prefetch *pf, const struct stream *s, struct slot *slot,
+                        bool by_helper)
 {
+    struct unpacker *u = by_helper ? &pf->unpacker : pf->m->unpacker;
+    uint64_t keep = by_helper ? pf->m->budget_total / 2 : 0;
     slot->frame = &s->thread->frames[s->next_frame];
     slot->why = "";
-    slot->err = at__block_decode(u, s->trace, slot->frame, &slot->events, &slot->cap, &slot->why);
+    slot->err = at__block_decode(u, s->trace, slot->frame, &slot->events, &slot->cap,
+                                 &pf->m->budget, keep, &slot->why);
     slot->n = slot->frame->count;
+    slot->by_helper = by_helper;
 }
 
 static void *helper(void *arg)
@@ -80,7 +89,7 @@ static void *helper(void *arg)
         struct slot *slot = &pf->slots[s - pf->m->streams];
         slot->state = BUSY;
         pthread_mutex_unlock(&pf->lock);
-        decode_into(&pf->unpacker, s, slot);
+        decode_into(pf, s, slot, true);
         pthread_mutex_lock(&pf->lock);
         slot->state = READY;
         pthread_cond_broadcast(&pf->done);
@@ -114,13 +123,17 @@ int at__prefetch_start(struct merge *m)
 }
 
 /* Takes the slot's block (with the lock held): 1 when it had events, 0 when the frame was
- * empty or damaged (reported here), -ENOMEM. The slot's buffer becomes the stream's spare. */
+ * empty or damaged (reported here), -EAGAIN when the helper left it for want of budget (the
+ * merge decodes it with the whole budget), -ENOMEM. The slot's buffer becomes the stream's
+ * spare. */
 static int take(struct slot *slot, struct stream *s)
 {
     struct at_event *events = s->events;
     size_t cap = s->cap;
-    s->next_frame++;
     slot->state = EMPTY;
+    if (slot->err == -E2BIG && slot->by_helper)
+        return -EAGAIN;
+    s->next_frame++;
     if (slot->err == -ENOMEM)
         return -ENOMEM;
     if (slot->err < 0) {
@@ -137,6 +150,14 @@ static int take(struct slot *slot, struct stream *s)
     return s->n > 0;
 }
 
+static void free_slot(struct prefetch *pf, struct slot *slot)
+{
+    at__budget_give(&pf->m->budget, slot->cap * sizeof *slot->events);
+    free(slot->events);
+    slot->events = NULL;
+    slot->cap = 0;
+}
+
 int at__prefetch_next(struct prefetch *pf, struct stream *s)
 {
     struct slot *slot = &pf->slots[s - pf->m->streams];
@@ -148,11 +169,15 @@ int at__prefetch_next(struct prefetch *pf, struct stream *s)
         if (slot->state == EMPTY) {
             slot->state = OWN;
             pthread_mutex_unlock(&pf->lock);
-            decode_into(pf->m->unpacker, s, slot);
+            decode_into(pf, s, slot, false);
             pthread_mutex_lock(&pf->lock);
         }
         found = take(slot, s);
+        if (found == -EAGAIN)
+            found = 0;
     }
+    if (!found) /* the thread is done: its spare buffer goes back to the budget */
+        free_slot(pf, slot);
     pthread_cond_signal(&pf->work);
     pthread_mutex_unlock(&pf->lock);
     return found;

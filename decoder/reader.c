@@ -3,11 +3,12 @@
  *
  * The file is mapped (a pipe's bytes copied to a temporary file first) and scanned once from
  * the end of the file header. Nothing a frame header claims is believed before its checks
- * pass: magic, header_crc, header_size, the 16 MiB limits and, for EVENTS, raw_size <= count *
- * 50; then the payload must lie inside the file and match payload_crc. An accepted EVENTS frame
- * joins its thread's frame list (its payload stays in the file until the merge decodes it); an
- * accepted META frame is decoded at once, so every name, clock sample and loss is known before
- * the first event is written out.
+ * pass: magic, header_crc, header_size, the 16 MiB limits and, for EVENTS, count <= 131072 and
+ * raw_size <= count * 50; then the payload must lie inside the file and match payload_crc. An
+ * accepted EVENTS frame joins its thread's frame list (its payload stays in the file until the
+ * merge decodes it); an accepted META frame is decoded at once, so every name, clock sample
+ * and loss is known before the first event is written out. What META records may decode to
+ * in all is bounded by the size of the file (meta_budget), as the merge bounds events.
  *
  * A damaged frame is reported and the scan resumes at the next frame magic, searched from the
  * byte after the damaged frame's magic: past damage the frame's own sizes cannot be trusted.
@@ -267,6 +268,8 @@ static const char *check_frame(const struct trace *t, size_t pos, struct at_fram
         return "header_size below 56";
     if (h->payload_size > AT_FRAME_MAX_PAYLOAD || h->raw_size > AT_FRAME_MAX_PAYLOAD)
         return "payload larger than 16 MiB";
+    if (h->type == AT_FRAME_EVENTS && h->count > AT_FRAME_MAX_EVENTS)
+        return "more than 131072 events";
     if (h->type == AT_FRAME_EVENTS && h->raw_size > at_events_encode_bound(h->count))
         return "raw_size larger than count * 50";
     if ((size_t)h->header_size + h->payload_size > left) {
@@ -337,13 +340,25 @@ static int index_events(struct trace *t, size_t pos, const struct at_frame_heade
     return 0;
 }
 
+/* The decoded META bytes a trace may hold: what they load (names, clock samples, losses)
+ * takes up to about ten times their size, and a frame of 16 MiB of records can compress to a
+ * few hundred bytes. Real traces have a few kilobytes of records for megabytes of events. */
+static uint64_t meta_budget(const struct trace *t)
+{
+    return (4ull << 20) + 16 * (uint64_t)t->size;
+}
+
 static int load_meta(struct trace *t, size_t pos, const struct at_frame_header *h,
                      struct unpacker *u)
 {
     const uint8_t *raw;
-    const char *why;
-    int err = at__unpack(u, t->data + pos + h->header_size, h->payload_size, h->raw_size,
+    const char *why = "its records would pass the decoder's memory budget (4 MiB, and 16 "
+                      "bytes for each byte of trace)";
+    int err = t->meta_raw + h->raw_size > meta_budget(t) ? -E2BIG : 0;
+    if (err == 0)
+        err = at__unpack(u, t->data + pos + h->header_size, h->payload_size, h->raw_size,
                          h->encoding, &raw, &why);
+    t->meta_raw += err == 0 ? h->raw_size : 0;
     if (err == 0) {
         err = at__meta_load(t, raw, h->raw_size, h->count);
         why = "malformed metadata record";

@@ -78,6 +78,7 @@ struct trace {
     struct lost *lost;
     size_t nlost, lost_cap;
 
+    uint64_t meta_raw; /* decoded bytes of the META frames loaded (reader.c's budget) */
     uint64_t damaged; /* damaged frames, found by the reader or when decoding a block */
     bool cut;         /* the file ends inside its header or a frame */
     uint64_t torn;    /* sum of the torn fields of accepted EVENTS frames */

@@ -75,3 +75,34 @@ traced "$TMP/big.trace" "$B/examples/pingpong" 5000 >/dev/null
 equal "-o /dev/full: status 2 (an I/O error)" $? 2
 check "-o /dev/full: says the output could not be written" grep -q "/dev/full: No space left on device" "$TMP/full.err"
 check "-o /dev/full: says nothing about the trace" [ "$(grep -c -v '/dev/full' "$TMP/full.err")" = 0 ]
+
+# ---- Small traces that ask for a lot of memory ----
+
+# Each runs under a 1 GiB address-space limit, which the memory they claim would pass: an
+# allocation that fails makes tracedecode exit 2 ("out of memory"); within its limits it skips
+# what is beyond them as damaged (status 1) and says why.
+bomb() { # bomb NAME FRAMES COUNT [meta]: the trace's size, decoded under the limit
+    local name=$1
+    shift
+    "$B/fuzz/bombtrace" "$TMP/$name.trace" "$@"
+    (ulimit -v 1048576; exec "$DECODE" -o "$TMP/$name.jsonl" "$TMP/$name.trace") 2>"$TMP/$name.err"
+    echo $? >"$TMP/$name.status"
+    stat -c %s "$TMP/$name.trace"
+}
+size=$(bomb big 20 2097152)
+equal "$size-byte trace of 20 frames of 2 M events (80 MiB each): status 1" "$(cat "$TMP/big.status")" 1
+check "frames of 2 M events: refused by the per-frame limit" \
+    [ "$(grep -c 'more than 131072 events; skipping' "$TMP/big.err")" = 20 ]
+size=$(bomb many 200 131072)
+equal "$size-byte trace of 200 overlapping frames of 131072 events (1 GiB in all): status 1" \
+    "$(cat "$TMP/many.status")" 1
+check "overlapping frames: those past the memory budget are skipped, and said to be" \
+    grep -q "would pass the decoder's memory budget" "$TMP/many.err"
+decoded=$(summary "$TMP/many.jsonl" events)
+check "overlapping frames: those within the budget are decoded ($decoded events)" \
+    [ "$decoded" -ge $((20 * 131072)) ]
+size=$(bomb meta 100 3355443 meta)
+equal "$size-byte trace of 100 META frames of 16 MiB of clock records: status 1" \
+    "$(cat "$TMP/meta.status")" 1
+check "META frames past the budget: skipped, and said to be" \
+    grep -q "records would pass the decoder's memory budget" "$TMP/meta.err"
