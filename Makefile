@@ -90,7 +90,7 @@ $(B)/tests/progs/%: tests/progs/%.c $(B)/librefrt.so $(B)/bench/libnop.so | $(DE
 # The benchmark's subjects: a no-op exported function, its caller, and a copy of the library
 # with a shim for it.
 BENCH := $(B)/bench/libnop.so $(B)/bench/hotpath $(B)/bench/libactortrace-bench.so \
-	$(B)/bench/czmq_pingpong
+	$(B)/bench/czmq_pingpong $(B)/bench/libthreadcpu.so $(CZMQ_PROGS)
 $(B)/bench/libnop.so: tests/bench/nop.c
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) $(WARN) -fPIC -shared -Wl,-soname,libnop.so -o $@ $<
@@ -100,6 +100,10 @@ $(B)/bench/libactortrace-bench.so: $(PRELOAD_SRC) $(COMMON_SRC) tests/bench/nop_
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) -Itests/rt $(CFLAGS) $(WARN) $(PRELOAD_FLAGS) -shared -Wl,-z,now -o $@ \
 		$(PRELOAD_SRC) $(COMMON_SRC) tests/bench/nop_shim.c -lzstd -ldl -Wl,-z,defs $(SHIM_VERSIONS)
+# Preloaded in front of the tracer: the CPU time of its writer thread.
+$(B)/bench/libthreadcpu.so: tests/bench/threadcpu.c
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) $(WARN) -D_GNU_SOURCE -fPIC -shared -pthread -o $@ $< -ldl
 # CZMQ round trips per second, run untraced and traced.
 $(B)/bench/czmq_pingpong: tests/bench/czmq_pingpong.c | $(DEPS_OK)
 	@mkdir -p $(@D)

@@ -29,6 +29,8 @@ echo "  untraced ${plain} ns/call, traced ${traced} ns/call (medians)"
 awk -v p="$plain" -v t="$traced" -v f="$floor" 'BEGIN {
     printf "  added per event: %.2f ns (target <= 12); %.2f x the floor\n", t - p, (t - p) / f }'
 
+RUNS=$RUNS sh tests/bench/writer.sh
+
 echo "== bytes per event on disk: pingpong 1000000 (block mode, so that every event is kept)"
 time_run() { # time_run OUTPUT COMMAND...: the command's wall time in ns into OUTPUT
     local out="$1"
