@@ -101,8 +101,8 @@ static const char usage[] =
     "Exit status:\n"
     "  0  every trace was complete and undamaged\n"
     "  1  a trace was damaged or truncated; what could be decoded was written\n"
-    "  2  usage or I/O error, a file that is not a trace, or a trace format version newer\n"
-    "     than this tracedecode\n";
+    "  2  usage or I/O error (the output's included), a file that is not a trace, a trace\n"
+    "     given twice, or a trace format version newer than this tracedecode\n";
 
 struct options {
     const char *output;
