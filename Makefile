@@ -76,9 +76,10 @@ $(B)/fuzz/rawtrace: tests/fuzz/rawtrace.c $(COMMON_SRC) $(wildcard include/*.h) 
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) $(CFLAGS) $(WARN) -o $@ $< $(COMMON_SRC) -lzstd
 # A small trace that claims a lot of memory, for the decoder's memory limits (tests/e2e/inputs.sh).
-$(B)/fuzz/bombtrace: tests/fuzz/bombtrace.c $(COMMON_SRC) $(wildcard include/*.h) | $(DEPS_OK)
+# It uses part of the unit tests' header-only trace writer.
+$(B)/fuzz/bombtrace: tests/fuzz/bombtrace.c tests/unit/tracegen.h $(COMMON_SRC) $(wildcard include/*.h) | $(DEPS_OK)
 	@mkdir -p $(@D)
-	$(CC) $(CPPFLAGS) $(CFLAGS) $(WARN) -o $@ $< $(COMMON_SRC) -lzstd
+	$(CC) $(CPPFLAGS) -Itests/unit $(CFLAGS) $(WARN) -Wno-unused-function -o $@ $< $(COMMON_SRC) -lzstd
 
 # Programs the end-to-end and fault tests trace: on refrt, or on the benchmark's nop_send
 # (traced with the benchmark's copy of the library, which has a shim for it).

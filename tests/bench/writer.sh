@@ -11,14 +11,7 @@
 # With COMPARE_LIB and COMPARE_LIB_NOP (another build of libactortrace.so and of the
 # benchmark's copy of it), each run also traces with those, interleaved, and both are printed.
 # Run by tests/bench/run.sh; runs alone too: sh tests/bench/writer.sh
-set -u
-cd "$(dirname "$0")/../.."
-B=build
-RUNS=${RUNS:-5}
-TMP=$(mktemp -d "${TMPDIR:-/tmp}/actortrace-writer.XXXXXX")
-trap 'rm -rf "$TMP"' EXIT
-
-median() { sort -n | awk '{v[NR] = $1} END {print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2}'; }
+. "$(dirname "$0")/lib.sh"
 
 cpu_ns() { # cpu_ns COMMAND...: the command's CPU time (user + system, all threads) in ns
     bash -c 'TIMEFORMAT="%3U %3S"; { time "$@" >/dev/null 2>&1; } 2>&1' cpu_ns "$@" |
