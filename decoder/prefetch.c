@@ -25,7 +25,7 @@ struct slot {
     struct at_event *events;
     size_t cap;
     uint32_t n;
-    int err; /* of decoding the frame: 0, or -EINVAL / -ENOTSUP with why, or -ENOMEM */
+    int err; /* of decoding the frame: 0, -EINVAL / -ENOTSUP / -E2BIG with why, or -ENOMEM */
     const char *why;
     const struct frame_ref *frame;
     bool by_helper; /* decoded by the helper, which keeps half of the budget for the merge */
