@@ -88,24 +88,33 @@ static ssize_t read_full(int fd, uint8_t *buf, size_t len)
     return (ssize_t)done;
 }
 
-/* Copies the rest of fd to out, after the `len` bytes of head. Returns 0 or -errno. */
+static int write_all(int fd, const uint8_t *p, size_t len)
+{
+    while (len > 0) {
+        ssize_t done = write(fd, p, len);
+        if (done < 0 && errno == EINTR)
+            continue;
+        if (done < 0)
+            return -errno;
+        p += done;
+        len -= (size_t)done;
+    }
+    return 0;
+}
+
+/* Writes the `len` bytes of head, then the rest of fd, to out. Returns 0 or -errno. */
 static int copy_rest(int fd, int out, const uint8_t *head, size_t len)
 {
     enum { CHUNK = 1 << 20 };
     uint8_t *buf = malloc(CHUNK);
     if (!buf)
         return -ENOMEM;
-    ssize_t got = (ssize_t)len;
-    int err = 0;
-    for (const uint8_t *from = head; got > 0 && err == 0; from = buf) {
-        for (ssize_t put = 0, n; put < got && err == 0; put += n > 0 ? n : 0)
-            if ((n = write(out, from + put, (size_t)(got - put))) < 0 && errno != EINTR)
-                err = -errno;
-        if (err == 0 && (got = read_full(fd, buf, CHUNK)) < 0)
-            err = (int)got;
-    }
+    int err = write_all(out, head, len);
+    ssize_t got = 0;
+    while (err == 0 && (got = read_full(fd, buf, CHUNK)) > 0)
+        err = write_all(out, buf, (size_t)got);
     free(buf);
-    return err;
+    return err < 0 ? err : (int)(got < 0 ? got : 0);
 }
 
 /* An unlinked file in $TMPDIR (or /tmp) to hold a pipe's bytes. Returns its fd or -errno. */
