@@ -53,7 +53,7 @@ measure() { # measure NAME LIB COMMAND...
 }
 
 echo "== the tracer's CPU and bytes per event (block mode, medians of $RUNS runs; targets for the"
-echo "   nop_send loop and pingpong: process <= 20 ns/event added, writer <= 8, bytes <= 2)"
+echo "   nop_send loop and pingpong: the whole process <= 20 ns/event, the writer <= 8, bytes <= 2)"
 measure "nop_send loop, 5 M calls" "$B/bench/libactortrace-bench.so" "$B/bench/hotpath" 5000000
 measure "refrt pingpong 1000000" "$B/libactortrace.so" "$B/examples/pingpong" 1000000
 measure "CZMQ pingpong zloop 20000" "$B/libactortrace.so" "$B/tests/czmq/pingpong" zloop 20000
