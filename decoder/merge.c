@@ -110,9 +110,11 @@ static int set_lazy_key(struct stream *s)
     return 1;
 }
 
-/* The stream's block is not needed any more: the thread is done. */
+/* The stream's blocks are not needed any more: the thread is done. */
 static void release(struct merge *m, struct stream *s)
 {
+    if (m->prefetch)
+        at__prefetch_done(m->prefetch, s);
     at__budget_give(&m->budget, s->cap * sizeof *s->events);
     free(s->events);
     s->events = NULL;

@@ -48,11 +48,13 @@ static struct stream *pick(struct prefetch *pf)
     uint64_t best_end = UINT64_MAX;
     for (size_t i = 0; i < pf->m->nstreams; i++) {
         struct stream *s = &pf->m->streams[i];
-        if (pf->slots[i].state != EMPTY || s->next_frame >= s->thread->nframes)
+        /* Streams not begun are left to the merge: decoding their first blocks ahead would
+         * hold a block for every thread of the trace, where the merge holds one for each
+         * thread active at the time it is at. */
+        if (pf->slots[i].state != EMPTY || s->next_frame >= s->thread->nframes ||
+            s->next_frame == 0)
             continue;
-        /* when the current block ends, or for a stream not begun, when its first one starts */
-        uint64_t end = s->next_frame ? s->thread->frames[s->next_frame - 1].last_tsc
-                                     : s->thread->frames[0].first_tsc;
+        uint64_t end = s->thread->frames[s->next_frame - 1].last_tsc;
         if (!best || end < best_end) {
             best = s;
             best_end = end;
@@ -176,11 +178,16 @@ int at__prefetch_next(struct prefetch *pf, struct stream *s)
         if (found == -EAGAIN)
             found = 0;
     }
-    if (!found) /* the thread is done: its spare buffer goes back to the budget */
-        free_slot(pf, slot);
     pthread_cond_signal(&pf->work);
     pthread_mutex_unlock(&pf->lock);
     return found;
+}
+
+void at__prefetch_done(struct prefetch *pf, const struct stream *s)
+{
+    pthread_mutex_lock(&pf->lock);
+    free_slot(pf, &pf->slots[s - pf->m->streams]);
+    pthread_mutex_unlock(&pf->lock);
 }
 
 void at__prefetch_stop(struct prefetch *pf)

@@ -106,3 +106,21 @@ equal "$size-byte trace of 100 META frames of 16 MiB of clock records: status 1"
     "$(cat "$TMP/meta.status")" 1
 check "META frames past the budget: skipped, and said to be" \
     grep -q "records would pass the decoder's memory budget" "$TMP/meta.err"
+
+# ---- Many threads that come and go ----
+
+# 2000 threads one after the other, 3000 events each (two blocks): the merge decodes a thread's
+# block when it reaches it and frees its blocks when the thread is done, so it holds the blocks
+# of the threads active at one time, not one or two of each of the 2000 (130 MB, 250 MB with
+# the helper thread).
+ACTORTRACE_MODE=block traced "$TMP/churn.trace" "$B/tests/progs/thread_churn" 2000 3000 >/dev/null
+"$DECODE" -j1 -o "$TMP/churn.jsonl" "$TMP/churn.trace"
+equal "2000 threads come and go: decoded (status 0)" $? 0
+# the senders, main and the runtime's 2 workers; main sends once more at the end
+equal "2000 threads come and go: every thread" "$(summary "$TMP/churn.jsonl" threads)" 2003
+equal "2000 threads come and go: every send" \
+    "$(grep -c '"event":"send"' "$TMP/churn.jsonl")" $((2000 * 3000 + 1))
+for jobs in 1 2; do
+    kb=$( { /usr/bin/time -f %M "$DECODE" -j$jobs -o /dev/null "$TMP/churn.trace"; } 2>&1 | tail -n 1)
+    check "2000 threads come and go, -j$jobs: peak RSS ${kb} KiB, under 64 MiB" [ "$kb" -lt 65536 ]
+done
