@@ -83,6 +83,11 @@ $(B)/fuzz/fuzz_decode: tests/fuzz/fuzz_decode.c tests/unit/jsoncheck.h $(COMMON_
 $(B)/fuzz/rawtrace: tests/fuzz/rawtrace.c $(COMMON_SRC) $(wildcard include/*.h) | $(DEPS_OK)
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) $(CFLAGS) $(WARN) -o $@ $< $(COMMON_SRC) -lzstd
+# A small trace that claims a lot of memory, for the decoder's memory limits (tests/e2e/inputs.sh).
+# It uses part of the unit tests' header-only trace writer.
+$(B)/fuzz/bombtrace: tests/fuzz/bombtrace.c tests/unit/tracegen.h $(COMMON_SRC) $(wildcard include/*.h) | $(DEPS_OK)
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS) -Itests/unit $(CFLAGS) $(WARN) -Wno-unused-function -o $@ $< $(COMMON_SRC) -lzstd
 
 # Programs the end-to-end and fault tests trace: on refrt, or on the benchmark's nop_send
 # (traced with the benchmark's copy of the library, which has a shim for it).
@@ -94,7 +99,7 @@ $(B)/tests/progs/%: tests/progs/%.c $(B)/librefrt.so $(B)/bench/libnop.so | $(DE
 # The benchmark's subjects: a no-op exported function, its caller, and a copy of the library
 # with a shim for it.
 BENCH := $(B)/bench/libnop.so $(B)/bench/hotpath $(B)/bench/libactortrace-bench.so \
-	$(B)/bench/czmq_pingpong $(B)/bench/caf_pingpong
+	$(B)/bench/czmq_pingpong $(B)/bench/caf_pingpong $(B)/bench/libthreadcpu.so $(CZMQ_PROGS)
 $(B)/bench/libnop.so: tests/bench/nop.c
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) $(WARN) -fPIC -shared -Wl,-soname,libnop.so -o $@ $<
@@ -104,6 +109,10 @@ $(B)/bench/libactortrace-bench.so: $(PRELOAD_SRC) $(COMMON_SRC) tests/bench/nop_
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) -Itests/rt $(CFLAGS) $(WARN) $(PRELOAD_FLAGS) -shared -Wl,-z,now -o $@ \
 		$(PRELOAD_SRC) $(COMMON_SRC) tests/bench/nop_shim.c -lzstd -ldl -Wl,-z,defs $(SHIM_VERSIONS)
+# Preloaded in front of the tracer: the CPU time of its writer thread.
+$(B)/bench/libthreadcpu.so: tests/bench/threadcpu.c
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) $(WARN) -D_GNU_SOURCE -fPIC -shared -pthread -o $@ $< -ldl
 # CZMQ round trips per second, run untraced and traced.
 $(B)/bench/czmq_pingpong: tests/bench/czmq_pingpong.c | $(DEPS_OK)
 	@mkdir -p $(@D)
@@ -149,7 +158,7 @@ $(B)/tests/aether/guard/prog: tests/aether/guard/prog.c $(B)/tests/aether/guard/
 demo: all
 	@sh scripts/demo.sh
 
-FUZZ_PROGS := $(B)/fuzz/fuzz_decode $(B)/fuzz/rawtrace
+FUZZ_PROGS := $(B)/fuzz/fuzz_decode $(B)/fuzz/rawtrace $(B)/fuzz/bombtrace
 test: all $(BENCH) $(B)/asan/tracedecode $(UNIT_TESTS) $(TEST_PROGS) $(CZMQ_PROGS) $(CAF_PROGS) $(AETHER_PROGS) \
 	$(FUZZ_PROGS)
 	@sh tests/run.sh

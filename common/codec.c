@@ -52,39 +52,64 @@ struct last_of_kind {
     uint64_t actor, peer, msg;
 };
 
-/* The one pass over the slots. Returns the tsc of the first committed slot. */
+/* Writes v as a varint at p; returns the end. Most values take one byte, and tsc deltas
+ * mostly one or two: those cases are stores, without at_varint_put's loop. */
+static inline uint8_t *put(uint8_t *p, uint64_t v)
+{
+    if (v < 0x80) {
+        *p = (uint8_t)v;
+        return p + 1;
+    }
+    if (v < 0x4000) {
+        p[0] = (uint8_t)(v | 0x80);
+        p[1] = (uint8_t)(v >> 7);
+        return p + 2;
+    }
+    return p + at_varint_put(p, v);
+}
+
+/* The one pass over the slots. Returns the tsc of the first committed slot. The cursors,
+ * counts and bounds live in locals for the length of the loop: every byte stored through a
+ * uint8_t pointer may alias anything, so fields reached through r or info would be reloaded
+ * and stored again around each of the eight columns' stores. */
 static uint64_t scan(const struct at_event *slots, uint32_t n, struct regions *r,
                      struct at_block_info *info)
 {
-    uint64_t first = 0, prev_tsc = 0;
+    uint8_t *kind = r->kind, *path = r->path, *core = r->core, *tsc_out = r->tsc;
+    uint8_t *actor = r->actor, *peer = r->peer, *msg = r->msg, *name = r->name;
+    uint64_t first = 0, prev_tsc = 0, lo = 0, hi = 0;
+    uint32_t count = 0, torn = 0;
     struct last_of_kind last[256] = {0};
     for (uint32_t i = 0; i < n; i++) {
         uint64_t tail = slot_tail(&slots[i]);
         if ((tail >> 56) == 0) {
-            info->torn++;
+            torn++;
             continue;
         }
         const struct at_event *ev = &slots[i];
         uint64_t tsc = ev->tsc;
-        *r->kind++ = (uint8_t)(tail >> 56);
-        *r->path++ = (uint8_t)(tail >> 48);
-        r->core += at_varint_put(r->core, (tail >> 32) & 0xffff);
-        if (info->count == 0) {
-            first = info->first_tsc = info->last_tsc = tsc;
+        *kind++ = (uint8_t)(tail >> 56);
+        *path++ = (uint8_t)(tail >> 48);
+        core = put(core, (tail >> 32) & 0xffff);
+        if (count == 0) {
+            first = lo = hi = tsc;
         } else {
-            r->tsc += at_varint_put(r->tsc, at_zigzag(tsc - prev_tsc));
-            info->first_tsc = tsc < info->first_tsc ? tsc : info->first_tsc;
-            info->last_tsc = tsc > info->last_tsc ? tsc : info->last_tsc;
+            tsc_out = put(tsc_out, at_zigzag(tsc - prev_tsc));
+            lo = tsc < lo ? tsc : lo;
+            hi = tsc > hi ? tsc : hi;
         }
         struct last_of_kind *same = &last[tail >> 56];
-        r->actor += at_varint_put(r->actor, at_zigzag(ev->actor - same->actor));
-        r->peer += at_varint_put(r->peer, at_zigzag(ev->peer - same->peer));
-        r->msg += at_varint_put(r->msg, at_zigzag(ev->msg - same->msg));
-        r->name += at_varint_put(r->name, (uint32_t)tail);
+        actor = put(actor, at_zigzag(ev->actor - same->actor));
+        peer = put(peer, at_zigzag(ev->peer - same->peer));
+        msg = put(msg, at_zigzag(ev->msg - same->msg));
+        name = put(name, (uint32_t)tail);
         prev_tsc = tsc;
         *same = (struct last_of_kind){ev->actor, ev->peer, ev->msg};
-        info->count++;
+        count++;
     }
+    *r = (struct regions){kind, path, core, tsc_out, actor, peer, msg, name};
+    *info = (struct at_block_info){.count = count, .torn = torn, .first_tsc = lo,
+                                   .last_tsc = hi};
     return first;
 }
 

@@ -66,8 +66,25 @@ int at__unpack(struct unpacker *u, const uint8_t *payload, uint32_t payload_size
     return err;
 }
 
+int at__budget_take(struct budget *b, uint64_t n, uint64_t keep)
+{
+    uint64_t left = __atomic_load_n(&b->left, __ATOMIC_RELAXED);
+    do {
+        if (left < n || left - n < keep)
+            return 0;
+    } while (!__atomic_compare_exchange_n(&b->left, &left, left - n, 1, __ATOMIC_RELAXED,
+                                          __ATOMIC_RELAXED));
+    return 1;
+}
+
+void at__budget_give(struct budget *b, uint64_t n)
+{
+    __atomic_fetch_add(&b->left, n, __ATOMIC_RELAXED);
+}
+
 int at__block_decode(struct unpacker *u, const struct trace *t, const struct frame_ref *f,
-                     struct at_event **events, size_t *cap, const char **why)
+                     struct at_event **events, size_t *cap, struct budget *b, uint64_t keep,
+                     const char **why)
 {
     if ((uint64_t)f->count * EVENT_MIN_BYTES > f->raw_size) {
         *why = "more events than raw_size can hold";
@@ -80,9 +97,17 @@ int at__block_decode(struct unpacker *u, const struct trace *t, const struct fra
     if (err < 0)
         return err;
     if (f->count > *cap) {
+        uint64_t more = (f->count - *cap) * sizeof **events;
+        if (!at__budget_take(b, more, keep)) {
+            *why = "its events would pass the decoder's memory budget (128 MiB, and 256 bytes "
+                   "for each byte of trace)";
+            return -E2BIG;
+        }
         struct at_event *grown = realloc(*events, f->count * sizeof *grown);
-        if (!grown)
+        if (!grown) {
+            at__budget_give(b, more);
             return -ENOMEM;
+        }
         *events = grown;
         *cap = f->count;
     }

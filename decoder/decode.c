@@ -7,6 +7,35 @@
 #include "merge.h"
 #include "progress.h"
 
+/* Whether b is a trace already open as a: the same file (or standard input twice), or a copy
+ * of it (the same process and the same first clock sample, which the recorder takes at its
+ * start: a forked child or an exec'd image has its own). Merging a trace with itself would
+ * show every event twice. */
+static const char *repeats(const struct trace *a, const struct trace *b)
+{
+    if (a->dev == b->dev && a->ino == b->ino)
+        return "is the same file as";
+    if (!a->process.known || !b->process.known || a->process.pid != b->process.pid ||
+        a->clock.n == 0 || b->clock.n == 0)
+        return NULL;
+    const struct clock_sample *x = &a->clock.samples[0], *y = &b->clock.samples[0];
+    return x->tsc == y->tsc && x->real_ns == y->real_ns ? "is a copy of" : NULL;
+}
+
+static int check_repeated(const struct decode *d, const struct trace *t)
+{
+    for (size_t i = 0; i < d->ntraces; i++) {
+        const char *why = repeats(&d->traces[i], t);
+        if (why) {
+            if (d->diag)
+                fprintf(d->diag, "tracedecode: %s %s %s: give each trace once\n", t->path, why,
+                        d->traces[i].path);
+            return -EEXIST;
+        }
+    }
+    return 0;
+}
+
 int at__decode_open(struct decode *d, const char *const *paths, size_t n, FILE *diag)
 {
     *d = (struct decode){.diag = diag};
@@ -15,6 +44,8 @@ int at__decode_open(struct decode *d, const char *const *paths, size_t n, FILE *
         return -ENOMEM;
     for (size_t i = 0; i < n; i++) {
         int err = at__trace_open(&d->traces[i], paths[i], diag, &d->unpacker);
+        if (err == 0 && (err = check_repeated(d, &d->traces[i])) < 0)
+            at__trace_close(&d->traces[i]);
         if (err < 0) {
             at__decode_close(d);
             return err;
@@ -132,7 +163,8 @@ int at__decode_run(struct decode *d, const struct output_ops *ops, struct out *o
         err = each_event(d, ops, o, &events);
     struct summary sum = summarise(d, events);
     int status = sum.truncated || sum.damaged_frames > 0;
-    for (size_t i = 0; i < d->ntraces; i++)
+    /* after an output error the merge stopped early: the counts say nothing about the traces */
+    for (size_t i = 0; i < d->ntraces && err == 0; i++)
         status |= check_trace(&d->traces[i]);
     if (err == 0 && ops->end)
         err = ops->end(o, d, &sum);

@@ -24,7 +24,8 @@ struct decode {
     void *state;                 /* the running format's own state, from its create callback */
 };
 
-/* Opens and indexes every trace. Returns 0, or the first trace's error (see at__trace_open),
+/* Opens and indexes every trace. Returns 0, -EEXIST when a trace is given twice (the same
+ * file, or a copy of one: reported on diag), or the first trace's error (see at__trace_open),
  * with nothing left open. */
 int at__decode_open(struct decode *d, const char *const *paths, size_t n, FILE *diag);
 

@@ -24,7 +24,8 @@ static const char usage[] =
     "                   TRACE...\n"
     "\n"
     "Decodes actortrace trace files and writes their events in time order. Several TRACE\n"
-    "files (the processes of one run) are merged on one CLOCK_MONOTONIC timeline.\n"
+    "files (the processes of one run) are merged on one CLOCK_MONOTONIC timeline; a trace\n"
+    "given twice (the same file, or a copy of it) is refused. TRACE '-' is standard input.\n"
     "\n"
     "Options:\n"
     "  -o, --output OUT     write to OUT, created or truncated ('-': standard output, the\n"
@@ -104,8 +105,8 @@ static const char usage[] =
     "Exit status:\n"
     "  0  every trace was complete and undamaged\n"
     "  1  a trace was damaged or truncated; what could be decoded was written\n"
-    "  2  usage or I/O error, a file that is not a trace, or a trace format version newer\n"
-    "     than this tracedecode\n";
+    "  2  usage or I/O error (the output's included), a file that is not a trace, a trace\n"
+    "     given twice, or a trace format version newer than this tracedecode\n";
 
 struct options {
     const char *output;

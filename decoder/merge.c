@@ -3,9 +3,16 @@
  * Each thread of each trace is a stream: its EVENTS frames in seq order, of which one block at
  * a time is decoded. The streams with events left sit in a binary min-heap keyed by their next
  * event. The next event of the merge is the head of the top stream; stepping past it moves to
- * the next event of that block, or decodes the thread's next frame (damaged ones are reported
- * and skipped), and the stream sinks to its new place, or leaves the heap when the thread has
- * nothing left. Memory is one decoded block per thread, whatever the size of the trace.
+ * the next event of that block, and the stream sinks to its new place.
+ *
+ * Blocks are decoded lazily. A stream whose block is used up (or that has not begun) is keyed
+ * by the first_tsc of its next frame, the smallest timestamp in that frame, so a lower bound
+ * of its next event: it reaches the top no later than its next event would, and only then is
+ * its frame decoded (damaged ones are reported and skipped) and the stream keyed by its real
+ * head, sinking to its place, or leaving the heap when the thread has nothing left. The events
+ * come out in the same order as if every block were decoded at once, and memory is one
+ * decoded block for each thread whose events overlap the current time, not for every thread
+ * of the trace; all of it within the merge's budget (block.h).
  *
  * Within a thread the recording order is kept even where timestamps step back (a signal
  * handler that recorded between another event's slot and its rdtsc, or a migration between
@@ -66,7 +73,8 @@ static int decode_next(struct merge *m, struct stream *s)
     while (s->next_frame < s->thread->nframes) {
         const struct frame_ref *f = &s->thread->frames[s->next_frame++];
         const char *why = "";
-        int err = at__block_decode(m->unpacker, s->trace, f, &s->events, &s->cap, &why);
+        int err = at__block_decode(m->unpacker, s->trace, f, &s->events, &s->cap, &m->budget, 0,
+                                   &why);
         if (err == -ENOMEM)
             return err;
         if (err < 0) {
@@ -92,9 +100,48 @@ static int next_block(struct merge *m, struct stream *s)
     return found;
 }
 
+/* Keys a stream whose block is used up by its next frame. Returns 0 when it has none. */
+static int set_lazy_key(struct stream *s)
+{
+    if (s->next_frame >= s->thread->nframes)
+        return 0;
+    s->tsc = s->thread->frames[s->next_frame].first_tsc;
+    s->ns = at__clock_ns(&s->trace->clock, s->tsc, &s->clock_hint);
+    return 1;
+}
+
+/* The stream's blocks are not needed any more: the thread is done. */
+static void release(struct merge *m, struct stream *s)
+{
+    if (m->prefetch)
+        at__prefetch_done(m->prefetch, s);
+    at__budget_give(&m->budget, s->cap * sizeof *s->events);
+    free(s->events);
+    s->events = NULL;
+    s->cap = 0;
+}
+
+static void remove_top(struct merge *m)
+{
+    release(m, m->heap[0]);
+    if (--m->nheap > 0) {
+        m->heap[0] = m->heap[m->nheap];
+        sift_down(m, 0);
+    }
+}
+
+static uint64_t budget_for(const struct trace *traces, size_t n)
+{
+    uint64_t bytes = 0;
+    for (size_t i = 0; i < n; i++)
+        bytes += traces[i].size + traces[i].recovered_len;
+    return AT_BUDGET_FLOOR + AT_BUDGET_PER_TRACE_BYTE * bytes;
+}
+
 int at__merge_init(struct merge *m, struct trace *traces, size_t n, struct unpacker *u)
 {
-    *m = (struct merge){.unpacker = u};
+    *m = (struct merge){.unpacker = u, .budget_total = budget_for(traces, n)};
+    m->budget.left = m->budget_total;
     size_t total = 0;
     for (size_t i = 0; i < n; i++)
         total += traces[i].nthreads;
@@ -112,12 +159,7 @@ int at__merge_init(struct merge *m, struct trace *traces, size_t n, struct unpac
             *s = (struct stream){.trace = &traces[i], .thread = &traces[i].threads[j],
                                  .index = (uint32_t)m->nstreams};
             m->nstreams++;
-            int found = next_block(m, s);
-            if (found < 0) {
-                at__merge_free(m);
-                return found;
-            }
-            if (found)
+            if (set_lazy_key(s))
                 m->heap[m->nheap++] = s;
         }
     }
@@ -127,38 +169,44 @@ int at__merge_init(struct merge *m, struct trace *traces, size_t n, struct unpac
 }
 
 /* Steps the top stream past the event handed out last. */
-static int step(struct merge *m)
+static void step(struct merge *m)
 {
     struct stream *s = m->heap[0];
     m->pending = 0;
     if (++s->pos < s->n) {
         set_key(s);
         if (on_top(m, s))
-            return 0; /* most events: the stream that gave the last one gives the next */
-    } else {
-        int found = next_block(m, s);
-        if (found < 0)
-            return found;
-        if (!found) {
-            free(s->events); /* the thread is done: its block is not needed any more */
-            s->events = NULL;
-            s->cap = 0;
-            if (--m->nheap == 0)
-                return 0;
-            m->heap[0] = m->heap[m->nheap];
-        }
+            return; /* most events: the stream that gave the last one gives the next */
+    } else if (!set_lazy_key(s)) {
+        remove_top(m);
+        return;
     }
     sift_down(m, 0);
+}
+
+/* Decodes the blocks of the streams that come to the top with their block used up, until the
+ * top stream has an event to give. Returns 0 or -ENOMEM. */
+static int fill_top(struct merge *m)
+{
+    while (m->nheap > 0 && m->heap[0]->pos >= m->heap[0]->n) {
+        int found = next_block(m, m->heap[0]);
+        if (found < 0)
+            return found;
+        if (found)
+            sift_down(m, 0);
+        else
+            remove_top(m);
+    }
     return 0;
 }
 
 int at__merge_next(struct merge *m, struct merged *out)
 {
-    if (m->pending) {
-        int err = step(m);
-        if (err < 0)
-            return err;
-    }
+    if (m->pending)
+        step(m);
+    int err = fill_top(m);
+    if (err < 0)
+        return err;
     if (m->nheap == 0)
         return 0;
     struct stream *s = m->heap[0];

@@ -10,7 +10,8 @@
 #include "block.h"
 #include "trace.h"
 
-/* One thread's events: its current decoded block and its place in the frame list. */
+/* One thread's events: its current decoded block (used up when pos == n: its next one is
+ * decoded when the stream reaches the top of the heap) and its place in the frame list. */
 struct stream {
     struct trace *trace;
     struct thread *thread;
@@ -18,7 +19,8 @@ struct stream {
     struct at_event *events; /* the current block */
     size_t cap;
     uint32_t n, pos;
-    uint64_t ns, tsc; /* the merge key of events[pos] */
+    uint64_t ns, tsc; /* the merge key: of events[pos], or when the block is used up, of the
+                       * next frame's first_tsc, which no event of that frame is below */
     size_t clock_hint;
     uint32_t index;   /* position in the (trace, tid) order; breaks ties */
     bool recovered;   /* the current block came from the ring file */
@@ -32,6 +34,8 @@ struct merge {
     int pending; /* the head of heap[0] was handed out and must be stepped past */
     struct unpacker *unpacker;
     struct prefetch *prefetch; /* the helper thread decoding ahead; NULL: none */
+    struct budget budget;      /* what decoded blocks may take (block.h) */
+    uint64_t budget_total;
 };
 
 struct merged {
@@ -42,7 +46,7 @@ struct merged {
     bool recovered; /* recovered from the ring file after the process was killed */
 };
 
-/* Prepares the merge of traces[0..n) and decodes each thread's first block. Returns 0 or
+/* Prepares the merge of traces[0..n); blocks are decoded as they are needed. Returns 0 or
  * -ENOMEM. */
 int at__merge_init(struct merge *m, struct trace *traces, size_t n, struct unpacker *u);
 

@@ -25,9 +25,10 @@ struct slot {
     struct at_event *events;
     size_t cap;
     uint32_t n;
-    int err; /* of decoding the frame: 0, or -EINVAL / -ENOTSUP with why, or -ENOMEM */
+    int err; /* of decoding the frame: 0, -EINVAL / -ENOTSUP / -E2BIG with why, or -ENOMEM */
     const char *why;
     const struct frame_ref *frame;
+    bool by_helper; /* decoded by the helper, which keeps half of the budget for the merge */
 };
 
 struct prefetch {
@@ -47,6 +48,9 @@ static struct stream *pick(struct prefetch *pf)
     uint64_t best_end = UINT64_MAX;
     for (size_t i = 0; i < pf->m->nstreams; i++) {
         struct stream *s = &pf->m->streams[i];
+        /* Streams not begun are left to the merge: decoding their first blocks ahead would
+         * hold a block for every thread of the trace, where the merge holds one for each
+         * thread active at the time it is at. */
         if (pf->slots[i].state != EMPTY || s->next_frame >= s->thread->nframes ||
             s->next_frame == 0)
             continue;
@@ -59,12 +63,19 @@ static struct stream *pick(struct prefetch *pf)
     return best;
 }
 
-static void decode_into(struct unpacker *u, const struct stream *s, struct slot *slot)
+/* Decodes the stream's next frame into the slot. The helper decodes only within half of the
+ * budget, so that what it holds ahead never keeps the merge from the block it needs. */
+static void decode_into(struct prefetch *pf, const struct stream *s, struct slot *slot,
+                        bool by_helper)
 {
+    struct unpacker *u = by_helper ? &pf->unpacker : pf->m->unpacker;
+    uint64_t keep = by_helper ? pf->m->budget_total / 2 : 0;
     slot->frame = &s->thread->frames[s->next_frame];
     slot->why = "";
-    slot->err = at__block_decode(u, s->trace, slot->frame, &slot->events, &slot->cap, &slot->why);
+    slot->err = at__block_decode(u, s->trace, slot->frame, &slot->events, &slot->cap,
+                                 &pf->m->budget, keep, &slot->why);
     slot->n = slot->frame->count;
+    slot->by_helper = by_helper;
 }
 
 static void *helper(void *arg)
@@ -80,7 +91,7 @@ static void *helper(void *arg)
         struct slot *slot = &pf->slots[s - pf->m->streams];
         slot->state = BUSY;
         pthread_mutex_unlock(&pf->lock);
-        decode_into(&pf->unpacker, s, slot);
+        decode_into(pf, s, slot, true);
         pthread_mutex_lock(&pf->lock);
         slot->state = READY;
         pthread_cond_broadcast(&pf->done);
@@ -114,13 +125,17 @@ int at__prefetch_start(struct merge *m)
 }
 
 /* Takes the slot's block (with the lock held): 1 when it had events, 0 when the frame was
- * empty or damaged (reported here), -ENOMEM. The slot's buffer becomes the stream's spare. */
+ * empty or damaged (reported here), -EAGAIN when the helper left it for want of budget (the
+ * merge decodes it with the whole budget), -ENOMEM. The slot's buffer becomes the stream's
+ * spare. */
 static int take(struct slot *slot, struct stream *s)
 {
     struct at_event *events = s->events;
     size_t cap = s->cap;
-    s->next_frame++;
     slot->state = EMPTY;
+    if (slot->err == -E2BIG && slot->by_helper)
+        return -EAGAIN;
+    s->next_frame++;
     if (slot->err == -ENOMEM)
         return -ENOMEM;
     if (slot->err < 0) {
@@ -137,6 +152,14 @@ static int take(struct slot *slot, struct stream *s)
     return s->n > 0;
 }
 
+static void free_slot(struct prefetch *pf, struct slot *slot)
+{
+    at__budget_give(&pf->m->budget, slot->cap * sizeof *slot->events);
+    free(slot->events);
+    slot->events = NULL;
+    slot->cap = 0;
+}
+
 int at__prefetch_next(struct prefetch *pf, struct stream *s)
 {
     struct slot *slot = &pf->slots[s - pf->m->streams];
@@ -148,14 +171,23 @@ int at__prefetch_next(struct prefetch *pf, struct stream *s)
         if (slot->state == EMPTY) {
             slot->state = OWN;
             pthread_mutex_unlock(&pf->lock);
-            decode_into(pf->m->unpacker, s, slot);
+            decode_into(pf, s, slot, false);
             pthread_mutex_lock(&pf->lock);
         }
         found = take(slot, s);
+        if (found == -EAGAIN)
+            found = 0;
     }
     pthread_cond_signal(&pf->work);
     pthread_mutex_unlock(&pf->lock);
     return found;
+}
+
+void at__prefetch_done(struct prefetch *pf, const struct stream *s)
+{
+    pthread_mutex_lock(&pf->lock);
+    free_slot(pf, &pf->slots[s - pf->m->streams]);
+    pthread_mutex_unlock(&pf->lock);
 }
 
 void at__prefetch_stop(struct prefetch *pf)

@@ -16,6 +16,10 @@ int at__prefetch_start(struct merge *m);
  * frames left, or -ENOMEM. Damaged frames are reported and skipped, as without a helper. */
 int at__prefetch_next(struct prefetch *pf, struct stream *s);
 
+/* Frees the spare block of stream s, whose thread has no frames left (no decode of it can be
+ * under way), giving its memory back to the budget. */
+void at__prefetch_done(struct prefetch *pf, const struct stream *s);
+
 /* Stops and joins the helper; accepts NULL. */
 void at__prefetch_stop(struct prefetch *pf);
 

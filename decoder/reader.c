@@ -1,13 +1,14 @@
 /* Opening a trace file and building its index, in the order of docs/FORMAT.md: the file header
  * (section 2), then the frames (section 3); META payloads go to meta.c (section 5).
  *
- * The file is mapped (or read into memory when it is not a regular file) and scanned once from
+ * The file is mapped (a pipe's bytes copied to a temporary file first) and scanned once from
  * the end of the file header. Nothing a frame header claims is believed before its checks
- * pass: magic, header_crc, header_size, the 16 MiB limits and, for EVENTS, raw_size <= count *
- * 50; then the payload must lie inside the file and match payload_crc. An accepted EVENTS frame
- * joins its thread's frame list (its payload stays in the file until the merge decodes it); an
- * accepted META frame is decoded at once, so every name, clock sample and loss is known before
- * the first event is written out.
+ * pass: magic, header_crc, header_size, the 16 MiB limits and, for EVENTS, count <= 131072 and
+ * raw_size <= count * 50; then the payload must lie inside the file and match payload_crc. An
+ * accepted EVENTS frame joins its thread's frame list (its payload stays in the file until the
+ * merge decodes it); an accepted META frame is decoded at once, so every name, clock sample
+ * and loss is known before the first event is written out. What META records may decode to
+ * in all is bounded by the size of the file (meta_budget), as the merge bounds events.
  *
  * A damaged frame is reported and the scan resumes at the next frame magic, searched from the
  * byte after the damaged frame's magic: past damage the frame's own sizes cannot be trusted.
@@ -70,53 +71,126 @@ static int map_file(struct trace *t, int fd, off_t size)
     return 0;
 }
 
-/* Pipes and devices cannot be mapped: their bytes are read into memory instead. */
-static int read_all(struct trace *t, int fd)
+/* Reads up to len bytes, fewer only at the end of the input. Returns the count or -errno. */
+static ssize_t read_full(int fd, uint8_t *buf, size_t len)
 {
-    size_t len = 0, cap = 1 << 20;
-    uint8_t *buf = malloc(cap);
-    for (;;) {
-        if (buf && len == cap) {
-            uint8_t *grown = realloc(buf, cap * 2);
-            if (!grown)
-                free(buf);
-            buf = grown;
-            cap *= 2;
-        }
-        if (!buf)
-            return -ENOMEM;
-        ssize_t got = read(fd, buf + len, cap - len);
+    size_t done = 0;
+    while (done < len) {
+        ssize_t got = read(fd, buf + done, len - done);
         if (got == 0)
             break;
         if (got < 0 && errno == EINTR)
             continue;
-        if (got < 0) {
-            int err = -errno;
-            free(buf);
-            return err;
-        }
-        len += (size_t)got;
+        if (got < 0)
+            return -errno;
+        done += (size_t)got;
     }
-    if (len == 0) {
-        free(buf);
-        buf = (uint8_t *)"";
+    return (ssize_t)done;
+}
+
+static int write_all(int fd, const uint8_t *p, size_t len)
+{
+    while (len > 0) {
+        ssize_t done = write(fd, p, len);
+        if (done < 0 && errno == EINTR)
+            continue;
+        if (done < 0)
+            return -errno;
+        p += done;
+        len -= (size_t)done;
     }
-    t->data = buf;
-    t->size = len;
     return 0;
+}
+
+/* Writes the `len` bytes of head, then the rest of fd, to out. Returns 0 or -errno. */
+static int copy_rest(int fd, int out, const uint8_t *head, size_t len)
+{
+    enum { CHUNK = 1 << 20 };
+    uint8_t *buf = malloc(CHUNK);
+    if (!buf)
+        return -ENOMEM;
+    int err = write_all(out, head, len);
+    ssize_t got = 0;
+    while (err == 0 && (got = read_full(fd, buf, CHUNK)) > 0)
+        err = write_all(out, buf, (size_t)got);
+    free(buf);
+    return err < 0 ? err : (int)(got < 0 ? got : 0);
+}
+
+/* An unlinked file in $TMPDIR (or /tmp) to hold a pipe's bytes. Returns its fd or -errno. */
+static int spool_file(void)
+{
+    const char *dir = getenv("TMPDIR");
+    char path[4096];
+    snprintf(path, sizeof path, "%s/tracedecode-XXXXXX", dir && *dir ? dir : "/tmp");
+    int fd = mkostemp(path, O_CLOEXEC);
+    if (fd < 0)
+        return -errno;
+    unlink(path);
+    return fd;
+}
+
+/* A stream that is not a trace, or one cut inside its file header: its first bytes alone. */
+static int keep_prefix(struct trace *t, const uint8_t *head, size_t len)
+{
+    t->data = (const uint8_t *)"";
+    t->size = len;
+    if (len == 0)
+        return 0;
+    if (!(t->prefix = malloc(len)))
+        return -ENOMEM;
+    memcpy(t->prefix, head, len);
+    t->data = t->prefix;
+    return 0;
+}
+
+/* Pipes and devices cannot be mapped. Their first bytes are read and checked for the magic
+ * before anything else, so that a stream that is not a trace (/dev/zero) is refused at once;
+ * a trace is then copied into an unlinked temporary file, which is mapped, so that its size
+ * costs disk pages the kernel can drop rather than memory. */
+static int spool(struct trace *t, int fd)
+{
+    uint8_t head[FILE_HEADER_SIZE];
+    ssize_t got = read_full(fd, head, sizeof head);
+    if (got < 0)
+        return (int)got;
+    size_t magic_len = (size_t)got < AT_FILE_MAGIC_LEN ? (size_t)got : AT_FILE_MAGIC_LEN;
+    if ((size_t)got < sizeof head || memcmp(head, AT_FILE_MAGIC, magic_len) != 0)
+        return keep_prefix(t, head, (size_t)got); /* check_file_header says what it is */
+    int out = spool_file();
+    if (out < 0) {
+        at__trace_warn(t, "cannot create a temporary file for the input (%s)", strerror(-out));
+        return out;
+    }
+    struct stat st;
+    int err = copy_rest(fd, out, head, sizeof head);
+    if (err == 0 && fstat(out, &st) < 0)
+        err = -errno;
+    if (err == 0)
+        err = map_file(t, out, st.st_size);
+    close(out);
+    return err;
+}
+
+/* "-" is standard input. */
+static int open_input(const char *path)
+{
+    int fd = strcmp(path, "-") == 0 ? fcntl(STDIN_FILENO, F_DUPFD_CLOEXEC, 0)
+                                    : open(path, O_RDONLY | O_CLOEXEC);
+    return fd < 0 ? -errno : fd;
 }
 
 static int load_file(struct trace *t)
 {
-    int fd = open(t->path, O_RDONLY | O_CLOEXEC);
+    int fd = open_input(t->path);
     if (fd < 0)
-        return -errno;
+        return fd;
     struct stat st;
     int err = fstat(fd, &st) < 0 ? -errno : 0;
     if (err == 0) {
         t->dev = st.st_dev;
         t->ino = st.st_ino;
-        err = S_ISREG(st.st_mode) ? map_file(t, fd, st.st_size) : read_all(t, fd);
+        err = S_ISREG(st.st_mode) ? map_file(t, fd, st.st_size) : spool(t, fd);
     }
     close(fd);
     return err;
@@ -203,6 +277,8 @@ static const char *check_frame(const struct trace *t, size_t pos, struct at_fram
         return "header_size below 56";
     if (h->payload_size > AT_FRAME_MAX_PAYLOAD || h->raw_size > AT_FRAME_MAX_PAYLOAD)
         return "payload larger than 16 MiB";
+    if (h->type == AT_FRAME_EVENTS && h->count > AT_FRAME_MAX_EVENTS)
+        return "more than 131072 events";
     if (h->type == AT_FRAME_EVENTS && h->raw_size > at_events_encode_bound(h->count))
         return "raw_size larger than count * 50";
     if ((size_t)h->header_size + h->payload_size > left) {
@@ -273,13 +349,25 @@ static int index_events(struct trace *t, size_t pos, const struct at_frame_heade
     return 0;
 }
 
+/* The decoded META bytes a trace may hold: what they load (names, clock samples, losses)
+ * takes up to about ten times their size, and a frame of 16 MiB of records can compress to a
+ * few hundred bytes. Real traces have a few kilobytes of records for megabytes of events. */
+static uint64_t meta_budget(const struct trace *t)
+{
+    return (4ull << 20) + 16 * (uint64_t)t->size;
+}
+
 static int load_meta(struct trace *t, size_t pos, const struct at_frame_header *h,
                      struct unpacker *u)
 {
     const uint8_t *raw;
-    const char *why;
-    int err = at__unpack(u, t->data + pos + h->header_size, h->payload_size, h->raw_size,
+    const char *why = "its records would pass the decoder's memory budget (4 MiB, and 16 "
+                      "bytes for each byte of trace)";
+    int err = t->meta_raw + h->raw_size > meta_budget(t) ? -E2BIG : 0;
+    if (err == 0)
+        err = at__unpack(u, t->data + pos + h->header_size, h->payload_size, h->raw_size,
                          h->encoding, &raw, &why);
+    t->meta_raw += err == 0 ? h->raw_size : 0;
     if (err == 0) {
         err = at__meta_load(t, raw, h->raw_size, h->count);
         why = "malformed metadata record";
@@ -395,8 +483,7 @@ void at__trace_close(struct trace *t)
 {
     if (t->mapped)
         munmap((void *)t->data, t->size);
-    else if (t->size > 0)
-        free((void *)t->data);
+    free(t->prefix);
     for (size_t i = 0; i < t->nthreads; i++) {
         free(t->threads[i].frames);
         free(t->threads[i].name);

@@ -154,6 +154,16 @@ static void report(const struct trace *t, const char *path)
                    (unsigned long long)at__clock_ns(&t->clock, last, &hint));
 }
 
+/* Why the ring file open as fd cannot be read, or NULL; fills *st. */
+static const char *unreadable(int fd, struct stat *st)
+{
+    if (fd < 0 || fstat(fd, st) < 0)
+        return strerror(errno);
+    if (!S_ISREG(st->st_mode))
+        return "not a regular file";
+    return st->st_size > 0 ? NULL : "it is empty";
+}
+
 int at__trace_recover(struct trace *t)
 {
     const char *path = t->process.ring_path;
@@ -164,11 +174,13 @@ int at__trace_recover(struct trace *t)
                        (unsigned long long)t->process.pid);
         return 0;
     }
-    int fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+    /* O_NONBLOCK: the path comes from the trace, and opening a FIFO would wait for a writer */
+    int fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
     struct stat st;
-    if (fd < 0 || fstat(fd, &st) < 0 || st.st_size <= 0) {
+    const char *why = unreadable(fd, &st);
+    if (why) {
         at__trace_warn(t, "the ring file %s cannot be read (%s): the events not yet written "
-                       "when the process ended are lost", path, strerror(fd < 0 ? errno : EIO));
+                       "when the process ended are lost", path, why);
         if (fd >= 0)
             close(fd);
         return 0;
@@ -181,7 +193,7 @@ int at__trace_recover(struct trace *t)
     r.data = map;
     r.header = map;
     int err = 0;
-    const char *why = check_ring(&r, t->process.pid);
+    why = check_ring(&r, t->process.pid);
     if (why)
         at__trace_warn(t, "not recovering from %s: %s", path, why);
     else if ((err = recover_ring(t, &r)) == 0)

@@ -60,7 +60,9 @@ struct trace {
     const uint8_t *data;
     size_t size;
     bool mapped;
-    dev_t dev; /* identify the file, so the output cannot overwrite it */
+    uint8_t *prefix; /* the first bytes of a stream that is not a whole trace; data points here */
+    dev_t dev; /* identify the file (for standard input: the pipe), so that the output cannot
+                * overwrite it and the same file is not merged with itself */
     ino_t ino;
     uint16_t version_major, version_minor;
 
@@ -76,6 +78,7 @@ struct trace {
     struct lost *lost;
     size_t nlost, lost_cap;
 
+    uint64_t meta_raw; /* decoded bytes of the META frames loaded (reader.c's budget) */
     uint64_t damaged; /* damaged frames, found by the reader or when decoding a block */
     bool cut;         /* the file ends inside its header or a frame */
     uint64_t torn;    /* sum of the torn fields of accepted EVENTS frames */

@@ -25,6 +25,10 @@ struct at_file_header {
 
 #define AT_FRAME_MAGIC 0x46525441u /* "ATRF" as little-endian bytes */
 #define AT_FRAME_MAX_PAYLOAD (16u << 20) /* readers reject larger payload or raw sizes */
+/* Readers reject an EVENTS frame of more events: with the payload limit alone, 2 M events of
+ * 8 bytes each compress to a few hundred bytes and decode to 80 MiB. The recorder's largest
+ * block (ACTORTRACE_BLOCK_KB=4096) holds 104,856. */
+#define AT_FRAME_MAX_EVENTS (1u << 17)
 
 enum at_frame_type {
     AT_FRAME_EVENTS = 1, /* one thread's block of events, columnar (see at_codec.h) */

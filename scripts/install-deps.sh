@@ -3,8 +3,9 @@
 # Idempotent: does nothing when all are present. Installing needs root (apt-get).
 set -eu
 
-# build: compiler, zstd, libunwind; tests: jq, clang and its runtime (libFuzzer), CZMQ, protoc.
-packages="build-essential libzstd-dev libunwind-dev jq clang libclang-rt-14-dev libczmq-dev protobuf-compiler"
+# build: compiler, zstd, libunwind; tests: jq, clang and its runtime (libFuzzer), CZMQ, protoc,
+# GNU time (peak memory).
+packages="build-essential libzstd-dev libunwind-dev jq clang libclang-rt-14-dev libczmq-dev protobuf-compiler time"
 # tests of the actortrace command: man page linters, man and col, pkg-config for a shim
 packages="$packages mandoc groff-base man-db bsdextrautils pkgconf"
 # tests of the CAF shim: CAF itself, and valgrind for a traced run under memcheck

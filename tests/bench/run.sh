@@ -1,14 +1,7 @@
 #!/bin/sh
 # Benchmarks. Every figure is measured here, in this run, side by side with its baseline, as a
 # median of repeated runs; nothing is asserted. Targets are from the project's issues.
-set -u
-cd "$(dirname "$0")/../.."
-B=build
-RUNS=${RUNS:-5}
-TMP=$(mktemp -d "${TMPDIR:-/tmp}/actortrace-bench.XXXXXX")
-trap 'rm -rf "$TMP"' EXIT
-
-median() { sort -n | awk '{v[NR] = $1} END {print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2}'; }
+. "$(dirname "$0")/lib.sh"
 now_ns() { date +%s%N; }
 
 echo "== recording cost: nop_send() called 5,000,000 times, untraced vs traced, $RUNS runs each"
@@ -28,6 +21,8 @@ echo "  floor (rdtsc + 16-byte TLS store) ${floor} ns/iteration"
 echo "  untraced ${plain} ns/call, traced ${traced} ns/call (medians)"
 awk -v p="$plain" -v t="$traced" -v f="$floor" 'BEGIN {
     printf "  added per event: %.2f ns (target <= 12); %.2f x the floor\n", t - p, (t - p) / f }'
+
+RUNS=$RUNS sh tests/bench/writer.sh
 
 echo "== bytes per event on disk: pingpong 1000000 (block mode, so that every event is kept)"
 time_run() { # time_run OUTPUT COMMAND...: the command's wall time in ns into OUTPUT

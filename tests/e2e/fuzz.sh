@@ -3,8 +3,8 @@
 # reference runtime's examples: whole, stored raw, cut and damaged. The seeds must decode as
 # such with tracedecode, every input in tests/fuzz/regressions/ must replay cleanly, and the
 # fuzzer must run FUZZ_SECONDS (25; `make fuzz` gives 600) without a crash, a hang (10 s on an
-# input), a leak or an allocation above 512 MiB. FUZZ_CORPUS keeps the inputs it finds for the
-# next run; the input of a failure goes to build/fuzz/artifacts/.
+# input), a leak, an allocation above 64 MiB or 640 MiB of memory in all. FUZZ_CORPUS keeps
+# the inputs it finds for the next run; the input of a failure goes to build/fuzz/artifacts/.
 . "$(dirname "$0")/../lib.sh"
 
 FUZZER="$B/fuzz/fuzz_decode"
@@ -48,10 +48,23 @@ status=$?
 check "seed damaged: decodes with a damaged frame" \
     [ $status -eq 1 -a "$(summary "$TMP/damaged.jsonl" damaged_frames)" -ge 1 ]
 
+# Small traces that claim much memory (tests/fuzz/bombtrace.c): frames of 2 M events, frames of
+# the most events a frame may hold, all overlapping, and META frames of 16 MiB of records.
+"$B/fuzz/bombtrace" "$seeds/bomb-big" 20 2097152
+"$B/fuzz/bombtrace" "$seeds/bomb-many" 200 8192
+"$B/fuzz/bombtrace" "$seeds/bomb-meta" 15 3355443 meta
+check "bomb seeds written" [ -s "$seeds/bomb-big" -a -s "$seeds/bomb-many" -a -s "$seeds/bomb-meta" ]
+
 # ---- Inputs that once crashed or hung: tests/fuzz/regressions/, named after what they hold ----
 
-# What counts as a hang (seconds per input) and as an oversized allocation (MiB).
-limits="-timeout=10 -rss_limit_mb=2048 -malloc_limit_mb=512"
+# What counts as a hang (seconds per input) and as an oversized allocation (MiB). The decoder
+# holds at most 1 MiB of decoded events plus 32 bytes per byte of input (32 KiB at most here;
+# outside the fuzzing build, 128 MiB plus 256), 4 MiB of metadata plus 16 bytes per byte, and
+# its largest single allocation is a 16 MiB payload buffer, grown by doubling: a trace that
+# makes it pass these has found a hole in its limits. The quarantine of freed memory is kept
+# small, so that RSS is the decoder's.
+limits="-timeout=10 -rss_limit_mb=640 -malloc_limit_mb=64"
+export ASAN_OPTIONS="$ASAN_OPTIONS:quarantine_size_mb=16"
 regressions=$(ls "$TOP"/tests/fuzz/regressions/* | wc -l)
 # shellcheck disable=SC2086
 "$FUZZER" $limits "$TOP"/tests/fuzz/regressions/* >"$TMP/regressions.log" 2>&1

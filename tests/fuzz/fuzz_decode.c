@@ -166,8 +166,8 @@ static void decode(const struct run *r, size_t first, size_t n, const struct fil
     for (size_t i = 0; i < n; i++)
         names[i] = paths[first + i];
     int err = at__decode_open(&d, names, n, diag);
-    if (err == -EBADMSG || err == -ENOTSUP)
-        return; /* not a trace, or a version it does not read: refused, as it should be */
+    if (err == -EBADMSG || err == -ENOTSUP || err == -EEXIST)
+        return; /* not a trace, a version it does not read, or the same trace twice: refused */
     if (err < 0)
         die("at__decode_open failed");
     if (spec && at__filter_compile(&f, spec, d.traces, d.ntraces, diag) < 0)

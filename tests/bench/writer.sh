@@ -1,0 +1,60 @@
+#!/bin/sh
+# The tracer's CPU per event and bytes per event on four programs: the nop_send loop, refrt's
+# pingpong 1000000, and the CZMQ programs of tests/czmq (pingpong over a zloop, CZMQ's own
+# zproxy and zmonitor actors). Each run is one untraced and one traced run back to back (block
+# mode, so that every event is written and none is dropped), RUNS times; the figures are
+# medians:
+#   process   the traced process's CPU time (all threads, user + system) per event
+#   added     traced minus untraced CPU time, per event: what tracing costs in all
+#   writer    the writer thread's own CPU time per event (libthreadcpu.so measures it)
+#   bytes     trace file bytes per event
+# With COMPARE_LIB and COMPARE_LIB_NOP (another build of libactortrace.so and of the
+# benchmark's copy of it), each run also traces with those, interleaved, and both are printed.
+# Run by tests/bench/run.sh; runs alone too: sh tests/bench/writer.sh
+. "$(dirname "$0")/lib.sh"
+
+cpu_ns() { # cpu_ns COMMAND...: the command's CPU time (user + system, all threads) in ns
+    bash -c 'TIMEFORMAT="%3U %3S"; { time "$@" >/dev/null 2>&1; } 2>&1' cpu_ns "$@" |
+        awk '{ printf "%d\n", ($1 + $2) * 1e9 }'
+}
+
+traced_run() { # traced_run LIB LABEL COMMAND...: appends "cpu writer events bytes" to $TMP/LABEL
+    local lib=$1 label=$2
+    shift 2
+    rm -f "$TMP/t.trace" "$TMP/w"
+    local cpu events
+    cpu=$(cpu_ns env ACTORTRACE_MODE=block ACTORTRACE_OUT="$TMP/t.trace" THREADCPU_OUT="$TMP/w" \
+        LD_PRELOAD="$B/bench/libthreadcpu.so $lib" "$@")
+    events=$("$B/tracedecode" -f stats --json "$TMP/t.trace" 2>/dev/null | jq .events)
+    echo "$cpu $(cat "$TMP/w") $events $(stat -c %s "$TMP/t.trace")" >>"$TMP/$label"
+}
+
+report() { # report LABEL NAME: the medians of $TMP/LABEL against $TMP/plain
+    paste -d ' ' "$TMP/plain" "$TMP/$1" | awk '{ print $2 / $4, ($2 - $1) / $4, $3 / $4, $5 / $4 }' >"$TMP/$1.per"
+    col() { cut -d ' ' -f "$1" "$TMP/$2.per" | median; }
+    printf "  %-28s process %5.1f ns/event, added %5.1f, writer %5.1f; %5.2f bytes/event\n" \
+        "$2" "$(col 1 "$1")" "$(col 2 "$1")" "$(col 3 "$1")" "$(col 4 "$1")"
+}
+
+measure() { # measure NAME LIB COMMAND...
+    local name=$1 lib=$2 other=""
+    shift 2
+    [ "$lib" = "$B/libactortrace.so" ] && other=${COMPARE_LIB:-}
+    [ "$lib" = "$B/bench/libactortrace-bench.so" ] && other=${COMPARE_LIB_NOP:-}
+    rm -f "$TMP/plain" "$TMP/this" "$TMP/other"
+    for i in $(seq "$RUNS"); do
+        cpu_ns "$@" >>"$TMP/plain"
+        if [ -n "$other" ] && [ $((i % 2)) = 0 ]; then traced_run "$other" other "$@"; fi
+        traced_run "$lib" this "$@"
+        if [ -n "$other" ] && [ $((i % 2)) = 1 ]; then traced_run "$other" other "$@"; fi
+    done
+    report this "$name"
+    [ -z "$other" ] || report other "$name (compared)"
+}
+
+echo "== the tracer's CPU and bytes per event (block mode, medians of $RUNS runs; targets for the"
+echo "   nop_send loop and pingpong: the whole process <= 20 ns/event, the writer <= 8, bytes <= 2)"
+measure "nop_send loop, 5 M calls" "$B/bench/libactortrace-bench.so" "$B/bench/hotpath" 5000000
+measure "refrt pingpong 1000000" "$B/libactortrace.so" "$B/examples/pingpong" 1000000
+measure "CZMQ pingpong zloop 20000" "$B/libactortrace.so" "$B/tests/czmq/pingpong" zloop 20000
+measure "CZMQ classes 20000" "$B/libactortrace.so" "$B/tests/czmq/classes" 20000
