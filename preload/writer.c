@@ -64,8 +64,6 @@ static struct {
     uint32_t free_waiters; /* threads in at__writer_wait_free; atomic */
 } w = {.fd = -1};
 
-extern uint64_t at__threads_total;
-
 static int write_all(const struct iovec *iov_in, int n)
 {
     struct iovec iov[2];
@@ -238,6 +236,13 @@ static void drain(int events)
         wake_free_waiters();
 }
 
+/* Prepares blocks ahead of the threads' need (ring.c), and tells the threads waiting. */
+static void grow_ring(void)
+{
+    while (at__ring_grow() > 0)
+        wake_free_waiters();
+}
+
 /* Clock samples: one 50 ms after the start (so even a short or killed run has two), then one
  * a second. */
 static void maybe_clock(void)
@@ -274,16 +279,11 @@ static void write_held_blocks(void)
     }
 }
 
-static uint64_t dropped_total(void)
-{
-    return __atomic_load_n(&at__dropped_total, __ATOMIC_RELAXED);
-}
-
 static int write_end(void)
 {
     if (w.lost)
         at__meta_lost(0, AT_LOST_WRITE_ERROR, w.lost, w.lost_first_tsc, w.lost_last_tsc);
-    at__meta_end(w.events_written, dropped_total() + w.lost,
+    at__meta_end(w.events_written, at__ring_lost_total() + w.lost,
                  __atomic_load_n(&at__threads_total, __ATOMIC_RELAXED), w.blocks_written);
     int was_failed = w.failed;
     w.failed = 0; /* this one frame is attempted even after a failure */
@@ -344,6 +344,7 @@ static void *writer_main(void *unused)
         int dump = __atomic_exchange_n(&w.dump, 0, __ATOMIC_ACQ_REL);
         if (dump)
             at__overwritten_flush();
+        grow_ring();
         drain(at__config.mode != AT_MODE_OVERWRITE || dump);
         maybe_clock();
         if (__atomic_load_n(&w.stop, __ATOMIC_ACQUIRE))
@@ -397,7 +398,8 @@ void at__writer_submit(struct at_ring_block *block, uint32_t used)
     __atomic_store_n(&block->state, AT_BLOCK_FULL, __ATOMIC_RELEASE);
     __atomic_fetch_add(&w.pending, 1, __ATOMIC_SEQ_CST);
     if (__atomic_load_n(&w.sleeping, __ATOMIC_SEQ_CST) &&
-        __atomic_load_n(&at__ring.free_count, __ATOMIC_RELAXED) < at__ring.block_count / 2)
+        __atomic_load_n(&at__ring.free_count, __ATOMIC_RELAXED) <
+            __atomic_load_n(&at__ring.block_count, __ATOMIC_RELAXED) / 2)
         at__futex(&w.pending, FUTEX_WAKE_PRIVATE, 1, NULL);
 }
 
@@ -412,12 +414,17 @@ void at__writer_wait_free(uint64_t timeout_ns)
     __atomic_fetch_sub(&w.free_waiters, 1, __ATOMIC_SEQ_CST);
 }
 
+void at__writer_wake(void)
+{
+    __atomic_fetch_add(&w.pending, 1, __ATOMIC_SEQ_CST);
+    at__futex(&w.pending, FUTEX_WAKE_PRIVATE, 1, NULL);
+}
+
 /* Async-signal-safe: a flag and a futex wake. */
 void at__writer_request_dump(void)
 {
     __atomic_store_n(&w.dump, 1, __ATOMIC_RELEASE);
-    __atomic_fetch_add(&w.pending, 1, __ATOMIC_SEQ_CST);
-    at__futex(&w.pending, FUTEX_WAKE_PRIVATE, 1, NULL);
+    at__writer_wake();
 }
 
 static int wait_finished(uint64_t timeout_ns)
