@@ -57,15 +57,17 @@ enum at_state {
 /* enum at_state; written with release by lifecycle.c, read with acquire anywhere. */
 extern int at__state;
 
-extern pid_t at__pid; /* the process the running recorder belongs to */
+extern pid_t at__pid; /* this process image (a vfork child is another process on its memory) */
 
 #define AT_WAIT_FOREVER UINT64_MAX
 
 /* Starts the recorder if nobody has; returns the state after. Safe to call from any thread. */
 int at__ensure_started(void);
 /* Stops the recorder: every committed event and the end record go into the trace. Waits up to
- * timeout_ns for the writer; returns 0, -ETIMEDOUT (the ring file is kept for recovery),
- * -EALREADY (not running) or -ECHILD (called in a vfork child, which must not touch it). */
+ * timeout_ns for the writer (and first for a start under way on another thread); returns 0,
+ * -ETIMEDOUT (the ring file is kept for recovery), -EALREADY (not running; before the first
+ * event, no start may begin after this) or -ECHILD (called in a vfork child, which must not
+ * touch it). */
 int at__finish(uint64_t timeout_ns);
 /* One line on stderr, prefixed "actortrace: ". No stdio stream, no allocation. */
 void at__warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
