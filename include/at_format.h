@@ -11,7 +11,7 @@
 #define AT_FILE_MAGIC "\x89" "ATRACE\n" /* 8 bytes; the high byte catches 7-bit mangling */
 #define AT_FILE_MAGIC_LEN 8
 #define AT_FORMAT_MAJOR 2 /* a reader refuses a file whose major version it does not know */
-#define AT_FORMAT_MINOR 0 /* additions a reader of the same major may ignore */
+#define AT_FORMAT_MINOR 1 /* additions a reader of the same major may ignore */
 #define AT_FORMAT_MAJOR_OLDEST 1 /* the oldest major version tracedecode still reads */
 
 struct at_file_header {
@@ -73,6 +73,9 @@ enum at_meta_type {
     AT_META_LOST = 6,
     /* events_written, events_dropped, threads, blocks_written: the recorder stopped cleanly */
     AT_META_END = 7,
+    /* events, string ring_path: `tracedecode --recover` appended the events the ring file held
+     * (as EVENTS frames, with the ring's losses and clock samples) and removed the ring */
+    AT_META_RECOVERED = 8,
 };
 
 enum at_name_space {

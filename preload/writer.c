@@ -55,6 +55,7 @@ static struct {
     int failed;            /* a write failed: nothing more goes to the file until the end */
     uint64_t lost, lost_first_tsc, lost_last_tsc; /* events that did not reach the file */
     uint64_t next_clock_ns;
+    unsigned clock_samples; /* taken by maybe_clock */
     uint32_t stop;         /* set once by at__writer_stop; atomic */
     uint32_t finished;     /* futex word: the writer has written the end; atomic */
     uint32_t dump;         /* overwrite mode: write the blocks now; atomic */
@@ -243,20 +244,24 @@ static void grow_ring(void)
         wake_free_waiters();
 }
 
-/* Clock samples: one 50 ms after the start (so even a short or killed run has two), then one
- * a second. */
+/* Clock samples: one 1 ms after the start, so that the ring file holds two (and with them the
+ * tick rate) from then on, even if the process is killed before its first drain; one at 50 ms,
+ * for a better rate in a short run; then one a second. Each also goes into the ring's header. */
 static void maybe_clock(void)
 {
     uint64_t now = at__clock_ns(CLOCK_MONOTONIC);
     if (now < w.next_clock_ns)
         return;
     at__meta_clock();
-    w.next_clock_ns = now + 1000 * 1000 * 1000ull;
+    w.next_clock_ns = now + (w.clock_samples++ == 0 ? 49 : 1000) * 1000 * 1000ull;
 }
 
 static void sleep_unless_pending(uint32_t seen)
 {
-    struct timespec timeout = {0, WRITER_POLL_NS};
+    uint64_t now = at__clock_ns(CLOCK_MONOTONIC), wait = WRITER_POLL_NS;
+    if (w.next_clock_ns > now && w.next_clock_ns - now < wait)
+        wait = w.next_clock_ns - now;
+    struct timespec timeout = {0, (long)wait};
     __atomic_store_n(&w.sleeping, 1, __ATOMIC_SEQ_CST);
     if (__atomic_load_n(&w.pending, __ATOMIC_SEQ_CST) == seen &&
         !__atomic_load_n(&w.stop, __ATOMIC_SEQ_CST))
@@ -283,6 +288,7 @@ static int write_end(void)
 {
     if (w.lost)
         at__meta_lost(0, AT_LOST_WRITE_ERROR, w.lost, w.lost_first_tsc, w.lost_last_tsc);
+    at__meta_clock(); /* with the end, so that even a file cut short after a failure has two */
     at__meta_end(w.events_written, at__ring_lost_total() + w.lost,
                  __atomic_load_n(&at__threads_total, __ATOMIC_RELAXED), w.blocks_written);
     int was_failed = w.failed;
@@ -321,7 +327,6 @@ static void finish(void)
     at__overwritten_flush();
     drain(1);
     write_held_blocks();
-    at__meta_clock();
     if (w.failed) {
         write_end_after_failure();
         return;
@@ -338,7 +343,7 @@ static void *writer_main(void *unused)
     (void)unused;
     pthread_setname_np(pthread_self(), "actortrace-w");
     at__self.internal = 1; /* what this thread does (futex waits, writes) is not the program's */
-    w.next_clock_ns = at__clock_ns(CLOCK_MONOTONIC) + 50 * 1000 * 1000ull;
+    w.next_clock_ns = at__clock_ns(CLOCK_MONOTONIC) + 1000 * 1000ull;
     for (;;) {
         uint32_t seen = __atomic_load_n(&w.pending, __ATOMIC_SEQ_CST);
         int dump = __atomic_exchange_n(&w.dump, 0, __ATOMIC_ACQ_REL);
