@@ -71,12 +71,15 @@ static const char *check_ring(const struct ring *r, uint64_t pid)
     return NULL;
 }
 
-static bool in_trace(const struct trace *t, uint32_t tid, uint32_t seq)
+/* Whether the trace has a frame of this block ending at or after from_tsc (0: any frame): a
+ * block dumped while filling (overwrite mode) is in the trace in pieces. */
+static bool in_trace(const struct trace *t, uint32_t tid, uint32_t seq, uint64_t from_tsc)
 {
     for (size_t i = 0; i < t->nthreads; i++) {
         const struct thread *th = &t->threads[i];
         for (size_t j = 0; th->tid == tid && j < th->nframes; j++)
-            if (th->frames[j].seq == seq && !th->frames[j].recovered)
+            if (th->frames[j].seq == seq && !th->frames[j].recovered &&
+                th->frames[j].last_tsc >= from_tsc)
                 return true;
     }
     return false;
@@ -130,15 +133,17 @@ static int recover_block(struct trace *t, const struct at_ring_block *b, uint32_
     if (b->state != AT_BLOCK_FILLING && b->state != AT_BLOCK_FULL &&
         b->state != AT_BLOCK_WRITING)
         return 0;
-    if (b->tid == 0 || in_trace(t, b->tid, b->seq))
-        return 0;
     const struct at_event *slots = (const struct at_event *)(b + 1);
     uint32_t used = slots_used(b, slots, capacity);
-    if (used == 0 || grow(t, at_events_encode_bound(used)) < 0)
-        return used == 0 ? 0 : -ENOMEM;
+    uint32_t from = b->written < used ? b->written : used; /* the rest is in the trace */
+    if (b->tid == 0 || used == from ||
+        in_trace(t, b->tid, b->seq, from ? slots[from].tsc | 1 : 0))
+        return 0;
+    if (grow(t, at_events_encode_bound(used - from)) < 0)
+        return -ENOMEM;
     struct at_block_info info;
     size_t offset = t->recovered_len;
-    size_t len = at_events_encode(slots, used, t->recovered + offset, &info);
+    size_t len = at_events_encode(slots + from, used - from, t->recovered + offset, &info);
     if (info.count == 0)
         return 0;
     t->recovered_len += len;

@@ -153,7 +153,8 @@ struct at_ring_block {
     uint32_t seq;   /* the block's process-wide number (frame header seq) */
     uint32_t capacity;
     uint32_t used;  /* slots taken, set at handoff (FULL); while FILLING scan for kind != 0 */
-    uint32_t reserved[11];
+    uint32_t written; /* slots already in the trace (an overwrite-mode dump of a FILLING block) */
+    uint32_t reserved[10];
     /* struct at_event slots[capacity] follow */
 };
 _Static_assert(sizeof(struct at_ring_block) == 64, "ring block layout");

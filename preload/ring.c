@@ -310,7 +310,7 @@ struct at_ring_block *at__ring_steal_oldest(uint32_t tid, uint32_t seq, struct a
         return NULL; /* the writer took it for a dump: the caller tries again */
     *lost = (struct at_lost){.tid = oldest->tid};
     const struct at_event *slots = at__block_slots(oldest);
-    for (uint32_t i = 0; i < oldest->used; i++) {
+    for (uint32_t i = oldest->written; i < oldest->used; i++) { /* a dump wrote the others */
         if (slots[i].kind == 0)
             continue;
         if (lost->count++ == 0 || slots[i].tsc < lost->first_tsc)
@@ -322,6 +322,7 @@ struct at_ring_block *at__ring_steal_oldest(uint32_t tid, uint32_t seq, struct a
     oldest->tid = tid;
     oldest->seq = seq;
     oldest->used = 0;
+    oldest->written = 0;
     return oldest;
 }
 
@@ -330,6 +331,7 @@ void at__ring_release(struct at_ring_block *block)
     uint32_t used = block->used < block->capacity ? block->used : block->capacity;
     memset(at__block_slots(block), 0, (size_t)used * sizeof(struct at_event));
     block->used = 0;
+    block->written = 0;
     block->tid = 0;
     /* release: the cleared slots are visible to the next owner, which takes it with acquire */
     __atomic_store_n(&block->state, AT_BLOCK_FREE, __ATOMIC_RELEASE);

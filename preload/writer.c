@@ -184,7 +184,8 @@ static void remember(uint64_t start, const struct at_block_info *info)
 static void write_block(struct at_ring_block *block, uint32_t used)
 {
     struct at_block_info info;
-    size_t len = at_events_encode(at__block_slots(block), used, w.raw, &info);
+    uint32_t from = block->written < used ? block->written : used; /* after an earlier dump */
+    size_t len = at_events_encode(at__block_slots(block) + from, used - from, w.raw, &info);
     if (info.count == 0 && info.torn == 0)
         return;
     if (w.failed) {
@@ -269,7 +270,8 @@ static void sleep_unless_pending(uint32_t seen)
     __atomic_store_n(&w.sleeping, 0, __ATOMIC_SEQ_CST);
 }
 
-/* The blocks threads still hold at the end: their committed slots, up to the last one. */
+/* The blocks threads still hold, at the end or for a dump: their committed slots, up to the
+ * last one. A block dumped goes on filling: what follows is written from where this stops. */
 static void write_held_blocks(void)
 {
     for (uint32_t i = 0; i < at__ring.block_count; i++) {
@@ -281,6 +283,7 @@ static void write_held_blocks(void)
         while (used > 0 && __atomic_load_n(&slots[used - 1].kind, __ATOMIC_ACQUIRE) == 0)
             used--;
         write_block(block, used);
+        block->written = used;
     }
 }
 
@@ -351,6 +354,8 @@ static void *writer_main(void *unused)
             at__overwritten_flush();
         grow_ring();
         drain(at__config.mode != AT_MODE_OVERWRITE || dump);
+        if (dump)
+            write_held_blocks(); /* the newest events are in the blocks still filling */
         maybe_clock();
         if (__atomic_load_n(&w.stop, __ATOMIC_ACQUIRE))
             break;
