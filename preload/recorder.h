@@ -167,8 +167,8 @@ int at__meta_lost(uint32_t tid, unsigned reason, uint64_t count, uint64_t first_
 int at__meta_end(uint64_t written, uint64_t dropped, uint64_t threads, uint64_t blocks);
 int at__meta_clock(void);
 int at__meta_process(const char *ring_path);
-/* The process's start time in clock ticks after boot (field 22 of /proc/self/stat); with the
- * boot id, it tells this process from a later one with the same pid. 0 when unknown. */
+/* The process's start time in clock ticks after boot (field 22 of /proc/self/stat): it tells
+ * this process from another with the same pid. 0 when unknown. */
 uint64_t at__start_ticks(void);
 /* Moves the pending records out: *records, *count; the caller frees *records. Returns the size
  * in bytes (0 when nothing is pending). */

@@ -10,7 +10,7 @@
  * prepares more blocks (allocates them in the file, which is where a full tmpfs shows, and
  * faults them in) when more than half are in use, so that neither a page fault nor SIGBUS from
  * a full tmpfs ever reaches a recording thread. A thread that finds no block ready while the
- * pool can still grow asks the writer for more and waits for it a little, once; past that, it
+ * pool can still grow asks the writer for more and waits for it, 20 ms at most; past that, it
  * drops the event (or waits, in block mode) as with a full pool.
  *
  * Each block moves FREE -> FILLING (a thread took it, CAS) -> FULL (handed to the writer) ->
@@ -32,7 +32,7 @@
 #define GROW_WAITS 10                     /* ... this many times, before it gives up */
 
 struct at_ring at__ring;
-static uint64_t early_lost[4]; /* losses before the ring exists (while starting); atomic */
+static uint64_t early_lost[4]; /* losses while the recorder was starting; atomic */
 
 static int open_ring_file(void)
 {
@@ -118,8 +118,6 @@ static void init_header(const char *trace_path)
     h->block_max = at__ring.block_max;
     h->pid = (uint32_t)getpid();
     h->start_ticks = at__start_ticks();
-    for (unsigned i = 0; i < 4; i++)
-        h->lost[i] = __atomic_exchange_n(&early_lost[i], 0, __ATOMIC_RELAXED);
     snprintf(h->trace_path, sizeof h->trace_path, "%s", trace_path);
 }
 
@@ -221,11 +219,13 @@ uint32_t at__ring_grow(void)
     return more;
 }
 
+/* Until the recorder runs, the ring may not be there yet, or be unmapped again if the start
+ * fails: the count waits in early_lost. */
 void at__ring_count_lost(unsigned reason, uint64_t count)
 {
-    struct at_ring_header *h = __atomic_load_n(&at__ring.header, __ATOMIC_ACQUIRE);
-    __atomic_fetch_add(h ? &h->lost[reason & 3] : &early_lost[reason & 3], count,
-                       __ATOMIC_RELAXED);
+    int running = __atomic_load_n(&at__state, __ATOMIC_ACQUIRE) == AT_STATE_RUNNING;
+    __atomic_fetch_add(running ? &at__ring.header->lost[reason & 3] : &early_lost[reason & 3],
+                       count, __ATOMIC_RELAXED);
 }
 
 uint64_t at__ring_lost_total(void)

@@ -4,13 +4,6 @@
 # it, and the trace at the end holds each once.
 . "$(dirname "$0")/../lib.sh"
 SENDS=100003 # not a multiple of a block's slots: the last block is part full
-wait_for() { # wait_for COMMAND...: up to 20 s for the command to succeed
-    for _ in $(seq 200); do
-        "$@" && return 0
-        sleep 0.1
-    done
-    return 1
-}
 for run in 1 2; do
     env ACTORTRACE_MODE=overwrite ACTORTRACE_OUT="$TMP/d$run.trace" LD_PRELOAD="$LIB_NOP" \
         "$B/tests/progs/crash" idle $SENDS >"$TMP/d$run.out" 2>&1 &

@@ -7,13 +7,6 @@ P="$B/tests/progs/crash"
 RINGS="$TMP/rings"
 mkdir -p "$RINGS"
 
-wait_for() { # wait_for COMMAND...: up to 20 s for the command to succeed
-    for _ in $(seq 200); do
-        "$@" && return 0
-        sleep 0.1
-    done
-    return 1
-}
 
 ring_bytes() { # the size of the one ring file in $RINGS, and the bytes it takes
     stat -c '%s %b %B' "$RINGS"/*.ring | awk '{print $1, $2 * $3}'
