@@ -68,3 +68,7 @@ wait_for() { # wait_for COMMAND...: up to 20 s for the command to succeed
     done
     return 1
 }
+
+lacks() { # lacks FILE PATTERN: FILE does not hold PATTERN
+    ! grep -q "$2" "$1"
+}

@@ -12,10 +12,6 @@ FAST=""
 mkdir -p "$RINGS"
 export ACTORTRACE_RING_DIR="$RINGS"
 
-lacks() { # lacks FILE PATTERN: FILE does not hold PATTERN
-    ! grep -q "$2" "$1"
-}
-
 progress() { # progress FILE INDEX: the last send of actor INDEX+1 that had returned
     od -A n -t u8 -j $(($2 * 8)) -N 8 "$1" | tr -d ' '
 }
