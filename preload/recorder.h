@@ -98,7 +98,8 @@ struct at_ring {
     ino_t ino;
     uint32_t block_size; /* bytes, header included */
     uint32_t block_count; /* blocks ready; grown by the writer only, read with acquire */
-    uint32_t block_max;  /* the most blocks the buffer holds */
+    uint32_t block_max;  /* the most blocks the pool grows to; lowered by the writer when the
+                          * file cannot grow; atomic, relaxed */
     uint32_t grow_wanted; /* a thread found no block ready; atomic */
     uint32_t capacity;   /* event slots per block */
     uint32_t free_count; /* FREE blocks; atomic */

@@ -193,7 +193,8 @@ void at__ring_remove(void)
 
 static int can_grow(void)
 {
-    return __atomic_load_n(&at__ring.block_count, __ATOMIC_ACQUIRE) < at__ring.block_max;
+    return __atomic_load_n(&at__ring.block_count, __ATOMIC_ACQUIRE) <
+           __atomic_load_n(&at__ring.block_max, __ATOMIC_RELAXED);
 }
 
 /* The writer's part: prepares one step of blocks when more than half are in use or a thread
@@ -213,7 +214,7 @@ uint32_t at__ring_grow(void)
     if (err < 0) {
         at__warn("the ring file cannot grow past %u blocks (%s); events that do not fit are "
                  "counted as lost", count, strerror(-err));
-        at__ring.block_max = count;
+        __atomic_store_n(&at__ring.block_max, count, __ATOMIC_RELAXED);
         return 0;
     }
     return more;
