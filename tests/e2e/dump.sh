@@ -12,7 +12,11 @@ for run in 1 2; do
     before=$(stat -c %s "$TMP/d$run.trace")
     kill -USR2 $pid
     wait_for test "$(stat -c %s "$TMP/d$run.trace")" -gt $((before + 10000))
-    sleep 0.2
+    size=0
+    while [ "$size" != "$(stat -c %s "$TMP/d$run.trace")" ]; do # until the dump is done
+        size=$(stat -c %s "$TMP/d$run.trace")
+        sleep 0.3
+    done
     cp "$TMP/d$run.trace" "$TMP/copy$run.trace"
     "$DECODE" --no-recover -o "$TMP/copy$run.jsonl" "$TMP/copy$run.trace" 2>/dev/null
     equal "run $run: after the dump, every send made before it is in the trace" \
