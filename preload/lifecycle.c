@@ -119,6 +119,7 @@ static int start(void)
         at__warn("cannot start (%s); not tracing", strerror(-err));
         return err;
     }
+    at__pid = getpid(); /* a child forked before the first event has its parent's */
     /* before any file exists: a fatal signal from now on finishes the trace (or waits for
      * start() to, see at__finish) instead of leaving an empty trace and a ring file */
     at__signals_install();

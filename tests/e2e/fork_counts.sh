@@ -1,7 +1,8 @@
 #!/bin/sh
 # A forked child's totals are its own: a parent that dropped events (a 1 MiB buffer the loop
 # overruns) forks a child, and the child's trace counts only the child's losses: its sends
-# kept + its losses = the sends it made, exactly, in each of several runs.
+# kept + its losses = the sends it made, exactly, in each of several runs. A child forked before
+# the parent's first event finishes its own trace and leaves no ring file.
 . "$(dirname "$0")/../lib.sh"
 P="$B/tests/progs/forker"
 N=400000
@@ -20,3 +21,13 @@ for run in 1 2 3; do
 done
 check "the parents dropped events ($parent_drops), so the test means something" [ "$parent_drops" -gt 0 ]
 equal "runs where the child's kept + lost differ from what it made" $bad 0
+
+mkdir -p "$TMP/first" "$TMP/rings"
+ACTORTRACE_RING_DIR="$TMP/rings" ACTORTRACE_OUT="$TMP/first/%p.trace" LD_PRELOAD="$LIB_NOP" \
+    "$P" fork_first 1000 >"$TMP/first.out" 2>&1
+check "fork before the first event: program succeeds" [ $? -eq 0 ]
+child=$(ls "$TMP/first" | sort -n | tail -n 1)
+"$DECODE" -o "$TMP/first.jsonl" "$TMP/first/$child" 2>/dev/null
+check "fork before the first event: the child's trace ends cleanly" [ $? -eq 0 ]
+equal "fork before the first event: the child's sends" "$(sends_of "$TMP/first.jsonl" 2)" 1000
+check "fork before the first event: no ring file left" [ -z "$(ls -A "$TMP/rings")" ]
