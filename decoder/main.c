@@ -13,6 +13,7 @@
 #include "at_format.h"
 #include "decode.h"
 #include "output.h"
+#include "rings.h"
 
 static const struct output_ops *const formats[] = {
     &at__jsonl_ops, &at__perfetto_ops, &at__chrome_ops, &at__stats_ops, &at__dot_ops,
@@ -46,6 +47,15 @@ static const char usage[] =
     "      --no-recover     do not read the ring file of a trace that did not end cleanly\n"
     "                       (by default the events a killed process had committed but not\n"
     "                       yet written are recovered from it, and marked \"recovered\")\n"
+    "      --force-recover  read the ring file even when a process with the trace's pid and\n"
+    "                       start time seems to be running\n"
+    "      --recover        decode nothing: write the events, losses and clock samples the\n"
+    "                       ring file of each TRACE holds into the TRACE itself, then remove\n"
+    "                       the ring file (a ring file is never removed otherwise)\n"
+    "      --rings [DIR]    decode nothing: list the ring files in DIR (ACTORTRACE_RING_DIR,\n"
+    "                       or /dev/shm) with their process, running or gone, and trace\n"
+    "      --remove         with --rings: recover each ring whose process is gone into its\n"
+    "                       trace (as --recover), then remove it\n"
     "  -j, --jobs N         threads: 2 or more decodes blocks ahead on a second core (the\n"
     "                       default when a core is free); 1 decodes on one\n"
     "  -h, --help           show this text\n"
@@ -114,6 +124,7 @@ struct options {
     const char *names;
     bool json;
     bool no_recover;
+    bool force_recover, recover, rings, remove;
     unsigned jobs;
     struct filter_spec filter;
 };
@@ -126,7 +137,10 @@ static const struct output_ops *find_format(const char *name)
     return NULL;
 }
 
-enum { OPT_JSON = 256, OPT_NO_RECOVER, OPT_NAMES, OPT_FROM, OPT_TO, OPT_FILTER };
+enum {
+    OPT_JSON = 256, OPT_NO_RECOVER, OPT_NAMES, OPT_FORCE_RECOVER, OPT_RECOVER, OPT_RINGS,
+    OPT_REMOVE, OPT_FROM, OPT_TO, OPT_FILTER
+};
 
 /* Two threads when a core is to spare (online cores minus the load average): the helper only
  * pays when it runs beside the merge, not in turn with it. More would not help: the merge
@@ -163,6 +177,15 @@ static int parse_filter(struct options *opt, int c)
     return -ENOMEM;
 }
 
+/* The options about ring files. */
+static void parse_rings(struct options *opt, int c)
+{
+    opt->force_recover |= c == OPT_FORCE_RECOVER;
+    opt->recover |= c == OPT_RECOVER;
+    opt->rings |= c == OPT_RINGS;
+    opt->remove |= c == OPT_REMOVE;
+}
+
 /* Returns 0 to decode, 1 when --help or --version was answered, -EINVAL on a usage error. */
 static int parse(int argc, char **argv, struct options *opt)
 {
@@ -177,6 +200,10 @@ static int parse(int argc, char **argv, struct options *opt)
         {"tid", required_argument, NULL, OPT_FILTER + FILTER_TID},
         {"jobs", required_argument, NULL, 'j'},
         {"no-recover", no_argument, NULL, OPT_NO_RECOVER},
+        {"force-recover", no_argument, NULL, OPT_FORCE_RECOVER},
+        {"recover", no_argument, NULL, OPT_RECOVER},
+        {"rings", no_argument, NULL, OPT_RINGS},
+        {"remove", no_argument, NULL, OPT_REMOVE},
         {NULL, 0, NULL, 0},
     };
     *opt = (struct options){.output = "-", .format = formats[0], .jobs = default_jobs()};
@@ -195,6 +222,8 @@ static int parse(int argc, char **argv, struct options *opt)
             opt->json = true;
         } else if (c == OPT_NO_RECOVER) {
             opt->no_recover = true;
+        } else if (c >= OPT_FORCE_RECOVER && c <= OPT_REMOVE) {
+            parse_rings(opt, c);
         } else if (c == OPT_NAMES) {
             opt->names = optarg;
         } else if (c >= OPT_FROM) {
@@ -211,7 +240,7 @@ static int parse(int argc, char **argv, struct options *opt)
             return -EINVAL;
         }
     }
-    if (optind == argc) {
+    if (optind == argc && !opt->rings) {
         fputs("tracedecode: no trace file given\n", stderr);
         return -EINVAL;
     }
@@ -250,7 +279,7 @@ static int prepare(struct decode *d, const struct options *opt, struct filter *f
 {
     int err = 0;
     for (size_t i = 0; i < d->ntraces && err == 0 && !opt->no_recover; i++)
-        err = at__trace_recover(&d->traces[i]);
+        err = at__trace_recover(&d->traces[i], opt->force_recover);
     if (err == 0 && opt->names)
         err = at__names_file_apply(d, opt->names);
     if (err == 0 && at__filter_given(&opt->filter)) {
@@ -294,9 +323,17 @@ int main(int argc, char **argv)
         at__filter_spec_free(&opt.filter);
         return parsed < 0 ? 2 : 0;
     }
+    const char *const *paths = (const char *const *)argv + optind;
+    if (opt.rings || opt.recover) {
+        const char *dir = getenv("ACTORTRACE_RING_DIR");
+        at__filter_spec_free(&opt.filter);
+        if (opt.recover)
+            return at__recover_files(paths, (size_t)(argc - optind), opt.force_recover);
+        return at__rings_list(optind < argc ? paths[0] : dir && *dir ? dir : "/dev/shm",
+                              opt.remove);
+    }
     struct decode d;
     struct filter f = {0};
-    const char *const *paths = (const char *const *)argv + optind;
     int status = 2;
     if (at__decode_open(&d, paths, (size_t)(argc - optind), stderr) == 0) {
         int fd = prepare(&d, &opt, &f) == 0 ? open_output(&d, opt.output) : -1;

@@ -192,6 +192,15 @@ static int on_end(struct trace *t, struct body *b)
     return 0;
 }
 
+static int on_recovered(struct trace *t, struct body *b)
+{
+    num(b);
+    if (b->bad)
+        return -EINVAL;
+    t->ring_written = true;
+    return 0;
+}
+
 static int apply(struct trace *t, uint8_t type, struct body *b)
 {
     switch (type) {
@@ -209,6 +218,8 @@ static int apply(struct trace *t, uint8_t type, struct body *b)
         return on_lost(t, b);
     case AT_META_END:
         return on_end(t, b);
+    case AT_META_RECOVERED:
+        return on_recovered(t, b);
     default:
         return 0;
     }

@@ -381,12 +381,14 @@ static int load_meta(struct trace *t, size_t pos, const struct at_frame_header *
 
 static int scan(struct trace *t, size_t pos, struct unpacker *u)
 {
+    t->whole_end = t->size;
     while (pos < t->size) {
         struct at_frame_header h;
         bool cut;
         const char *why = check_frame(t, pos, &h, &cut);
         if (why && cut) {
             t->cut = true;
+            t->whole_end = pos;
             at__trace_warn(t, "the frame at offset %zu is cut: %s", pos, why);
             return 0;
         }

@@ -5,10 +5,16 @@
  * written holds such events, unless the trace already has a frame with the block's thread and
  * seq (the writer wrote it just before the end). Those blocks are encoded into columns the way
  * the writer would and added to their threads as frames marked recovered; the merge then reads
- * them like any other. */
+ * them like any other. The ring's header adds the losses the trace does not list (their LOST
+ * records were still in memory) and clock samples, when the trace has fewer than two.
+ *
+ * A ring is read only when its process is gone: a process with the recorded pid must also have
+ * the recorded start time to count as the same one (a container's pid 1 decoded on the host is
+ * not the host's init). */
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -26,6 +32,30 @@ struct ring {
     const struct at_ring_header *header;
 };
 
+/* Field 22 of /proc/PID/stat, the start time in clock ticks after boot; 0 when unknown. */
+static uint64_t start_ticks(uint64_t pid)
+{
+    char path[64], stat[1024];
+    snprintf(path, sizeof path, "/proc/%llu/stat", (unsigned long long)pid);
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    ssize_t n = fd >= 0 ? read(fd, stat, sizeof stat - 1) : -1;
+    if (fd >= 0)
+        close(fd);
+    stat[n > 0 ? n : 0] = '\0';
+    const char *p = strrchr(stat, ')'); /* the name may hold spaces and parentheses */
+    for (int field = 2; p && field < 22; field++)
+        p = strchr(p + 1, ' ');
+    return p ? strtoull(p + 1, NULL, 10) : 0;
+}
+
+bool at__process_running(uint64_t pid, uint64_t started)
+{
+    if (pid == 0 || pid > INT32_MAX || (kill((pid_t)pid, 0) < 0 && errno != EPERM))
+        return false;
+    uint64_t now = start_ticks(pid);
+    return started == 0 || now == 0 || now == started;
+}
+
 /* Why the ring file cannot be used, or NULL. */
 static const char *check_ring(const struct ring *r, uint64_t pid)
 {
@@ -41,12 +71,15 @@ static const char *check_ring(const struct ring *r, uint64_t pid)
     return NULL;
 }
 
-static bool in_trace(const struct trace *t, uint32_t tid, uint32_t seq)
+/* Whether the trace has a frame of this block ending at or after from_tsc (0: any frame): a
+ * block dumped while filling (overwrite mode) is in the trace in pieces. */
+static bool in_trace(const struct trace *t, uint32_t tid, uint32_t seq, uint64_t from_tsc)
 {
     for (size_t i = 0; i < t->nthreads; i++) {
         const struct thread *th = &t->threads[i];
         for (size_t j = 0; th->tid == tid && j < th->nframes; j++)
-            if (th->frames[j].seq == seq && !th->frames[j].recovered)
+            if (th->frames[j].seq == seq && !th->frames[j].recovered &&
+                th->frames[j].last_tsc >= from_tsc)
                 return true;
     }
     return false;
@@ -100,15 +133,17 @@ static int recover_block(struct trace *t, const struct at_ring_block *b, uint32_
     if (b->state != AT_BLOCK_FILLING && b->state != AT_BLOCK_FULL &&
         b->state != AT_BLOCK_WRITING)
         return 0;
-    if (b->tid == 0 || in_trace(t, b->tid, b->seq))
-        return 0;
     const struct at_event *slots = (const struct at_event *)(b + 1);
     uint32_t used = slots_used(b, slots, capacity);
-    if (used == 0 || grow(t, at_events_encode_bound(used)) < 0)
-        return used == 0 ? 0 : -ENOMEM;
+    uint32_t from = b->written < used ? b->written : used; /* the rest is in the trace */
+    if (b->tid == 0 || used == from ||
+        in_trace(t, b->tid, b->seq, from ? slots[from].tsc | 1 : 0))
+        return 0;
+    if (grow(t, at_events_encode_bound(used - from)) < 0)
+        return -ENOMEM;
     struct at_block_info info;
     size_t offset = t->recovered_len;
-    size_t len = at_events_encode(slots, used, t->recovered + offset, &info);
+    size_t len = at_events_encode(slots + from, used - from, t->recovered + offset, &info);
     if (info.count == 0)
         return 0;
     t->recovered_len += len;
@@ -135,6 +170,67 @@ static int recover_ring(struct trace *t, const struct ring *r)
         if (t->threads[i].nframes > 1)
             qsort(t->threads[i].frames, t->threads[i].nframes, sizeof(struct frame_ref), by_seq);
     return 0;
+}
+
+/* The losses the ring counted beyond those the trace lists, one entry per reason, over the
+ * time the recovered events span. */
+static void add_ring_losses(struct trace *t, const struct at_ring_header *h)
+{
+    static const uint8_t reasons[] = {AT_LOST_DROPPED, AT_LOST_OVERWRITTEN};
+    uint64_t first = h->clock[0].tsc, last = first;
+    for (size_t i = 0; i < t->nthreads; i++)
+        for (size_t j = 0; j < t->threads[i].nframes; j++)
+            if (t->threads[i].frames[j].last_tsc > last)
+                last = t->threads[i].frames[j].last_tsc;
+    for (size_t r = 0; r < sizeof reasons; r++) {
+        uint64_t listed = 0;
+        for (size_t j = 0; j < t->nlost; j++)
+            listed += t->lost[j].reason == reasons[r] ? t->lost[j].count : 0;
+        if (h->lost[reasons[r]] > listed)
+            t->ring_lost[t->nring_lost++] = (struct lost){
+                .reason = reasons[r], .count = h->lost[reasons[r]] - listed,
+                .first_tsc = first, .last_tsc = last};
+    }
+}
+
+/* Appends the ring's lost counts to the trace's list. Returns 0 or -ENOMEM. */
+static int list_ring_losses(struct trace *t)
+{
+    if (t->nring_lost == 0)
+        return 0;
+    struct lost *grown = realloc(t->lost, (t->nlost + t->nring_lost) * sizeof *grown);
+    if (!grown)
+        return -ENOMEM;
+    t->lost = grown;
+    for (size_t i = 0; i < t->nring_lost; i++)
+        t->lost[t->nlost++] = t->ring_lost[i];
+    t->lost_cap = t->nlost;
+    return 0;
+}
+
+/* With fewer than two samples the decoder would take ticks for nanoseconds: the ring's first
+ * and latest samples join the trace's. Returns 0 or -ENOMEM. */
+static int add_ring_clock(struct trace *t, const struct at_ring_header *h)
+{
+    if (t->clock.n >= 2)
+        return 0;
+    struct clock_sample all[3];
+    size_t n = 0;
+    if (t->clock.n == 1)
+        all[n++] = t->clock.samples[0];
+    for (int i = 0; i < 2; i++) {
+        const struct at_ring_clock *c = &h->clock[i];
+        if (c->tsc == 0 || (n > 0 && all[0].tsc == c->tsc))
+            continue;
+        all[n++] = t->ring_clock[t->nring_clock++] =
+            (struct clock_sample){c->tsc, c->mono_ns, c->real_ns};
+    }
+    if (t->nring_clock == 0)
+        return 0;
+    at__trace_warn(t, "%zu clock samples from the ring file convert its timestamps",
+                   t->nring_clock);
+    at__clock_free(&t->clock);
+    return at__clock_init(&t->clock, all, n);
 }
 
 static void report(const struct trace *t, const char *path)
@@ -164,16 +260,35 @@ static const char *unreadable(int fd, struct stat *st)
     return st->st_size > 0 ? NULL : "it is empty";
 }
 
-int at__trace_recover(struct trace *t)
+/* Reads the mapped ring r into t. Returns 0 or -ENOMEM. */
+static int read_ring(struct trace *t, const struct ring *r, const char *path, bool force)
 {
-    const char *path = t->process.ring_path;
-    if (t->end.seen || !t->process.known || !path || !*path)
-        return 0;
-    if (kill((pid_t)t->process.pid, 0) == 0) {
-        at__trace_warn(t, "process %llu is still running: its trace is not finished yet",
+    const struct at_ring_header *h = r->header;
+    if (!force && at__process_running(t->process.pid, h->start_ticks)) {
+        at__trace_warn(t, "process %llu is still running: its trace is not finished yet "
+                       "(--force-recover reads its ring file all the same)",
                        (unsigned long long)t->process.pid);
         return 0;
     }
+    int err = recover_ring(t, r);
+    if (err == 0) {
+        add_ring_losses(t, h);
+        err = list_ring_losses(t);
+    }
+    if (err == 0)
+        err = add_ring_clock(t, h);
+    if (err == 0) {
+        t->ring_read = true;
+        report(t, path);
+    }
+    return err;
+}
+
+int at__trace_recover(struct trace *t, bool force)
+{
+    const char *path = t->process.ring_path;
+    if (t->end.seen || t->ring_written || !t->process.known || !path || !*path)
+        return 0;
     /* O_NONBLOCK: the path comes from the trace, and opening a FIFO would wait for a writer */
     int fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
     struct stat st;
@@ -196,8 +311,8 @@ int at__trace_recover(struct trace *t)
     why = check_ring(&r, t->process.pid);
     if (why)
         at__trace_warn(t, "not recovering from %s: %s", path, why);
-    else if ((err = recover_ring(t, &r)) == 0)
-        report(t, path);
+    else
+        err = read_ring(t, &r, path, force);
     munmap(map, r.size);
     return err;
 }

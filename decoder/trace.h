@@ -87,6 +87,15 @@ struct trace {
     uint8_t *recovered; /* the columns of blocks recovered from the ring file (recover.c) */
     size_t recovered_len, recovered_cap;
     uint64_t recovered_events;
+    /* what recovery took from the ring file's header: losses the trace does not list, clock
+     * samples it lacks */
+    struct lost ring_lost[2];
+    size_t nring_lost;
+    struct clock_sample ring_clock[2];
+    size_t nring_clock;
+    bool ring_read;    /* recovery read the ring file */
+    bool ring_written; /* a RECOVERED record: tracedecode --recover wrote the ring's events in */
+    size_t whole_end;  /* the end of the last whole frame: where a cut tail starts */
 };
 
 struct unpacker;
@@ -98,10 +107,15 @@ struct unpacker;
 int at__trace_open(struct trace *t, const char *path, FILE *diag, struct unpacker *u);
 
 /* After a kill: when t has no END record and the ring file its PROCESS record names is still
- * there (and its process is gone), adds the blocks holding events the trace lacks to their
+ * there (and its process is gone, or force), adds the blocks holding events the trace lacks to their
  * threads, as frames marked recovered, and reports how many. Returns 0 (also when there was
  * nothing to recover) or -ENOMEM. */
-int at__trace_recover(struct trace *t);
+int at__trace_recover(struct trace *t, bool force);
+
+/* Whether process pid, which started at start_ticks (field 22 of /proc/PID/stat; 0: unknown),
+ * is still running here: a process with that pid and start time, or with that pid when the
+ * start time is unknown. */
+bool at__process_running(uint64_t pid, uint64_t start_ticks);
 
 /* Frees t; accepts a trace that was zeroed and never opened. */
 void at__trace_close(struct trace *t);

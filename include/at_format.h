@@ -11,7 +11,7 @@
 #define AT_FILE_MAGIC "\x89" "ATRACE\n" /* 8 bytes; the high byte catches 7-bit mangling */
 #define AT_FILE_MAGIC_LEN 8
 #define AT_FORMAT_MAJOR 2 /* a reader refuses a file whose major version it does not know */
-#define AT_FORMAT_MINOR 0 /* additions a reader of the same major may ignore */
+#define AT_FORMAT_MINOR 1 /* additions a reader of the same major may ignore */
 #define AT_FORMAT_MAJOR_OLDEST 1 /* the oldest major version tracedecode still reads */
 
 struct at_file_header {
@@ -77,6 +77,9 @@ enum at_meta_type {
     AT_META_LOST = 6,
     /* events_written, events_dropped, threads, blocks_written: the recorder stopped cleanly */
     AT_META_END = 7,
+    /* events, string ring_path: `tracedecode --recover` appended the events the ring file held
+     * (as EVENTS frames, with the ring's losses and clock samples) and removed the ring */
+    AT_META_RECOVERED = 8,
 };
 
 enum at_name_space {
@@ -117,17 +120,27 @@ _Static_assert(sizeof(struct at_event) == 40, "event record layout");
 /* ---- The ring file: the recorder's blocks, shared with the page cache ---------------------
  * The recorder keeps its blocks in a MAP_SHARED mapping of this file so that events survive a
  * SIGKILL; a clean exit removes it. It starts with one at_ring_header, then block_count blocks
- * of block_size bytes, each an at_ring_block followed by its event slots. */
+ * of block_size bytes, each an at_ring_block followed by its event slots. The file grows with
+ * use: block_count starts small and the recorder prepares more blocks (up to block_max) before
+ * its threads need them. */
 
-#define AT_RING_MAGIC "ATRING1\n"
+#define AT_RING_MAGIC "ATRING2\n"
+
+/* One calibration pair, as in AT_META_CLOCK. */
+struct at_ring_clock {
+    uint64_t tsc, mono_ns, real_ns;
+};
 
 struct at_ring_header {
     char magic[8];
     uint32_t block_size;  /* bytes per block, header included */
-    uint32_t block_count;
+    uint32_t block_count; /* blocks ready in the file; grows, stored with release */
     uint32_t pid;
-    uint32_t reserved;
-    char trace_path[4072]; /* the trace file this ring belongs to, NUL-terminated */
+    uint32_t block_max;   /* the most block_count grows to (ACTORTRACE_BUFFER_MB) */
+    uint64_t start_ticks; /* the process's start time: field 22 of /proc/PID/stat */
+    uint64_t lost[4];     /* events lost so far, by enum at_lost_reason ([0] unused) */
+    struct at_ring_clock clock[2]; /* the first clock sample and the latest (tsc 0: none) */
+    char trace_path[3984]; /* the trace file this ring belongs to, NUL-terminated */
 };
 _Static_assert(sizeof(struct at_ring_header) == 4096, "ring header layout");
 
@@ -144,7 +157,8 @@ struct at_ring_block {
     uint32_t seq;   /* the block's process-wide number (frame header seq) */
     uint32_t capacity;
     uint32_t used;  /* slots taken, set at handoff (FULL); while FILLING scan for kind != 0 */
-    uint32_t reserved[11];
+    uint32_t written; /* slots already in the trace (an overwrite-mode dump of a FILLING block) */
+    uint32_t reserved[10];
     /* struct at_event slots[capacity] follow */
 };
 _Static_assert(sizeof(struct at_ring_block) == 64, "ring block layout");

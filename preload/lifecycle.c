@@ -66,6 +66,8 @@ static void fork_parent(void)
  * them and starts a recorder of its own, with its own file, at its first event. */
 static void fork_child(void)
 {
+    at__pid = getpid();
+    __atomic_store_n(&at__threads_total, 0, __ATOMIC_RELAXED); /* the parent's threads */
     at__meta_unlock();
     at__record_after_fork();
     at__ring_after_fork();
@@ -89,16 +91,19 @@ static int first_start(void)
     return 0;
 }
 
-/* start() with SIGXFSZ blocked: the ring file and the trace's first bytes may go past
- * RLIMIT_FSIZE, and then the calls must fail with EFBIG (and tracing be off, or the ring be
- * anonymous memory) rather than the signal end the program. A SIGXFSZ raised meanwhile is
- * taken off this thread before it is unblocked. */
+/* start() with every signal blocked on this thread. SIGXFSZ: the ring file and the trace's
+ * first bytes may go past RLIMIT_FSIZE, and then the calls must fail with EFBIG (and tracing be
+ * off, or the ring be anonymous memory) rather than the signal end the program; a SIGXFSZ
+ * raised meanwhile is taken off this thread before it is unblocked. The others: a fatal signal
+ * handled here in the middle of start() would find half a recorder to finish; on any other
+ * thread, the handler waits for start() to end (at__finish). */
 static int start_guarded(int (*start_fn)(void))
 {
-    sigset_t xfsz, old;
+    sigset_t all, xfsz, old;
+    sigfillset(&all);
     sigemptyset(&xfsz);
     sigaddset(&xfsz, SIGXFSZ);
-    pthread_sigmask(SIG_BLOCK, &xfsz, &old);
+    pthread_sigmask(SIG_BLOCK, &all, &old);
     int err = start_fn();
     struct timespec none = {0, 0};
     while (sigtimedwait(&xfsz, NULL, &none) == SIGXFSZ)
@@ -114,6 +119,10 @@ static int start(void)
         at__warn("cannot start (%s); not tracing", strerror(-err));
         return err;
     }
+    at__pid = getpid(); /* a child forked before the first event has its parent's */
+    /* before any file exists: a fatal signal from now on finishes the trace (or waits for
+     * start() to, see at__finish) instead of leaving an empty trace and a ring file */
+    at__signals_install();
     int fd = at__trace_create(trace_path, sizeof trace_path, forked_child);
     if (fd < 0) {
         at__warn("cannot create trace file %s (%s); not tracing", trace_path, strerror(-fd));
@@ -132,8 +141,6 @@ static int start(void)
         unlink(trace_path);
         return err;
     }
-    at__pid = getpid();
-    at__signals_install();
     return 0;
 }
 
@@ -161,11 +168,28 @@ int at__ensure_started(void)
     return state;
 }
 
+/* A start under way on another thread is waited for (5 s at most): then exit() or a fatal
+ * signal finishes what it made, rather than the process ending in the middle of it. */
+static void wait_started(void)
+{
+    struct timespec step = {0, 10 * 1000 * 1000};
+    for (int i = 0; i < 500 && !starting_here &&
+                    __atomic_load_n(&at__state, __ATOMIC_ACQUIRE) == AT_STATE_STARTING;
+         i++)
+        at__futex((uint32_t *)&at__state, FUTEX_WAIT_PRIVATE, AT_STATE_STARTING, &step);
+}
+
 int at__finish(uint64_t timeout_ns)
 {
-    int expected = AT_STATE_RUNNING;
     if (getpid() != at__pid) /* a vfork child shares our memory: hands off */
         return -ECHILD;
+    int expected = AT_STATE_UNINIT;
+    /* the process ends before its first event: no start may begin now, on any thread */
+    if (__atomic_compare_exchange_n(&at__state, &expected, AT_STATE_OFF, 0, __ATOMIC_ACQ_REL,
+                                    __ATOMIC_ACQUIRE))
+        return -EALREADY;
+    wait_started();
+    expected = AT_STATE_RUNNING;
     if (!__atomic_compare_exchange_n(&at__state, &expected, AT_STATE_OFF, 0, __ATOMIC_ACQ_REL,
                                      __ATOMIC_ACQUIRE))
         return -EALREADY;
@@ -173,6 +197,12 @@ int at__finish(uint64_t timeout_ns)
     if (err == 0)
         at__ring_remove(); /* everything is in the trace: nothing to recover */
     return err;
+}
+
+/* The pid of this process image, which at__finish compares with its caller's. */
+__attribute__((constructor)) static void at_constructor(void)
+{
+    at__pid = getpid();
 }
 
 /* Runs after the program's atexit handlers, from the thread that called exit(), while other

@@ -3,6 +3,7 @@
  * before the event blocks it drains next, so a name is in the file before events that use it.
  * Every caller runs outside the hot path, with signals blocked where a handler could record. */
 #include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
@@ -164,7 +165,23 @@ int at__meta_clock(void)
     uint64_t after = at__rdtsc();
     uint64_t real = at__clock_ns(CLOCK_REALTIME);
     uint64_t f[] = {before + (after - before) / 2, mono, real};
+    at__ring_note_clock(f[0], mono, real);
     return append(AT_META_CLOCK, f, 3, NULL, 0);
+}
+
+uint64_t at__start_ticks(void)
+{
+    char stat[1024];
+    int fd = open("/proc/self/stat", O_RDONLY | O_CLOEXEC);
+    ssize_t n = fd >= 0 ? read(fd, stat, sizeof stat - 1) : -1;
+    if (fd >= 0)
+        close(fd);
+    stat[n > 0 ? n : 0] = '\0';
+    /* the name, field 2, is in parentheses and may hold spaces: count from its end */
+    const char *p = strrchr(stat, ')');
+    for (int field = 2; p && field < 22; field++)
+        p = strchr(p + 1, ' ');
+    return p ? strtoull(p + 1, NULL, 10) : 0;
 }
 
 int at__meta_process(const char *ring_path)

@@ -17,7 +17,6 @@
 
 __thread struct at_thread at__self __attribute__((tls_model("initial-exec")));
 
-uint64_t at__dropped_total; /* events dropped or overwritten while tracing; atomic, relaxed */
 uint64_t at__threads_total; /* threads that took a block; atomic, relaxed */
 static uint32_t block_seq;  /* numbers blocks as they are taken; atomic, relaxed */
 extern pthread_key_t at__exit_key;
@@ -56,7 +55,7 @@ static void drop(struct at_thread *self)
     if (self->drop_count++ == 0)
         self->drop_first_tsc = now;
     self->drop_last_tsc = now;
-    __atomic_fetch_add(&at__dropped_total, 1, __ATOMIC_RELAXED);
+    at__ring_count_lost(AT_LOST_DROPPED, 1);
 }
 
 /* Whether every slot taken in a full block is committed. Only the last one can be pending: a
@@ -133,7 +132,7 @@ void at__overwritten_flush(void)
 
 static void note_overwritten(const struct at_lost *lost)
 {
-    __atomic_fetch_add(&at__dropped_total, lost->count, __ATOMIC_RELAXED);
+    at__ring_count_lost(AT_LOST_OVERWRITTEN, lost->count);
     pthread_mutex_lock(&overwritten_lock);
     unsigned i = 0;
     while (i < overwritten_count && overwritten[i].tid != lost->tid)
@@ -212,7 +211,7 @@ void at__record_slow(unsigned kind, uint64_t actor, uint64_t peer, uint64_t msg,
         self->next = 0;
         self->capacity = 0; /* after a stop: the block will not be written, keep out of it */
         if (state == AT_STATE_STARTING)
-            __atomic_fetch_add(&at__dropped_total, 1, __ATOMIC_RELAXED);
+            at__ring_count_lost(AT_LOST_DROPPED, 1);
         errno = saved_errno;
         return;
     }

@@ -5,6 +5,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 #include <time.h>
 
 #include "actortrace.h"
@@ -56,15 +57,17 @@ enum at_state {
 /* enum at_state; written with release by lifecycle.c, read with acquire anywhere. */
 extern int at__state;
 
-extern pid_t at__pid; /* the process the running recorder belongs to */
+extern pid_t at__pid; /* this process image (a vfork child is another process on its memory) */
 
 #define AT_WAIT_FOREVER UINT64_MAX
 
 /* Starts the recorder if nobody has; returns the state after. Safe to call from any thread. */
 int at__ensure_started(void);
 /* Stops the recorder: every committed event and the end record go into the trace. Waits up to
- * timeout_ns for the writer; returns 0, -ETIMEDOUT (the ring file is kept for recovery),
- * -EALREADY (not running) or -ECHILD (called in a vfork child, which must not touch it). */
+ * timeout_ns for the writer (and first for a start under way on another thread); returns 0,
+ * -ETIMEDOUT (the ring file is kept for recovery), -EALREADY (not running; before the first
+ * event, no start may begin after this) or -ECHILD (called in a vfork child, which must not
+ * touch it). */
 int at__finish(uint64_t timeout_ns);
 /* One line on stderr, prefixed "actortrace: ". No stdio stream, no allocation. */
 void at__warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
@@ -90,9 +93,14 @@ static inline long at__futex(uint32_t *word, int op, uint32_t value,
 struct at_ring {
     struct at_ring_header *header;
     char *base;          /* the first block */
-    size_t map_size;
+    size_t map_size;     /* address space for block_max blocks */
+    dev_t dev;           /* the ring file's identity, checked each time it grows */
+    ino_t ino;
     uint32_t block_size; /* bytes, header included */
-    uint32_t block_count;
+    uint32_t block_count; /* blocks ready; grown by the writer only, read with acquire */
+    uint32_t block_max;  /* the most blocks the pool grows to; lowered by the writer when the
+                          * file cannot grow; atomic, relaxed */
+    uint32_t grow_wanted; /* a thread found no block ready; atomic */
     uint32_t capacity;   /* event slots per block */
     uint32_t free_count; /* FREE blocks; atomic */
     uint32_t hint;       /* where the next search for a FREE block starts; atomic, relaxed */
@@ -123,6 +131,17 @@ struct at_ring_block *at__ring_steal_oldest(uint32_t tid, uint32_t seq, struct a
 struct at_ring_block *at__ring_take(uint32_t tid, uint32_t seq);
 /* The writer is done with a block: clear its used slots and return it to the pool. */
 void at__ring_release(struct at_ring_block *block);
+/* The writer prepares more blocks when the pool runs low or a thread asked; returns how many
+ * it added (0: none needed, or the pool is at its size or cannot grow). */
+uint32_t at__ring_grow(void);
+/* Counts lost events (enum at_lost_reason) in the ring file, where recovery finds them after a
+ * kill. Safe from any thread and from signal handlers; before the ring exists the count waits
+ * in memory for it. */
+void at__ring_count_lost(unsigned reason, uint64_t count);
+/* Every event lost in this process so far. */
+uint64_t at__ring_lost_total(void);
+/* Keeps a clock sample in the ring file's header (the first one and the latest). */
+void at__ring_note_clock(uint64_t tsc, uint64_t mono_ns, uint64_t real_ns);
 
 /* ---- writer.c: the background thread ---- */
 
@@ -134,6 +153,8 @@ void at__writer_wait_free(uint64_t timeout_ns);
 /* Drains everything, writes the end record and closes the file; waits up to timeout_ns for the
  * writer to finish. Returns 0 or -ETIMEDOUT. */
 int at__writer_stop(uint64_t timeout_ns);
+/* Wakes the writer (to prepare blocks a thread needs). */
+void at__writer_wake(void);
 /* Overwrite mode: write the blocks now. Async-signal-safe. */
 void at__writer_request_dump(void);
 void at__writer_after_fork(void);
@@ -147,6 +168,9 @@ int at__meta_lost(uint32_t tid, unsigned reason, uint64_t count, uint64_t first_
 int at__meta_end(uint64_t written, uint64_t dropped, uint64_t threads, uint64_t blocks);
 int at__meta_clock(void);
 int at__meta_process(const char *ring_path);
+/* The process's start time in clock ticks after boot (field 22 of /proc/self/stat): it tells
+ * this process from another with the same pid. 0 when unknown. */
+uint64_t at__start_ticks(void);
 /* Moves the pending records out: *records, *count; the caller frees *records. Returns the size
  * in bytes (0 when nothing is pending). */
 size_t at__meta_take(uint8_t **records, uint32_t *count);
@@ -163,6 +187,6 @@ void at__thread_exit(void *unused);
 void at__record_after_fork(void);
 /* Turns overwrite mode's pending losses into LOST records. */
 void at__overwritten_flush(void);
-extern uint64_t at__dropped_total; /* atomic, relaxed */
+extern uint64_t at__threads_total; /* atomic, relaxed */
 
 #endif

@@ -4,6 +4,15 @@
  * the file. Where the file cannot be made, the pool is anonymous memory and only that recovery
  * is lost.
  *
+ * The pool grows with use. Address space for ACTORTRACE_BUFFER_MB is mapped at start, but only
+ * the first few blocks are backed (allocated in the file and faulted in): a process pays for
+ * the memory it records into, and start-up costs the same whatever the buffer size. The writer
+ * prepares more blocks (allocates them in the file, which is where a full tmpfs shows, and
+ * faults them in) when more than half are in use, so that neither a page fault nor SIGBUS from
+ * a full tmpfs ever reaches a recording thread. A thread that finds no block ready while the
+ * pool can still grow asks the writer for more and waits for it, 20 ms at most; past that, it
+ * drops the event (or waits, in block mode) as with a full pool.
+ *
  * Each block moves FREE -> FILLING (a thread took it, CAS) -> FULL (handed to the writer) ->
  * WRITING (the writer encodes it) -> FREE (slots cleared by the writer, so that a recording
  * thread never pays for clearing). free_count lets a thread see "nothing free" in one load. */
@@ -12,13 +21,20 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "recorder.h"
 
-struct at_ring at__ring;
+#define FIRST_BLOCKS 4                   /* ready at start */
+#define GROW_STEP_BYTES (4u << 20)       /* the most one step prepares, so waiters hear soon */
+#define GROW_WAIT_NS (2 * 1000 * 1000ull) /* a thread waits this long for the writer, ... */
+#define GROW_WAITS 10                     /* ... this many times, before it gives up */
 
-static int open_ring_file(size_t size)
+struct at_ring at__ring;
+static uint64_t early_lost[4]; /* losses while the recorder was starting; atomic */
+
+static int open_ring_file(void)
 {
     static const char letters[] = "abcdefghijklmnopqrstuvwxyz0123456789";
     uint64_t noise = at__rdtsc() ^ ((uint64_t)getpid() << 32);
@@ -30,69 +46,140 @@ static int open_ring_file(size_t size)
         snprintf(at__ring.path, sizeof at__ring.path, "%s/actortrace-%d-%s.ring",
                  at__config.ring_dir, (int)getpid(), suffix);
         int fd = open(at__ring.path, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
-        if (fd < 0 && errno == EEXIST)
-            continue;
-        if (fd < 0)
-            break;
-        /* Reserve the pages now: a tmpfs that runs out later would kill the program with
-         * SIGBUS on a store in the hot path. */
-        int err = posix_fallocate(fd, 0, (off_t)size);
-        if (err == 0)
+        if (fd >= 0)
             return fd;
-        close(fd);
-        unlink(at__ring.path);
-        errno = err;
-        break;
+        if (errno != EEXIST)
+            break;
     }
-    at__warn("cannot create a ring file in %s (%s); events will not survive a SIGKILL",
-             at__config.ring_dir, strerror(errno));
-    at__ring.path[0] = '\0';
-    return -1;
+    int err = errno;
+    at__ring.path[0] = '\0'; /* not ours */
+    return -err;
 }
 
-static void init_blocks(const char *trace_path)
+static size_t block_offset(uint32_t index)
+{
+    return sizeof(struct at_ring_header) + (size_t)index * at__ring.block_size;
+}
+
+/* The file is opened anew each time it grows (a handful of times in a run), by name and
+ * checked to be the same file: a descriptor kept open could be closed under us by a program
+ * that closes every descriptor it does not know, and its number reused for another file. */
+static int allocate(size_t offset, size_t len)
+{
+    int fd = open(at__ring.path, O_RDWR | O_NOFOLLOW | O_CLOEXEC);
+    if (fd < 0)
+        return -errno;
+    struct stat st;
+    int err = fstat(fd, &st) < 0 ? errno : 0;
+    if (err == 0 && (st.st_dev != at__ring.dev || st.st_ino != at__ring.ino))
+        err = ESTALE;
+    if (err == 0)
+        err = posix_fallocate(fd, (off_t)offset, (off_t)len);
+    close(fd);
+    return -err;
+}
+
+/* Backs [offset, offset + len) of the mapping: allocated in the file (a full tmpfs says so
+ * here, with an error, rather than later with SIGBUS) and faulted in, writable. */
+static int back(size_t offset, size_t len)
+{
+    if (at__ring.path[0])
+        AT_RETURN_IF_ERROR(allocate(offset, len));
+    char *start = (char *)at__ring.header + offset;
+    if (madvise(start, len, MADV_POPULATE_WRITE) == 0)
+        return 0;
+    /* before Linux 5.14: fault each page in by hand; the pages are zero, so is the store */
+    long page = sysconf(_SC_PAGESIZE);
+    for (size_t i = 0; i < len; i += (size_t)page)
+        __atomic_store_n(start + i, 0, __ATOMIC_RELAXED);
+    return 0;
+}
+
+/* Makes blocks [block_count, block_count + more) ready and adds them to the pool. Only one
+ * thread at a time: the starting thread, then the writer. */
+static int prepare(uint32_t more)
+{
+    uint32_t first = at__ring.block_count;
+    AT_RETURN_IF_ERROR(back(block_offset(first), (size_t)more * at__ring.block_size));
+    for (uint32_t i = first; i < first + more; i++)
+        at__ring_block(i)->capacity = at__ring.capacity;
+    /* release: a thread that sees the new count sees the blocks' capacity */
+    __atomic_store_n(&at__ring.block_count, first + more, __ATOMIC_RELEASE);
+    __atomic_store_n(&at__ring.header->block_count, first + more, __ATOMIC_RELEASE);
+    __atomic_fetch_add(&at__ring.free_count, more, __ATOMIC_RELEASE);
+    return 0;
+}
+
+static void init_header(const char *trace_path)
 {
     struct at_ring_header *h = at__ring.header;
     memcpy(h->magic, AT_RING_MAGIC, sizeof h->magic);
     h->block_size = at__ring.block_size;
-    h->block_count = at__ring.block_count;
+    h->block_max = at__ring.block_max;
     h->pid = (uint32_t)getpid();
+    h->start_ticks = at__start_ticks();
     snprintf(h->trace_path, sizeof h->trace_path, "%s", trace_path);
-    for (uint32_t i = 0; i < at__ring.block_count; i++)
-        at__ring_block(i)->capacity = at__ring.capacity;
-    at__ring.free_count = at__ring.block_count;
+}
+
+/* Maps address space for `size` bytes, of the ring file or (file_fd < 0) anonymous memory. */
+static int map_ring(int file_fd, size_t size)
+{
+    int flags = file_fd >= 0 ? MAP_SHARED : MAP_SHARED | MAP_ANONYMOUS;
+    void *map = mmap(NULL, size, PROT_READ | PROT_WRITE, flags, file_fd, 0);
+    if (map == MAP_FAILED)
+        return -errno;
+    struct stat st;
+    if (file_fd >= 0 && fstat(file_fd, &st) == 0) {
+        at__ring.dev = st.st_dev;
+        at__ring.ino = st.st_ino;
+    }
+    at__ring.header = map;
+    at__ring.base = (char *)map + sizeof(struct at_ring_header);
+    at__ring.map_size = size;
+    return 0;
+}
+
+/* The header and the first blocks, in a mapping of size bytes (address space only). */
+static int make_ring(int file_fd, size_t size, const char *trace_path)
+{
+    AT_RETURN_IF_ERROR(map_ring(file_fd, size));
+    int err = back(0, sizeof(struct at_ring_header));
+    if (err == 0) {
+        init_header(trace_path);
+        err = prepare(FIRST_BLOCKS);
+    }
+    if (err < 0) {
+        munmap(at__ring.header, size);
+        at__ring.header = NULL;
+        at__ring.block_count = at__ring.free_count = 0;
+    }
+    return err;
 }
 
 int at__ring_create(const char *trace_path)
 {
     uint32_t block_size = at__config.block_kb * 1024u;
     uint64_t blocks = (uint64_t)at__config.buffer_mb * 1024u / at__config.block_kb;
-    if (blocks < 4) {
+    if (blocks < FIRST_BLOCKS) {
         at__warn("ACTORTRACE_BUFFER_MB holds fewer than 4 blocks of ACTORTRACE_BLOCK_KB; "
                  "using 4 blocks");
-        blocks = 4;
+        blocks = FIRST_BLOCKS;
     }
-    size_t size = sizeof(struct at_ring_header) + (size_t)blocks * block_size;
-    int fd = open_ring_file(size);
-    /* MAP_POPULATE: the page faults of first use are paid here, once, and not by the first
-     * few hundred thousand events (a fault costs as much as a hundred events) */
-    int flags = MAP_POPULATE | (fd >= 0 ? MAP_SHARED : MAP_SHARED | MAP_ANONYMOUS);
-    void *map = mmap(NULL, size, PROT_READ | PROT_WRITE, flags, fd, 0);
-    if (fd >= 0)
-        close(fd);
-    if (map == MAP_FAILED) {
-        int err = errno;
-        at__ring_remove();
-        return -err;
-    }
-    at__ring.header = map;
-    at__ring.base = (char *)map + sizeof(struct at_ring_header);
-    at__ring.map_size = size;
     at__ring.block_size = block_size;
-    at__ring.block_count = (uint32_t)blocks;
+    at__ring.block_max = (uint32_t)blocks;
     at__ring.capacity = (block_size - sizeof(struct at_ring_block)) / sizeof(struct at_event);
-    init_blocks(trace_path);
-    return 0;
+    size_t size = sizeof(struct at_ring_header) + (size_t)blocks * block_size;
+    int fd = open_ring_file();
+    int err = fd >= 0 ? make_ring(fd, size, trace_path) : fd;
+    if (fd >= 0)
+        close(fd); /* the mapping keeps the file */
+    if (err < 0) {
+        at__warn("cannot create a ring file in %s (%s); events will not survive a SIGKILL",
+                 at__config.ring_dir, strerror(-err));
+        at__ring_remove();
+        err = make_ring(-1, size, trace_path);
+    }
+    return err;
 }
 
 /* Called at a clean end: every block is in the trace, so the file has nothing to recover. The
@@ -104,18 +191,76 @@ void at__ring_remove(void)
     at__ring.path[0] = '\0';
 }
 
+static int can_grow(void)
+{
+    return __atomic_load_n(&at__ring.block_count, __ATOMIC_ACQUIRE) <
+           __atomic_load_n(&at__ring.block_max, __ATOMIC_RELAXED);
+}
+
+/* The writer's part: prepares one step of blocks when more than half are in use or a thread
+ * asked for them. Returns the number prepared. */
+uint32_t at__ring_grow(void)
+{
+    uint32_t count = at__ring.block_count;
+    int asked = __atomic_exchange_n(&at__ring.grow_wanted, 0, __ATOMIC_ACQ_REL);
+    if (count >= at__ring.block_max ||
+        (!asked && __atomic_load_n(&at__ring.free_count, __ATOMIC_ACQUIRE) >= count / 2))
+        return 0;
+    uint32_t step = GROW_STEP_BYTES / at__ring.block_size;
+    uint32_t more = count < at__ring.block_max - count ? count : at__ring.block_max - count;
+    if (step < more)
+        more = step > 0 ? step : 1;
+    int err = prepare(more);
+    if (err < 0) {
+        at__warn("the ring file cannot grow past %u blocks (%s); events that do not fit are "
+                 "counted as lost", count, strerror(-err));
+        __atomic_store_n(&at__ring.block_max, count, __ATOMIC_RELAXED);
+        return 0;
+    }
+    return more;
+}
+
+/* Until the recorder runs, the ring may not be there yet, or be unmapped again if the start
+ * fails: the count waits in early_lost. */
+void at__ring_count_lost(unsigned reason, uint64_t count)
+{
+    int running = __atomic_load_n(&at__state, __ATOMIC_ACQUIRE) == AT_STATE_RUNNING;
+    __atomic_fetch_add(running ? &at__ring.header->lost[reason & 3] : &early_lost[reason & 3],
+                       count, __ATOMIC_RELAXED);
+}
+
+uint64_t at__ring_lost_total(void)
+{
+    uint64_t total = 0;
+    for (unsigned i = 1; i < 4; i++) {
+        total += __atomic_load_n(&early_lost[i], __ATOMIC_RELAXED);
+        if (at__ring.header)
+            total += __atomic_load_n(&at__ring.header->lost[i], __ATOMIC_RELAXED);
+    }
+    return total;
+}
+
+/* Keeps the first clock sample and the latest in the header, for recovery after a kill. */
+void at__ring_note_clock(uint64_t tsc, uint64_t mono_ns, uint64_t real_ns)
+{
+    struct at_ring_header *h = at__ring.header;
+    if (h)
+        h->clock[h->clock[0].tsc != 0] = (struct at_ring_clock){tsc, mono_ns, real_ns};
+}
+
 struct at_ring_block *at__ring_block(uint32_t index)
 {
     return (struct at_ring_block *)(at__ring.base + (size_t)index * at__ring.block_size);
 }
 
-struct at_ring_block *at__ring_take(uint32_t tid, uint32_t seq)
+static struct at_ring_block *take_free(uint32_t tid, uint32_t seq)
 {
     if (__atomic_load_n(&at__ring.free_count, __ATOMIC_ACQUIRE) == 0)
         return NULL;
+    uint32_t count = __atomic_load_n(&at__ring.block_count, __ATOMIC_ACQUIRE);
     uint32_t start = __atomic_fetch_add(&at__ring.hint, 1, __ATOMIC_RELAXED);
-    for (uint32_t i = 0; i < at__ring.block_count; i++) {
-        struct at_ring_block *block = at__ring_block((start + i) % at__ring.block_count);
+    for (uint32_t i = 0; i < count; i++) {
+        struct at_ring_block *block = at__ring_block((start + i) % count);
         uint32_t expected = AT_BLOCK_FREE;
         if (__atomic_load_n(&block->state, __ATOMIC_RELAXED) != AT_BLOCK_FREE)
             continue;
@@ -132,12 +277,29 @@ struct at_ring_block *at__ring_take(uint32_t tid, uint32_t seq)
     return NULL;
 }
 
+/* Nothing free, but the pool can grow: the writer is asked (one wake-up for all the threads
+ * asking) and waited for, GROW_WAITS times at most. */
+struct at_ring_block *at__ring_take(uint32_t tid, uint32_t seq)
+{
+    struct at_ring_block *block = take_free(tid, seq);
+    for (int i = 0; !block && i < GROW_WAITS && can_grow() &&
+                    __atomic_load_n(&at__state, __ATOMIC_ACQUIRE) == AT_STATE_RUNNING;
+         i++) {
+        if (__atomic_exchange_n(&at__ring.grow_wanted, 1, __ATOMIC_ACQ_REL) == 0)
+            at__writer_wake();
+        at__writer_wait_free(GROW_WAIT_NS);
+        block = take_free(tid, seq);
+    }
+    return block;
+}
+
 /* Overwrite mode: the oldest FULL block (smallest seq) is taken back for thread tid. Its
  * committed events, whose count and time range go into *lost, are discarded. */
 struct at_ring_block *at__ring_steal_oldest(uint32_t tid, uint32_t seq, struct at_lost *lost)
 {
     struct at_ring_block *oldest = NULL;
-    for (uint32_t i = 0; i < at__ring.block_count; i++) {
+    uint32_t count = __atomic_load_n(&at__ring.block_count, __ATOMIC_ACQUIRE);
+    for (uint32_t i = 0; i < count; i++) {
         struct at_ring_block *block = at__ring_block(i);
         if (__atomic_load_n(&block->state, __ATOMIC_ACQUIRE) == AT_BLOCK_FULL &&
             (!oldest || (int32_t)(block->seq - oldest->seq) < 0))
@@ -149,7 +311,7 @@ struct at_ring_block *at__ring_steal_oldest(uint32_t tid, uint32_t seq, struct a
         return NULL; /* the writer took it for a dump: the caller tries again */
     *lost = (struct at_lost){.tid = oldest->tid};
     const struct at_event *slots = at__block_slots(oldest);
-    for (uint32_t i = 0; i < oldest->used; i++) {
+    for (uint32_t i = oldest->written; i < oldest->used; i++) { /* a dump wrote the others */
         if (slots[i].kind == 0)
             continue;
         if (lost->count++ == 0 || slots[i].tsc < lost->first_tsc)
@@ -161,6 +323,7 @@ struct at_ring_block *at__ring_steal_oldest(uint32_t tid, uint32_t seq, struct a
     oldest->tid = tid;
     oldest->seq = seq;
     oldest->used = 0;
+    oldest->written = 0;
     return oldest;
 }
 
@@ -169,6 +332,7 @@ void at__ring_release(struct at_ring_block *block)
     uint32_t used = block->used < block->capacity ? block->used : block->capacity;
     memset(at__block_slots(block), 0, (size_t)used * sizeof(struct at_event));
     block->used = 0;
+    block->written = 0;
     block->tid = 0;
     /* release: the cleared slots are visible to the next owner, which takes it with acquire */
     __atomic_store_n(&block->state, AT_BLOCK_FREE, __ATOMIC_RELEASE);
@@ -182,4 +346,5 @@ void at__ring_after_fork(void)
     if (at__ring.header)
         munmap(at__ring.header, at__ring.map_size);
     memset(&at__ring, 0, sizeof at__ring);
+    memset(early_lost, 0, sizeof early_lost); /* the parent's losses are the parent's */
 }

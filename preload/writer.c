@@ -56,6 +56,7 @@ static struct {
     int failed;            /* a write failed: nothing more goes to the file until the end */
     uint64_t lost, lost_first_tsc, lost_last_tsc; /* events that did not reach the file */
     uint64_t next_clock_ns;
+    unsigned clock_samples; /* taken by maybe_clock */
     uint32_t stop;         /* set once by at__writer_stop; atomic */
     uint32_t finished;     /* futex word: the writer has written the end; atomic */
     uint32_t dump;         /* overwrite mode: write the blocks now; atomic */
@@ -64,8 +65,6 @@ static struct {
     uint32_t freed;        /* futex word: bumped when blocks are freed; atomic */
     uint32_t free_waiters; /* threads in at__writer_wait_free; atomic */
 } w = {.fd = -1};
-
-extern uint64_t at__threads_total;
 
 static int write_all(const struct iovec *iov_in, int n)
 {
@@ -199,7 +198,8 @@ static void remember(uint64_t start, const struct at_block_info *info)
 static void write_block(struct at_ring_block *block, uint32_t used)
 {
     struct at_block_info info;
-    size_t len = at_events_encode(at__block_slots(block), used, w.raw, &info);
+    uint32_t from = block->written < used ? block->written : used; /* after an earlier dump */
+    size_t len = at_events_encode(at__block_slots(block) + from, used - from, w.raw, &info);
     if (info.count == 0 && info.torn == 0)
         return;
     if (w.failed) {
@@ -252,20 +252,31 @@ static void drain(int events)
         wake_free_waiters();
 }
 
-/* Clock samples: one 50 ms after the start (so even a short or killed run has two), then one
- * a second. */
+/* Prepares blocks ahead of the threads' need (ring.c), and tells the threads waiting. */
+static void grow_ring(void)
+{
+    while (at__ring_grow() > 0)
+        wake_free_waiters();
+}
+
+/* Clock samples: one 1 ms after the start, so that the ring file holds two (and with them the
+ * tick rate) from then on, even if the process is killed before its first drain; one at 50 ms,
+ * for a better rate in a short run; then one a second. Each also goes into the ring's header. */
 static void maybe_clock(void)
 {
     uint64_t now = at__clock_ns(CLOCK_MONOTONIC);
     if (now < w.next_clock_ns)
         return;
     at__meta_clock();
-    w.next_clock_ns = now + 1000 * 1000 * 1000ull;
+    w.next_clock_ns = now + (w.clock_samples++ == 0 ? 49 : 1000) * 1000 * 1000ull;
 }
 
 static void sleep_unless_pending(uint32_t seen)
 {
-    struct timespec timeout = {0, WRITER_POLL_NS};
+    uint64_t now = at__clock_ns(CLOCK_MONOTONIC), wait = WRITER_POLL_NS;
+    if (w.next_clock_ns > now && w.next_clock_ns - now < wait)
+        wait = w.next_clock_ns - now;
+    struct timespec timeout = {0, (long)wait};
     __atomic_store_n(&w.sleeping, 1, __ATOMIC_SEQ_CST);
     if (__atomic_load_n(&w.pending, __ATOMIC_SEQ_CST) == seen &&
         !__atomic_load_n(&w.stop, __ATOMIC_SEQ_CST))
@@ -273,7 +284,8 @@ static void sleep_unless_pending(uint32_t seen)
     __atomic_store_n(&w.sleeping, 0, __ATOMIC_SEQ_CST);
 }
 
-/* The blocks threads still hold at the end: their committed slots, up to the last one. */
+/* The blocks threads still hold, at the end or for a dump: their committed slots, up to the
+ * last one. A block dumped goes on filling: what follows is written from where this stops. */
 static void write_held_blocks(void)
 {
     for (uint32_t i = 0; i < at__ring.block_count; i++) {
@@ -285,19 +297,16 @@ static void write_held_blocks(void)
         while (used > 0 && __atomic_load_n(&slots[used - 1].kind, __ATOMIC_ACQUIRE) == 0)
             used--;
         write_block(block, used);
+        block->written = used;
     }
-}
-
-static uint64_t dropped_total(void)
-{
-    return __atomic_load_n(&at__dropped_total, __ATOMIC_RELAXED);
 }
 
 static int write_end(void)
 {
     if (w.lost)
         at__meta_lost(0, AT_LOST_WRITE_ERROR, w.lost, w.lost_first_tsc, w.lost_last_tsc);
-    at__meta_end(w.events_written, dropped_total() + w.lost,
+    at__meta_clock(); /* with the end, so that even a file cut short after a failure has two */
+    at__meta_end(w.events_written, at__ring_lost_total() + w.lost,
                  __atomic_load_n(&at__threads_total, __ATOMIC_RELAXED), w.blocks_written);
     int was_failed = w.failed;
     w.failed = 0; /* this one frame is attempted even after a failure */
@@ -335,7 +344,6 @@ static void finish(void)
     at__overwritten_flush();
     drain(1);
     write_held_blocks();
-    at__meta_clock();
     if (w.failed) {
         write_end_after_failure();
         return;
@@ -352,13 +360,16 @@ static void *writer_main(void *unused)
     (void)unused;
     pthread_setname_np(pthread_self(), "actortrace-w");
     at__self.internal = 1; /* what this thread does (futex waits, writes) is not the program's */
-    w.next_clock_ns = at__clock_ns(CLOCK_MONOTONIC) + 50 * 1000 * 1000ull;
+    w.next_clock_ns = at__clock_ns(CLOCK_MONOTONIC) + 1000 * 1000ull;
     for (;;) {
         uint32_t seen = __atomic_load_n(&w.pending, __ATOMIC_SEQ_CST);
         int dump = __atomic_exchange_n(&w.dump, 0, __ATOMIC_ACQ_REL);
         if (dump)
             at__overwritten_flush();
+        grow_ring();
         drain(at__config.mode != AT_MODE_OVERWRITE || dump);
+        if (dump)
+            write_held_blocks(); /* the newest events are in the blocks still filling */
         maybe_clock();
         if (__atomic_load_n(&w.stop, __ATOMIC_ACQUIRE))
             break;
@@ -412,7 +423,8 @@ void at__writer_submit(struct at_ring_block *block, uint32_t used)
     __atomic_store_n(&block->state, AT_BLOCK_FULL, __ATOMIC_RELEASE);
     __atomic_fetch_add(&w.pending, 1, __ATOMIC_SEQ_CST);
     if (__atomic_load_n(&w.sleeping, __ATOMIC_SEQ_CST) &&
-        __atomic_load_n(&at__ring.free_count, __ATOMIC_RELAXED) < at__ring.block_count / 2)
+        __atomic_load_n(&at__ring.free_count, __ATOMIC_RELAXED) <
+            __atomic_load_n(&at__ring.block_count, __ATOMIC_RELAXED) / 2)
         at__futex(&w.pending, FUTEX_WAKE_PRIVATE, 1, NULL);
 }
 
@@ -427,12 +439,17 @@ void at__writer_wait_free(uint64_t timeout_ns)
     __atomic_fetch_sub(&w.free_waiters, 1, __ATOMIC_SEQ_CST);
 }
 
+void at__writer_wake(void)
+{
+    __atomic_fetch_add(&w.pending, 1, __ATOMIC_SEQ_CST);
+    at__futex(&w.pending, FUTEX_WAKE_PRIVATE, 1, NULL);
+}
+
 /* Async-signal-safe: a flag and a futex wake. */
 void at__writer_request_dump(void)
 {
     __atomic_store_n(&w.dump, 1, __ATOMIC_RELEASE);
-    __atomic_fetch_add(&w.pending, 1, __ATOMIC_SEQ_CST);
-    at__futex(&w.pending, FUTEX_WAKE_PRIVATE, 1, NULL);
+    at__writer_wake();
 }
 
 static int wait_finished(uint64_t timeout_ns)

@@ -79,22 +79,38 @@ enum label {
     PATH_READER,
     PATH_POLLER,
     PATH_TIMER,
-    KIND_SEND_FAILED,
+    PATH_SOCKETS,
+    PATH_NAMES,
+    KIND_SEND_FAILED, /* the kinds come last */
+    KIND_TABLE_FULL,
     LABELS
 };
-static const char *const label_names[LABELS] = {"recv",   "wait",   "poll",  "task",
-                                                "reader", "poller", "timer", "send_failed"};
+static const char *const label_names[LABELS] = {
+    "recv",  "wait",    "poll",  "task",        "reader",    "poller",
+    "timer", "sockets", "names", "send_failed", "table_full"};
 static unsigned label_ids[LABELS]; /* 0 until first use; atomic, relaxed */
 
 static unsigned label(enum label which)
 {
     unsigned id = __atomic_load_n(&label_ids[which], __ATOMIC_RELAXED);
     if (AT_UNLIKELY(id == 0)) {
-        id = which == KIND_SEND_FAILED ? at_event_register(label_names[which])
+        id = which >= KIND_SEND_FAILED ? at_event_register(label_names[which])
                                        : at_path_register(label_names[which]);
         __atomic_store_n(&label_ids[which], id, __ATOMIC_RELAXED);
     }
     return id;
+}
+
+void at__warn(const char *fmt, ...) __attribute__((format(printf, 1, 2))); /* lifecycle.c */
+
+/* One of the tables below is full: said once, on stderr and in the trace (a table_full event
+ * whose path names the table). */
+static void report_full(int *reported, enum label table, const char *consequence)
+{
+    if (__atomic_exchange_n(reported, 1, __ATOMIC_RELAXED))
+        return;
+    at__warn("CZMQ: the %s table is full; %s", label_names[table], consequence);
+    at_record(label(KIND_TABLE_FULL), at_current_actor(), 0, 0, 0, label(table));
 }
 
 /* ===== Actors ============================================================================= */
@@ -160,12 +176,17 @@ static void name_task(uint64_t id, zactor_fn *task)
  * A message's name is its first frame when that is 1 to 32 printable ASCII characters (CZMQ
  * commands: "PING", "$TERM"), interned: a table that threads read without a lock, filled under
  * names_lock, each slot published by its id with release after its name was registered. Other
- * first frames get generic names; so do new strings once the table is three quarters full.
+ * first frames get generic names; so do new strings once the table is three quarters full. The
+ * first NAME_EAGER strings are named when first seen; after that, a string is named from its
+ * second sighting (remembered by hash in `seen`), so that payloads that happen to be short
+ * text, each sent once, cannot fill the table before the program's commands get there.
  * A name is compared as its length and up to four 8-byte words, padded with spaces. */
 
 #define NAME_MAX_LEN 32
 #define NAME_WORDS   (NAME_MAX_LEN / 8)
 #define NAME_SLOTS   1024u
+#define NAME_EAGER   256u
+#define SEEN_SLOTS   4096u
 /* Above the small ids other runtimes' shims use, yet two bytes in a trace's varints. */
 #define NAME_ID_BASE 0x1000u
 #define BYTES(b)     (0x0101010101010101ull * (b))
@@ -190,6 +211,20 @@ static pthread_mutex_t names_lock = PTHREAD_MUTEX_INITIALIZER;
 static unsigned names_used;                      /* under names_lock */
 static uint32_t next_name = NAME_FIRST_INTERNED; /* under names_lock */
 static int names_full, generics_named;           /* atomic */
+static int names_reported;                       /* atomic */
+static unsigned seen[SEEN_SLOTS];                /* under names_lock: hashes seen once */
+
+/* Whether a string not in the table is to be named now (under names_lock). */
+static int name_now(unsigned hash)
+{
+    if (names_used < NAME_EAGER)
+        return 1;
+    unsigned *cell = &seen[hash % SEEN_SLOTS];
+    if (*cell == hash)
+        return 1;
+    *cell = hash;
+    return 0;
+}
 
 /* A generic name id, its names registered on first use. */
 static uint32_t generic(uint32_t id)
@@ -282,16 +317,18 @@ static uint32_t intern(const struct text *text, unsigned hash)
             break;
         }
         if (slot->id == 0) {
-            if (names_used < NAME_SLOTS / 4 * 3) {
+            if (names_used >= NAME_SLOTS / 4 * 3) {
+                __atomic_store_n(&names_full, 1, __ATOMIC_RELAXED);
+            } else if (name_now(hash)) {
                 fill_slot(slot, text);
                 id = slot->id;
-            } else {
-                __atomic_store_n(&names_full, 1, __ATOMIC_RELAXED);
             }
             break;
         }
     }
     pthread_mutex_unlock(&names_lock);
+    if (__atomic_load_n(&names_full, __ATOMIC_RELAXED))
+        report_full(&names_reported, PATH_NAMES, "new message names show as \"(other)\"");
     return id;
 }
 
@@ -339,7 +376,10 @@ static uint32_t name_of(const void *data, size_t size)
         return lookup(data, size);
     uint64_t word = short_word(data, size);
     if (word != last_name.word || size != last_name.len) {
-        last_name.id = lookup(data, size);
+        uint32_t id = lookup(data, size);
+        if (id == NAME_OTHER)
+            return id; /* not kept: the string may be named at its next sighting */
+        last_name.id = id;
         last_name.word = word;
         last_name.len = (uint32_t)size;
     }
@@ -389,6 +429,12 @@ static struct slot {
 static pthread_mutex_t table_lock = PTHREAD_MUTEX_INITIALIZER;
 static unsigned table_used;       /* under table_lock */
 static int table_full;            /* atomic: new sockets are no longer tracked */
+static int table_reported;        /* atomic */
+/* Set (release) once a socket was put off its chain, into a closed socket's slot anywhere: from
+ * then on a lookup that misses goes through the whole table instead of stopping at a free
+ * slot. That happens only when three quarters of the slots have held a socket: the table then
+ * holds as many open sockets as it has slots, however many were opened and closed before. */
+static int displaced;
 static uint32_t pipe_count;       /* atomic */
 static uint32_t table_generation; /* bumped, with release, when a slot's end changes */
 
@@ -407,14 +453,24 @@ static unsigned slot_of(const void *handle)
 
 static struct slot *find_slot(const void *handle)
 {
+    int anywhere = __atomic_load_n(&displaced, __ATOMIC_ACQUIRE);
     for (unsigned n = 0, i = slot_of(handle); n < TABLE_SIZE; n++, i = (i + 1) % TABLE_SIZE) {
         void *key = __atomic_load_n(&table[i].handle, __ATOMIC_ACQUIRE);
         if (key == handle)
             return &table[i];
-        if (key == NULL)
+        if (key == NULL && !anywhere)
             return NULL;
     }
     return NULL;
+}
+
+/* Under table_lock: a closed socket's slot anywhere in the table, or TABLE_SIZE. */
+static unsigned any_closed_slot(void)
+{
+    for (unsigned i = 0; i < TABLE_SIZE; i++)
+        if (table[i].handle && !table[i].end)
+            return i;
+    return TABLE_SIZE;
 }
 
 static struct end *find(const void *handle)
@@ -432,16 +488,23 @@ static int put(struct end *end)
         __atomic_add_fetch(&table_generation, 1, __ATOMIC_RELEASE);
         return 0;
     }
-    if (table_used >= TABLE_SIZE / 4 * 3) {
-        __atomic_store_n(&table_full, 1, __ATOMIC_RELAXED);
-        return -ENOSPC;
-    }
+    /* The first slot on the handle's chain that is empty or a closed socket's: a slot's handle
+     * is never set back to NULL, so every chain through a reused slot stays whole. */
     unsigned i = slot_of(end->handle);
-    while (table[i].handle)
+    while (table[i].handle && table[i].end)
         i = (i + 1) % TABLE_SIZE;
-    table_used++;
+    if (!table[i].handle && table_used >= TABLE_SIZE / 4 * 3) {
+        i = any_closed_slot();
+        if (i == TABLE_SIZE) {
+            __atomic_store_n(&table_full, 1, __ATOMIC_RELAXED);
+            return -ENOSPC;
+        }
+        __atomic_store_n(&displaced, 1, __ATOMIC_RELEASE);
+    }
+    table_used += !table[i].handle;
     __atomic_store_n(&table[i].end, end, __ATOMIC_RELAXED);
     __atomic_store_n(&table[i].handle, end->handle, __ATOMIC_RELEASE);
+    __atomic_add_fetch(&table_generation, 1, __ATOMIC_RELEASE);
     return 0;
 }
 
@@ -482,6 +545,9 @@ static struct end *track(void *handle)
         struct pipe *pipe = add(&handle, &no_sock, 1);
         end = pipe ? &pipe->end[0] : NULL;
     }
+    if (!end && __atomic_load_n(&table_full, __ATOMIC_RELAXED))
+        report_full(&table_reported, PATH_SOCKETS,
+                    "messages on sockets opened from now on have no ids or peers");
     last.handle = handle;
     last.end = end;
     last.generation = generation;

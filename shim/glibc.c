@@ -71,7 +71,8 @@ static int enabled(void)
         on = at__config_glibc();
         __atomic_store_n(&shim_on, on, __ATOMIC_RELAXED);
     }
-    return on && !in_shim;
+    /* a runtime's wrapper (its park, its receive) already records this wait or wake-up */
+    return on && !in_shim && !at_in_wrapper();
 }
 
 /* Registration is idempotent, so threads racing here store the same ids. */

@@ -115,14 +115,18 @@ void rt_park(int worker)
 {
     AT_RESOLVE(real_rt_park, "rt_park");
     at_record(AT_EV_PARK, worker_id(worker), 0, 0, 0, worker_path());
+    at_enter(); /* the wait inside is this park: lower layers (glibc.c) record nothing */
     real_rt_park(worker);
+    at_leave();
 }
 
 void rt_unpark(int worker)
 {
     AT_RESOLVE(real_rt_unpark, "rt_unpark");
     at_record(AT_EV_UNPARK, worker_id(worker), at_current_actor(), 0, 0, worker_path());
+    at_enter();
     real_rt_unpark(worker);
+    at_leave();
 }
 
 void rt_exit(rt_actor *actor)

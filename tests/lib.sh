@@ -78,3 +78,15 @@ traced_nop() { # traced_nop TRACE PROGRAM ARGS...
 sends_of() {
     jq -c "select(.event == \"send\" and .actor == $2)" "$1" | wc -l
 }
+
+wait_for() { # wait_for COMMAND...: up to 20 s for the command to succeed
+    for _ in $(seq 200); do
+        "$@" && return 0
+        sleep 0.1
+    done
+    return 1
+}
+
+lacks() { # lacks FILE PATTERN: FILE does not hold PATTERN
+    ! grep -q "$2" "$1"
+}

@@ -143,3 +143,17 @@ check "classes: main receives each monitor event from zmonitor" jq -n -e \
                        and (.msg_name == "LISTENING" or .msg_name == "ACCEPTED"))]
     | length == $n and all(.sender == $m)' "$j"
 equal "classes: \$TERM sends = actors" "$(named "$j" send '$TERM')" "$(truth "$out" actors)"
+
+# ---- the shim's tables over a long run: 15,000 pipes one after another (more sockets than
+# the socket table holds at once), then 1,000 distinct short payloads before the first PING
+run_both tables "$P/tables" 15000 1000
+j="$TMP/tables.jsonl"
+equal "tables: every HELLO send has a message id (its pipe is tracked)" \
+    "$(jq -c 'select(.event == "send" and .msg_name == "HELLO" and .msg != null)' "$j" | wc -l)" \
+    "$(truth "$TMP/tables.out" hello)"
+equal "tables: each HELLO is received under its send's id" \
+    "$(jq -s '[.[] | select(.msg_name == "HELLO" and .msg != null)] | group_by(.msg)
+              | map(select(length == 2)) | length' "$j")" "$(truth "$TMP/tables.out" hello)"
+check "tables: PING keeps its name after the payloads (the last two of three)" \
+    [ "$(named "$j" send PING)" -ge 2 ]
+equal "tables: no table_full event" "$(kind_count "$j" table_full)" 0

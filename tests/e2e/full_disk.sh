@@ -41,3 +41,10 @@ check "the decoder reports the loss on stderr" grep -q "lost" "$TMP/f.decode.err
 check "8 KiB limit: program succeeds" [ $? -eq 0 ]
 "$DECODE" -o "$TMP/tiny.jsonl" "$TMP/tiny.trace" 2>/dev/null
 check "8 KiB limit: what was written decodes" [ $? -le 1 ]
+
+# full after the first few frames: the end records bring a second clock sample, so timestamps
+# are nanoseconds, not ticks
+(ulimit -f 64 && ACTORTRACE_OUT="$TMP/early.trace" LD_PRELOAD="$LIB" "$P" 100000 >/dev/null 2>&1)
+"$DECODE" -o "$TMP/early.jsonl" "$TMP/early.trace" 2>"$TMP/early.err"
+check "32 KiB limit: the trace ends cleanly" [ "$(summary "$TMP/early.jsonl" truncated)" = false ]
+check "32 KiB limit: two clock samples at least" lacks "$TMP/early.err" "only one CLOCK"

@@ -80,3 +80,18 @@ for p in cond sem futex cnd; do
 done
 equal "no park beyond the program's own waits (the old ABI's are not wrapped)" \
     "$(kind_count "$j" park)" "$total"
+
+# Both shims on: refrt's park and unpark wait and wake through syscall(SYS_futex), which the
+# glibc shim wraps; inside the runtime's wrapper it records nothing, so each park is recorded
+# once (no "futex" park or "wake" right after a "worker" park or unpark on the same thread).
+ACTORTRACE_GLIBC=1 traced "$TMP/both.trace" "$B/examples/pingpong" 20000 >"$TMP/both.out" 2>&1
+"$DECODE" -o "$TMP/both.jsonl" "$TMP/both.trace"
+check "both shims: decodes cleanly" [ $? -eq 0 ]
+check "both shims: the runtime parked ($(kind_count "$TMP/both.jsonl" park) parks)" \
+    [ "$(kind_count "$TMP/both.jsonl" park)" -gt 0 ]
+equal "both shims: glibc events inside the runtime's park or unpark" "$(jq -s '
+    map(select(.event)) | group_by(.tid) | map(. as $t | range(1; length)
+        | select($t[. - 1].path == "worker" and $t[.].path == "futex" and
+                 [$t[. - 1].event, $t[.].event] as $pair
+                 | $pair == ["park", "park"] or $pair == ["unpark", "wake"]))
+    | length' "$TMP/both.jsonl")" 0

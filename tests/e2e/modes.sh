@@ -55,13 +55,6 @@ check "overwrite: the newest events are the ones kept" jq -n -e --slurpfile s "$
 env ACTORTRACE_MODE=overwrite ACTORTRACE_OUT="$TMP/dump.trace" LD_PRELOAD="$LIB_NOP" \
     "$B/tests/progs/crash" idle 100000 >"$TMP/dump.out" 2>&1 &
 pid=$!
-wait_for() { # wait_for COMMAND...: up to 20 s for the command to succeed
-    for _ in $(seq 200); do
-        "$@" && return 0
-        sleep 0.1
-    done
-    return 1
-}
 wait_for grep -q ground_truth "$TMP/dump.out" # it has recorded its sends and waits
 before=$(stat -c %s "$TMP/dump.trace")
 kill -USR2 $pid

@@ -6,6 +6,8 @@
  *   exec     1..N, then exec's itself as "image", which sends 1..N to actor 3
  *   vfork    1..N, vfork() + exec of /bin/true in the child, then N+1..2N
  *   spawn    the same with posix_spawn
+ *   fork_first  fork() before any send; the child sends 1..N to actor 2 and exits; the parent
+ *            waits and sends 1..N
  * Usage: forker MODE N. Prints {"ground_truth":{...}} with the counts of its own process. */
 #include <spawn.h>
 #include <stdio.h>
@@ -40,6 +42,17 @@ int main(int argc, char **argv)
         sends(3, 1, n);
         printf("{\"ground_truth\":{\"image_send\":%ld}}\n", n);
         return 0;
+    }
+    if (!strcmp(mode, "fork_first")) {
+        pid_t pid = fork();
+        if (pid == 0) {
+            sends(2, 1, n);
+            exit(0);
+        }
+        int ok = wait_child(pid);
+        sends(1, 1, n);
+        printf("{\"ground_truth\":{\"send\":%ld,\"child_send\":%ld}}\n", n, n);
+        return ok ? 0 : 1;
     }
     sends(1, 1, n);
     fflush(stdout);
