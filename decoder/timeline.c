@@ -30,6 +30,8 @@ int at__tl_init(struct timeline *tl, const struct decode *d, struct tl_sink sink
         size_t threads = d->traces[i].nthreads;
         if (!(tl->thread[i] = calloc(threads ? threads : 1, sizeof **tl->thread)))
             err = -ENOMEM;
+        for (size_t j = 0; err == 0 && j < threads; j++)
+            tl->thread[i][j].on_core = TL_NO_CORE;
     }
     if (err == 0)
         err = at__match_init(&tl->match, d->traces, d->ntraces);
@@ -67,13 +69,13 @@ static int actor_track(struct timeline *tl, uint32_t trace, uint32_t index, uint
     return declare(tl, &(*out)->track, TL_ACTOR, trace, id);
 }
 
-static int core_track(struct timeline *tl, uint32_t trace, uint16_t core, struct tl_track **out)
+static int core_of(struct timeline *tl, uint32_t trace, uint32_t core, struct tl_core **out)
 {
     struct tl_cores *c = &tl->cores[trace];
-    if (at__array_reserve_zeroed((void **)&c->tracks, &c->n, core, sizeof *c->tracks))
+    if (at__array_reserve_zeroed((void **)&c->cores, &c->n, core, sizeof *c->cores))
         return -ENOMEM;
-    *out = &c->tracks[core];
-    return declare(tl, *out, TL_CORE, trace, core);
+    *out = &c->cores[core];
+    return 0;
 }
 
 static struct tl_thread *thread_of(const struct timeline *tl, const struct merged *e,
@@ -110,13 +112,66 @@ static int thread_declared(struct event_ctx *c)
     return declare(c->tl, &c->th->track, TL_THREAD, c->trace, c->e->thread->tid);
 }
 
+/* ---- Core tracks ---------------------------------------------------------------------------
+ * A step is drawn on a core track in pieces: from its begin, or from the first event its thread
+ * records on that core, to its end, or to the first event recorded on that core by another
+ * thread or on another core by its own. A core's track thus holds the open steps of one thread
+ * at a time, nested as they are on the thread, so every end closes the slice it was meant for. */
+
+static uint32_t drawn(const struct tl_thread *th)
+{
+    return th->depth < TL_MAX_NESTED ? th->depth : TL_MAX_NESTED;
+}
+
+/* Ends the pieces of th's open steps on the core that holds them. */
+static int leave(struct event_ctx *c, struct tl_thread *th)
+{
+    struct tl_core *k = &c->tl->cores[c->trace].cores[th->on_core];
+    int err = 0;
+    for (uint32_t i = drawn(th); err == 0 && i-- > 0;)
+        err = emit(c, &k->track, TL_END, TL_NAME_ACTOR, th->actors[i], (struct tl_item){0});
+    k->owner = NULL;
+    th->on_core = TL_NO_CORE;
+    return err;
+}
+
+/* Begins pieces of th's open steps on core k, which no thread holds. */
+static int enter(struct event_ctx *c, struct tl_thread *th, struct tl_core *k, uint32_t core)
+{
+    int err = declare(c->tl, &k->track, TL_CORE, c->trace, core);
+    for (uint32_t i = 0; err == 0 && i < drawn(th); i++)
+        err = emit(c, &k->track, TL_BEGIN, TL_NAME_ACTOR, th->actors[i], (struct tl_item){0});
+    k->owner = th;
+    th->on_core = core;
+    return err;
+}
+
+/* The event's thread runs on the event's core: whatever another thread held there ends, and
+ * the thread's open steps move there. */
+static int place(struct event_ctx *c)
+{
+    struct tl_thread *th = c->th;
+    uint32_t core = c->e->ev->core;
+    struct tl_core *k;
+    int err = core_of(c->tl, c->trace, core, &k);
+    if (err == 0 && k->owner && k->owner != th)
+        err = leave(c, k->owner);
+    if (err == 0 && th->on_core != TL_NO_CORE && th->on_core != core)
+        err = leave(c, th);
+    if (err == 0 && drawn(th) && th->on_core == TL_NO_CORE)
+        err = enter(c, th, k, core);
+    return err;
+}
+
+/* ---- Steps --------------------------------------------------------------------------------- */
+
 static int step_begin(struct event_ctx *c)
 {
     const struct at_event *ev = c->e->ev;
     struct tl_actor *a = NULL;
-    struct tl_track *core;
-    int err = 0;
-    if (c->r->actor != MATCH_NO_ACTOR &&
+    struct tl_core *k;
+    int err = place(c);
+    if (err == 0 && c->r->actor != MATCH_NO_ACTOR &&
         (err = actor_track(c->tl, c->trace, c->r->actor, ev->actor, &a)) == 0) {
         a->open++;
         err = emit(c, &a->track, TL_BEGIN, TL_NAME_MSG, ev->name,
@@ -126,19 +181,20 @@ static int step_begin(struct event_ctx *c)
         err = emit(c, &c->th->track, TL_BEGIN, TL_NAME_ACTOR, ev->actor, (struct tl_item){0});
     if (err < 0 || c->th->depth++ >= TL_MAX_NESTED)
         return err;
-    c->th->cores[c->th->depth - 1] = ev->core;
-    if ((err = core_track(c->tl, c->trace, ev->core, &core)) == 0)
-        err = emit(c, core, TL_BEGIN, TL_NAME_ACTOR, ev->actor, (struct tl_item){0});
-    return err;
+    c->th->actors[c->th->depth - 1] = ev->actor;
+    if ((err = core_of(c->tl, c->trace, ev->core, &k)) < 0)
+        return err;
+    if (c->th->on_core == TL_NO_CORE) /* its first open step: place() left the core free */
+        return enter(c, c->th, k, ev->core);
+    return emit(c, &k->track, TL_BEGIN, TL_NAME_ACTOR, ev->actor, (struct tl_item){0});
 }
 
 static int step_end(struct event_ctx *c)
 {
     const struct at_event *ev = c->e->ev;
     struct tl_actor *a = NULL;
-    struct tl_track *core;
-    int err = 0;
-    if (c->r->actor != MATCH_NO_ACTOR) {
+    int err = place(c);
+    if (err == 0 && c->r->actor != MATCH_NO_ACTOR) {
         if ((err = actor_track(c->tl, c->trace, c->r->actor, ev->actor, &a)) < 0 || !a->open)
             return err; /* its begin is missing: draw nothing */
         a->open--;
@@ -148,10 +204,15 @@ static int step_end(struct event_ctx *c)
         return err;
     if ((err = emit(c, &c->th->track, TL_END, TL_NAME_ACTOR, ev->actor, (struct tl_item){0})))
         return err;
-    if (--c->th->depth >= TL_MAX_NESTED)
+    if (c->th->depth-- > TL_MAX_NESTED)
         return 0;
-    if ((err = core_track(c->tl, c->trace, c->th->cores[c->th->depth], &core)) == 0)
-        err = emit(c, core, TL_END, TL_NAME_ACTOR, ev->actor, (struct tl_item){0});
+    struct tl_core *k = &c->tl->cores[c->trace].cores[c->th->on_core];
+    err = emit(c, &k->track, TL_END, TL_NAME_ACTOR, c->th->actors[c->th->depth],
+               (struct tl_item){0});
+    if (c->th->depth == 0) {
+        k->owner = NULL;
+        c->th->on_core = TL_NO_CORE;
+    }
     return err;
 }
 
@@ -186,9 +247,9 @@ int at__tl_event(struct timeline *tl, const struct merged *e)
     case AT_EV_STEP_END:
         return step_end(&c);
     case AT_EV_SEND:
-        return send(&c);
+        return (err = place(&c)) < 0 ? err : send(&c);
     default:
-        if ((err = thread_declared(&c)) < 0)
+        if ((err = place(&c)) < 0 || (err = thread_declared(&c)) < 0)
             return err;
         return emit(&c, &c.th->track, TL_INSTANT, TL_NAME_EVENT, e->ev->name,
                     (struct tl_item){.flow_via = r.role == MATCH_RECV ? r.flow : 0});
@@ -341,7 +402,7 @@ void at__tl_free(struct timeline *tl)
         if (tl->thread)
             free(tl->thread[i]);
         if (tl->cores)
-            free(tl->cores[i].tracks);
+            free(tl->cores[i].cores);
     }
     free(tl->thread);
     free(tl->cores);

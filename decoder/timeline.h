@@ -51,15 +51,23 @@ struct tl_actor {
 };
 
 #define TL_MAX_NESTED 8 /* nested steps per thread drawn on core tracks */
+#define TL_NO_CORE    UINT32_MAX
 
 struct tl_thread {
     struct tl_track track;
-    uint16_t cores[TL_MAX_NESTED]; /* where each open step began */
-    uint32_t depth;
+    uint64_t actors[TL_MAX_NESTED]; /* the actor of each open step, outermost first */
+    uint32_t depth;                 /* steps begun and not ended */
+    uint32_t on_core; /* the core whose track holds the pieces of its open steps; TL_NO_CORE */
+};
+
+/* A core's track holds the pieces of one thread's open steps at a time: its owner's. */
+struct tl_core {
+    struct tl_track track;
+    struct tl_thread *owner; /* NULL: none open */
 };
 
 struct tl_cores {
-    struct tl_track *tracks; /* by core number */
+    struct tl_core *cores; /* by core number */
     size_t n;
 };
 
