@@ -107,6 +107,14 @@ static int emit(struct event_ctx *c, struct tl_track *track, enum tl_type type, 
     return c->tl->sink.item(c->tl->sink.arg, &it);
 }
 
+/* A recv or step on a message's flow: the flow passes it, or ends at the later of the two. */
+static struct tl_item flow_of(const struct match_result *r)
+{
+    if (r->role != MATCH_RECV && r->role != MATCH_STEP)
+        return (struct tl_item){0};
+    return r->ends ? (struct tl_item){.flow_in = r->flow} : (struct tl_item){.flow_via = r->flow};
+}
+
 static int thread_declared(struct event_ctx *c)
 {
     return declare(c->tl, &c->th->track, TL_THREAD, c->trace, c->e->thread->tid);
@@ -174,8 +182,7 @@ static int step_begin(struct event_ctx *c)
     if (err == 0 && c->r->actor != MATCH_NO_ACTOR &&
         (err = actor_track(c->tl, c->trace, c->r->actor, ev->actor, &a)) == 0) {
         a->open++;
-        err = emit(c, &a->track, TL_BEGIN, TL_NAME_MSG, ev->name,
-                   (struct tl_item){.flow_in = c->r->flow});
+        err = emit(c, &a->track, TL_BEGIN, TL_NAME_MSG, ev->name, flow_of(c->r));
     }
     if (err == 0 && (err = thread_declared(c)) == 0)
         err = emit(c, &c->th->track, TL_BEGIN, TL_NAME_ACTOR, ev->actor, (struct tl_item){0});
@@ -251,8 +258,7 @@ int at__tl_event(struct timeline *tl, const struct merged *e)
     default:
         if ((err = place(&c)) < 0 || (err = thread_declared(&c)) < 0)
             return err;
-        return emit(&c, &c.th->track, TL_INSTANT, TL_NAME_EVENT, e->ev->name,
-                    (struct tl_item){.flow_via = r.role == MATCH_RECV ? r.flow : 0});
+        return emit(&c, &c.th->track, TL_INSTANT, TL_NAME_EVENT, e->ev->name, flow_of(&r));
     }
 }
 
