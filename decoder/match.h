@@ -57,12 +57,12 @@ struct matcher {
     size_t entries_cap;
     struct held **held; /* [trace][thread] */
     size_t ntraces;
-    bool *ids;                /* [trace]: its sends carry message ids, so none is matched by order */
-    uint64_t (*no_msg)[4];    /* [trace]: the paths of steps that handle no message */
+    bool *ids;             /* [trace]: its sends carry message ids, so none is matched by order */
+    uint64_t (*no_msg)[4]; /* [trace]: the paths of steps that handle no message */
     uint64_t next_flow;
     uint64_t waiting;    /* sends not yet taken out of a mailbox */
     uint64_t superseded; /* sends given up because a later send reused their message id */
-    uint64_t untracked;  /* sends only counted: their actor had taken nothing and its mailbox was full */
+    uint64_t untracked;  /* sends only counted: to a full mailbox whose actor took none */
     uint64_t evicted;    /* sends given up, oldest first, when their actor's mailbox was full */
     uint64_t by_id, by_order, steps_unmatched, recvs_unmatched;
     uint64_t steps_without_msg; /* timer, poller and task steps: they handle no message */

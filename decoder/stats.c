@@ -157,8 +157,8 @@ static int on_step(struct stats *st, const struct merged *e, uint32_t trace, str
     if (a)
         a->steps++;
     if (a && a->open++ < STATS_MAX_NESTED)
-        a->step[a->open - 1] = (struct stat_step){
-            .since = e->ts_ns, .msg = m ? (uint32_t)(m - st->msgs) + 1 : 0};
+        a->step[a->open - 1] =
+            (struct stat_step){.since = e->ts_ns, .msg = m ? (uint32_t)(m - st->msgs) + 1 : 0};
     if (r->flow == 0)
         return 0;
     if (a)

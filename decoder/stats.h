@@ -21,7 +21,7 @@ struct stat_msg {
     uint64_t sent, received; /* send and recv events of that name */
     uint64_t handled;        /* steps that handled a message of that name */
     uint64_t handling_ns;    /* time in those steps, each from its begin to its end */
-    struct hist latency;              /* send -> the step that handled it */
+    struct hist latency;     /* send -> the step that handled it */
 };
 
 /* A step begun and not ended. */
@@ -33,7 +33,7 @@ struct stat_step {
 /* One actor, by its matcher index. */
 struct stat_actor {
     uint64_t events, sent, received, steps; /* sent: as sender; received: sends to it */
-    uint64_t busy_ns; /* time with at least one of its steps open */
+    uint64_t busy_ns;                       /* time with at least one of its steps open */
     uint64_t last_unpark;
     uint32_t open; /* steps begun and not ended; the outermost STATS_MAX_NESTED in `step` */
     struct stat_step step[STATS_MAX_NESTED];

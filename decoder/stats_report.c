@@ -79,7 +79,7 @@ static const char *text_name(char *buf, const struct name *n, const char *prefix
 
 static const char *msg_text(const struct report *r, const struct stat_msg *m, char *buf)
 {
-    return m->name ? text_name(buf, msg_name(r, m), "name_", m->name) : "(none)";
+    return m->name ? text_name(buf, msg_name(r, m), "name_", m->name) : AT_UNNAMED;
 }
 
 /* Writes "name":"..." for JSON: the registered name, or the prefix and id. */
@@ -412,7 +412,10 @@ static void json_msgs(struct report *r, const uint32_t *order)
         const struct stat_msg *m = &r->st->msgs[order[i]];
         say(r, "%s\n{\"pid\":%llu,\"name_id\":%u,", i ? "," : "",
             (unsigned long long)r->d->traces[m->trace].process.pid, m->name);
-        json_name(r, msg_name(r, m), "name_", m->name);
+        if (m->name)
+            json_name(r, msg_name(r, m), "name_", m->name);
+        else
+            say(r, "\"name\":\"" AT_UNNAMED "\"");
         say(r, ",\"sent\":%llu,\"received\":%llu,\"handled\":%llu,\"handling_ns\":%llu",
             (unsigned long long)m->sent, (unsigned long long)m->received,
             (unsigned long long)m->handled, (unsigned long long)m->handling_ns);

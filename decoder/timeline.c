@@ -18,9 +18,30 @@
 #include "at_format.h"
 #include "timeline.h"
 
+static uint64_t mix(uint64_t x)
+{
+    x = (x ^ x >> 30) * 0xBF58476D1CE4E5B9ull;
+    x = (x ^ x >> 27) * 0x94D049BB133111EBull;
+    return x ^ x >> 31;
+}
+
+/* Track uuids and flow ids are this base plus a count, so that the outputs of different traces
+ * loaded together do not collide (as TrackDescriptor asks): a hash of each trace's pid and
+ * wall-clock start, below 2^52 so that JSON readers that use doubles keep the ids exact. */
+static uint64_t id_base(const struct decode *d)
+{
+    uint64_t h = 0x9E3779B97F4A7C15ull;
+    for (size_t i = 0; i < d->ntraces; i++) {
+        const struct clock_map *c = &d->traces[i].clock;
+        h = mix(h ^ d->traces[i].process.pid);
+        h = mix(h ^ (c->n ? c->samples[0].real_ns : 0));
+    }
+    return h >> 12;
+}
+
 int at__tl_init(struct timeline *tl, const struct decode *d, struct tl_sink sink)
 {
-    *tl = (struct timeline){.d = d, .sink = sink, .next_uuid = 1};
+    *tl = (struct timeline){.d = d, .sink = sink, .id_base = id_base(d), .next_seq = 1};
     size_t n = d->ntraces ? d->ntraces : 1;
     tl->process = calloc(n, sizeof *tl->process);
     tl->thread = calloc(n, sizeof *tl->thread);
@@ -45,7 +66,7 @@ int at__tl_init(struct timeline *tl, const struct decode *d, struct tl_sink sink
 static int declare(struct timeline *tl, struct tl_track *t, enum tl_kind kind, uint32_t trace,
                    uint64_t id)
 {
-    if (t->uuid)
+    if (t->seq)
         return 0;
     const struct trace *tr = &tl->d->traces[trace];
     uint64_t parent = 0;
@@ -55,8 +76,14 @@ static int declare(struct timeline *tl, struct tl_track *t, enum tl_kind kind, u
             return err;
         parent = tl->process[trace].uuid;
     }
-    *t = (struct tl_track){
-        .uuid = tl->next_uuid++, .parent = parent, .kind = kind, .trace = tr, .id = id};
+    uint64_t seq = tl->next_seq++;
+    *t = (struct tl_track){.seq = seq,
+                           .uuid = tl->id_base + seq,
+                           .parent = parent,
+                           .ts_ns = tl->now,
+                           .kind = kind,
+                           .trace = tr,
+                           .id = id};
     return tl->sink.track(tl->sink.arg, t);
 }
 
@@ -99,20 +126,23 @@ static int emit(struct event_ctx *c, struct tl_track *track, enum tl_type type, 
 {
     it.type = type;
     it.track = track;
-    it.ts_ns = c->e->ts_ns;
+    it.ts_ns = c->tl->now;
     it.what = what;
     it.id = id;
-    it.kind = c->e->ev->kind;
-    it.msg = c->e->ev->msg;
+    if (c->e) { /* not the end of the timeline */
+        it.kind = c->e->ev->kind;
+        it.msg = track->kind == TL_CORE ? 0 : c->e->ev->msg; /* a piece may begin at any event */
+    }
     return c->tl->sink.item(c->tl->sink.arg, &it);
 }
 
 /* A recv or step on a message's flow: the flow passes it, or ends at the later of the two. */
-static struct tl_item flow_of(const struct match_result *r)
+static struct tl_item flow_of(const struct timeline *tl, const struct match_result *r)
 {
     if (r->role != MATCH_RECV && r->role != MATCH_STEP)
         return (struct tl_item){0};
-    return r->ends ? (struct tl_item){.flow_in = r->flow} : (struct tl_item){.flow_via = r->flow};
+    uint64_t id = at__tl_flow_id(tl, r->flow);
+    return r->ends ? (struct tl_item){.flow_in = id} : (struct tl_item){.flow_via = id};
 }
 
 static int thread_declared(struct event_ctx *c)
@@ -182,7 +212,8 @@ static int step_begin(struct event_ctx *c)
     if (err == 0 && c->r->actor != MATCH_NO_ACTOR &&
         (err = actor_track(c->tl, c->trace, c->r->actor, ev->actor, &a)) == 0) {
         a->open++;
-        err = emit(c, &a->track, TL_BEGIN, TL_NAME_MSG, ev->name, flow_of(c->r));
+        uint32_t name = ev->name || !c->r->flow ? ev->name : c->r->name;
+        err = emit(c, &a->track, TL_BEGIN, TL_NAME_MSG, name, flow_of(c->tl, c->r));
     }
     if (err == 0 && (err = thread_declared(c)) == 0)
         err = emit(c, &c->th->track, TL_BEGIN, TL_NAME_ACTOR, ev->actor, (struct tl_item){0});
@@ -214,8 +245,8 @@ static int step_end(struct event_ctx *c)
     if (c->th->depth-- > TL_MAX_NESTED)
         return 0;
     struct tl_core *k = &c->tl->cores[c->trace].cores[c->th->on_core];
-    err = emit(c, &k->track, TL_END, TL_NAME_ACTOR, c->th->actors[c->th->depth],
-               (struct tl_item){0});
+    err =
+        emit(c, &k->track, TL_END, TL_NAME_ACTOR, c->th->actors[c->th->depth], (struct tl_item){0});
     if (c->th->depth == 0) {
         k->owner = NULL;
         c->th->on_core = TL_NO_CORE;
@@ -227,7 +258,7 @@ static int step_end(struct event_ctx *c)
 static int send(struct event_ctx *c)
 {
     const struct at_event *ev = c->e->ev;
-    struct tl_item flow = {.flow_out = c->r->flow};
+    struct tl_item flow = {.flow_out = at__tl_flow_id(c->tl, c->r->flow)};
     if (ev->peer == 0) {
         int err = thread_declared(c);
         return err ? err : emit(c, &c->th->track, TL_INSTANT, TL_NAME_EVENT, ev->name, flow);
@@ -245,6 +276,7 @@ int at__tl_event(struct timeline *tl, const struct merged *e)
     struct match_result r;
     uint32_t trace = (uint32_t)(e->trace - tl->d->traces);
     struct event_ctx c = {tl, e, &r, trace, thread_of(tl, e, trace)};
+    tl->now = e->ts_ns;
     int err = at__match_event(&tl->match, e, &r);
     if (err < 0)
         return err;
@@ -258,8 +290,33 @@ int at__tl_event(struct timeline *tl, const struct merged *e)
     default:
         if ((err = place(&c)) < 0 || (err = thread_declared(&c)) < 0)
             return err;
-        return emit(&c, &c.th->track, TL_INSTANT, TL_NAME_EVENT, e->ev->name, flow_of(&r));
+        return emit(&c, &c.th->track, TL_INSTANT, TL_NAME_EVENT, e->ev->name, flow_of(tl, &r));
     }
+}
+
+/* Ends the open steps of one thread, on its thread's and its core's track. */
+static int finish_thread(struct event_ctx *c)
+{
+    int err = c->th->on_core != TL_NO_CORE ? leave(c, c->th) : 0;
+    for (; err == 0 && c->th->depth > 0; c->th->depth--)
+        err = emit(c, &c->th->track, TL_END, TL_NAME_ACTOR, 0, (struct tl_item){0});
+    return err;
+}
+
+int at__tl_finish(struct timeline *tl, uint64_t ts_ns)
+{
+    struct event_ctx c = {.tl = tl};
+    int err = 0;
+    tl->now = ts_ns > tl->now ? ts_ns : tl->now;
+    for (c.trace = 0; err == 0 && c.trace < tl->d->ntraces; c.trace++)
+        for (size_t i = 0; err == 0 && i < tl->d->traces[c.trace].nthreads; i++) {
+            c.th = &tl->thread[c.trace][i];
+            err = finish_thread(&c);
+        }
+    for (size_t i = 0; err == 0 && i < tl->nactors; i++)
+        for (; err == 0 && tl->actors[i].open > 0; tl->actors[i].open--)
+            err = emit(&c, &tl->actors[i].track, TL_END, TL_NAME_MSG, 0, (struct tl_item){0});
+    return err;
 }
 
 /* ---- Names ------------------------------------------------------------------------------- */
@@ -278,18 +335,20 @@ static char *room(struct timeline *tl, size_t need)
 
 #define NUMBER_ROOM 48 /* a prefix and 20 digits, with margin */
 
-static char *put_bytes(char *p, const char *s, size_t len)
+/* Names come from programs: viewers want UTF-8, so bytes that are not become U+FFFD. */
+#define TEXT_ROOM(len) (3 * (size_t)(len))
+
+static char *put_text(char *p, const char *s, size_t len)
 {
-    memcpy(p, s, len);
-    return p + len;
+    return at__fmt_utf8(p, s, len);
 }
 
 /* The name, or "prefixN" when there is none; the caller made room for it. */
 static char *put_named(char *p, const struct name *n, const char *prefix, uint64_t id)
 {
     if (n)
-        return put_bytes(p, n->s, n->len);
-    return at__fmt_u64(put_bytes(p, prefix, strlen(prefix)), id);
+        return put_text(p, n->s, n->len);
+    return at__fmt_u64(put_text(p, prefix, strlen(prefix)), id);
 }
 
 static const char *finish(struct timeline *tl, const char *end, size_t *len)
@@ -305,11 +364,11 @@ static const char *event_name(struct timeline *tl, const struct names *nm, const
     const char *builtin = at__kind_builtin(it->kind);
     const struct name *kind = builtin ? NULL : at__names_get(nm, AT_NAME_EVENT, it->kind);
     const struct name *msg = it->id ? at__names_get(nm, AT_NAME_MSG, it->id) : NULL;
-    char *p = room(tl, 2 * NUMBER_ROOM + (kind ? kind->len : 0) + (msg ? msg->len : 0));
+    char *p = room(tl, 2 * NUMBER_ROOM + TEXT_ROOM((kind ? kind->len : 0) + (msg ? msg->len : 0)));
     if (!p)
         return NULL;
     char *start = p;
-    p = builtin ? put_bytes(p, builtin, strlen(builtin)) : put_named(p, kind, "kind_", it->kind);
+    p = builtin ? put_text(p, builtin, strlen(builtin)) : put_named(p, kind, "kind_", it->kind);
     if (it->id) {
         *p++ = ' ';
         p = put_named(p, msg, "name_", it->id);
@@ -325,11 +384,11 @@ const char *at__tl_item_name(struct timeline *tl, const struct tl_item *it, size
         return event_name(tl, nm, it, len);
     unsigned space = it->what == TL_NAME_MSG ? AT_NAME_MSG : AT_NAME_ACTOR;
     const struct name *n = it->id ? at__names_get(nm, space, it->id) : NULL;
-    char *p = room(tl, NUMBER_ROOM + (n ? n->len : 0));
+    char *p = room(tl, NUMBER_ROOM + TEXT_ROOM(n ? n->len : 0));
     if (!p)
         return NULL;
     if (it->what == TL_NAME_MSG && it->id == 0)
-        return finish(tl, AT_PUT(p, "step"), len);
+        return finish(tl, AT_PUT(p, AT_UNNAMED), len);
     return finish(tl, put_named(p, n, it->what == TL_NAME_MSG ? "name_" : "actor ", it->id), len);
 }
 
@@ -350,21 +409,22 @@ const char *at__tl_track_name(struct timeline *tl, const struct tl_track *t, siz
         th = &tr->threads[index];
     if (t->kind == TL_ACTOR)
         actor = at__names_get(&tr->names, AT_NAME_ACTOR, t->id);
-    char *p = room(tl, 2 * NUMBER_ROOM + strlen(exe) + (th && th->name ? th->name_len : 0) +
-                           (actor ? actor->len : 0));
+    char *p =
+        room(tl, 2 * NUMBER_ROOM + TEXT_ROOM(strlen(exe) + (th && th->name ? th->name_len : 0) +
+                                             (actor ? actor->len : 0)));
     if (!p)
         return NULL;
     switch (t->kind) {
     case TL_PROCESS:
-        p = *exe ? put_bytes(p, exe, strlen(exe)) : at__fmt_u64(AT_PUT(p, "pid "), t->id);
+        p = *exe ? put_text(p, exe, strlen(exe)) : at__fmt_u64(AT_PUT(p, "pid "), t->id);
         break;
     case TL_THREAD:
-        p = th && th->name ? put_bytes(p, th->name, th->name_len)
+        p = th && th->name ? put_text(p, th->name, th->name_len)
                            : at__fmt_u64(AT_PUT(p, "thread "), t->id);
         break;
     case TL_ACTOR:
         if (actor)
-            p = AT_PUT(put_bytes(p, actor->s, actor->len), " (");
+            p = AT_PUT(put_text(p, actor->s, actor->len), " (");
         p = at__fmt_u64(AT_PUT(p, "actor "), t->id);
         if (actor)
             p = AT_PUT(p, ")");
@@ -400,6 +460,34 @@ int at__tl_format_event(struct out *o, const struct decode *d, const struct merg
     struct tl_format *f = d->state;
     f->o = o;
     return at__tl_event(&f->tl, e);
+}
+
+/* The last time of the trace files, from their frame headers. */
+static uint64_t trace_end(const struct decode *d)
+{
+    uint64_t end = 0;
+    for (size_t i = 0; i < d->ntraces; i++) {
+        const struct trace *t = &d->traces[i];
+        size_t hint = 0;
+        for (size_t j = 0; j < t->nthreads; j++)
+            for (size_t k = 0; k < t->threads[j].nframes; k++) {
+                uint64_t last = at__clock_ns(&t->clock, t->threads[j].frames[k].last_tsc, &hint);
+                end = last > end ? last : end;
+            }
+    }
+    return end;
+}
+
+int at__tl_format_finish(struct out *o, const struct decode *d)
+{
+    struct tl_format *f = d->state;
+    uint64_t cut = f->tl.now;
+    if (d->filter && d->filter->to_ns > cut) {
+        uint64_t end = trace_end(d);
+        cut = d->filter->to_ns < end ? d->filter->to_ns : end > cut ? end : cut;
+    }
+    f->o = o;
+    return at__tl_finish(&f->tl, cut);
 }
 
 void at__tl_free(struct timeline *tl)

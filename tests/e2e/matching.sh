@@ -79,3 +79,13 @@ pftsv "$TMP/$name.pftrace" | awk '
     }' >"$TMP/$name.flows"
 equal "$name perfetto: every recv and every reader step is on its send's flow" \
     "$(cat "$TMP/$name.flows")" "$(kind_count "$j" recv) $(truth "$TMP/$name.out" reader_steps)"
+
+# Steps on actor tracks are named by the message they handled (a reader step carries only
+# the id), and a step that handled none is "(unnamed)", the name every view gives to no name
+pftsv "$TMP/$name.pftrace" >"$TMP/$name.pf.tsv"
+equal "$name perfetto: reader steps named by their message" \
+    "$(awk '$1 == "N" && $3 == "\"PING\"" { iid = $2 }
+        $1 == "E" && $3 == "TYPE_SLICE_BEGIN" && $5 == iid' "$TMP/$name.pf.tsv" | wc -l)" \
+    "$(truth "$TMP/$name.out" ping)"
+check "$name perfetto: a step without a message is named (unnamed)" \
+    grep -q '^N [0-9]* "(unnamed)"$' "$TMP/$name.pf.tsv"

@@ -84,4 +84,56 @@ check_slices "$name" perfetto "$TMP/$name.pf.slices"
 "$DECODE" -f chrome -o "$TMP/$name.chrome" "$TMP/$name.trace"
 chrome_slices "$TMP/$name.chrome" >"$TMP/$name.chrome.slices"
 check_slices "$name" chrome "$TMP/$name.chrome.slices"
-cp "$TMP"/overlap.* /tmp/v/ 2>/dev/null
+
+# Chrome: actors first, then threads, then cores (thread_sort_index)
+equal "$name chrome: tracks sorted actors, then threads, then cores" \
+    "$(jq -c '[.traceEvents[] | select(.ph == "M")] as $m
+        | [$m[] | select(.name == "thread_sort_index") | {tid, i: .args.sort_index}] as $sort
+        | [$m[] | select(.name == "thread_name")
+           | {tid, kind: (if .tid < 1073741824 then 1 elif (.args.name | test("^core ")) then 2 else 0 end)}]
+        | map(.tid as $t | .i = ($sort[] | select(.tid == $t) | .i)) | sort_by(.i) | map(.kind)
+        | . == sort' "$TMP/$name.chrome")" true
+
+# Perfetto: every track descriptor has a timestamp; track uuids and flow ids of two traces'
+# outputs do not collide, so that they can be loaded together
+pftsv "$TMP/$name.pftrace" >"$TMP/$name.pf.tsv"
+equal "$name perfetto: every track descriptor has a timestamp" \
+    "$(awk '$1 == "T" && $5 == "-"' "$TMP/$name.pf.tsv" | wc -l)" 0
+RT_WORKERS=2 traced "$TMP/again.trace" "$B/tests/progs/long_steps" 4 10 0 >/dev/null
+"$DECODE" -f perfetto -o "$TMP/again.pftrace" "$TMP/again.trace"
+ids() { pftsv "$1" | awk '$1 == "T" { print "track", $2 } $1 == "E" && $6 != "-" { print "flow", $6 }' | sort -u; }
+ids "$TMP/$name.pftrace" >"$TMP/$name.ids"
+ids "$TMP/again.pftrace" >"$TMP/again.ids"
+check "two traces' outputs: both have flows" sh -c "grep -q flow '$TMP/$name.ids' && grep -q flow '$TMP/again.ids'"
+equal "two traces' outputs: no track uuid or flow id in common" "$(comm -12 "$TMP/$name.ids" "$TMP/again.ids" | wc -l)" 0
+
+# Names are the program's bytes: the Perfetto strings stay valid UTF-8 (libprotobuf says
+# nothing), bad bytes become U+FFFD; DOT shows a control byte as '?', not as an escape
+printf 'actor 1 sp\377in\303\251\nmsg 1 W\300\257O\tRK\n' >"$TMP/bad.names"
+"$DECODE" --names "$TMP/bad.names" -f perfetto -o "$TMP/bad.pftrace" "$TMP/$name.trace"
+protoc --decode=perfetto.protos.Trace -I "$PROTO" "$PROTO/perfetto_min.proto" <"$TMP/bad.pftrace" \
+    >"$TMP/bad.txt" 2>"$TMP/bad.err"
+check "bad UTF-8 names: protoc decodes the Perfetto output without a complaint" [ ! -s "$TMP/bad.err" ]
+check "bad UTF-8 names: replaced by U+FFFD, the rest kept" \
+    grep -q 'W\\357\\277\\275\\357\\277\\275O\\tRK' "$TMP/bad.txt"
+"$DECODE" --names "$TMP/bad.names" -f dot -o "$TMP/bad.dot" "$TMP/$name.trace"
+check "dot: a tab in a name is drawn as '?', no escape in the label" \
+    grep -qF "W$(printf '\357\277\275\357\277\275')O?RK" "$TMP/bad.dot"
+
+# A cut inside steps: --to in the middle of the first step, and --event step_begin, leave no
+# slice open; what the cut left open ends at the cut
+to=$(jq -s '[.[] | select(.event == "step_begin")][0] as $b
+    | [.[] | select(.event == "step_end" and .tid == $b.tid and .ts_ns > $b.ts_ns)][0] as $e
+    | ($b.ts_ns + $e.ts_ns) / 2 | floor' "$TMP/$name.jsonl")
+for cut in "--to $to" "--event step_begin"; do
+    "$DECODE" $cut -f perfetto -o "$TMP/cut.pftrace" "$TMP/$name.trace"
+    pfslices "$TMP/cut.pftrace" >"$TMP/cut.pf.slices"
+    "$DECODE" $cut -f chrome -o "$TMP/cut.chrome" "$TMP/$name.trace"
+    chrome_slices "$TMP/cut.chrome" >"$TMP/cut.chrome.slices"
+    for f in pf chrome; do
+        equal "$cut, $f: every slice ends" \
+            "$(jq -s '[.[] | select(.kind == "open" or .kind == "unmatched end")] | length' "$TMP/cut.$f.slices")" 0
+        [ "$cut" = "--to $to" ] && equal "$cut, $f: the steps it cut end at the cut" \
+            "$(jq -s '[.[] | select(.kind != "core")] | map(.e) | max' "$TMP/cut.$f.slices")" "$to"
+    done
+done
