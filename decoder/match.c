@@ -204,8 +204,10 @@ static int on_send(struct matcher *m, const struct merged *e, uint32_t trace,
     const struct at_event *ev = e->ev;
     uint32_t box, index;
     r->role = MATCH_SEND;
-    if (r->actor == MATCH_NO_ACTOR && ev->msg == 0)
-        return 0; /* nothing could ever identify its receive */
+    if (r->actor == MATCH_NO_ACTOR && ev->msg == 0) {
+        m->untracked++; /* nothing could ever identify its receive */
+        return 0;
+    }
     if (mailbox_of(m, trace, r, &box) < 0)
         return -ENOMEM;
     struct match_actor *a = &m->actors[box];

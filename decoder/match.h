@@ -21,8 +21,10 @@ struct match_actor {
 };
 
 /* The most sends an actor's mailbox keeps pending. An actor that has taken none keeps its first
- * ones and later sends to it are only counted (untracked); one that takes messages gives up its
- * oldest (evicted). Either way the matcher's memory stays bounded whatever the trace. */
+ * ones and later sends to it are only counted (untracked): a sink costs no memory past this,
+ * and no more than a count per send. One that takes messages gives up its oldest (evicted).
+ * Either way the matcher's memory stays bounded whatever the trace; the mailbox depth it
+ * reports stops at this number. */
 #define MATCH_MAILBOX_CAP 65536
 
 /* A message sent and not yet handled. */
@@ -62,7 +64,8 @@ struct matcher {
     uint64_t next_flow;
     uint64_t waiting;    /* sends not yet taken out of a mailbox */
     uint64_t superseded; /* sends given up because a later send reused their message id */
-    uint64_t untracked;  /* sends only counted: to a full mailbox whose actor took none */
+    uint64_t untracked;  /* sends only counted: to a full mailbox whose actor took none, or
+                            with neither receiver nor id */
     uint64_t evicted;    /* sends given up, oldest first, when their actor's mailbox was full */
     uint64_t by_id, by_order, steps_unmatched, recvs_unmatched;
     uint64_t steps_without_msg; /* timer, poller and task steps: they handle no message */
