@@ -2,8 +2,8 @@
  * ui.perfetto.dev read, with the tracks and items of timeline.c. JSON only knows processes
  * and threads, so an actor or core track is a thread of its process with an id of its own
  * (TRACK_TID_BASE + its seq, above any Linux tid), named by a thread_name record. Flows are
- * the classic flow events: "s" at the send, "t" at the recv, "f" (bound to the enclosing
- * slice) at the step. A "summary" object follows the events. */
+ * the classic flow events: "s" at the send, "t" at the first of its recv and its step, "f"
+ * (bound to the enclosing slice) at the other. A "summary" object follows the events. */
 #include <errno.h>
 #include <stdlib.h>
 

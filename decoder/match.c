@@ -67,6 +67,7 @@ int at__match_init(struct matcher *m, const struct trace *traces, size_t ntraces
         at__match_free(m);
     return err;
 }
+
 /* Grows a table whose indexes must stay below NONE. */
 static int reserve(void **array, size_t *cap, uint32_t n, size_t size)
 {

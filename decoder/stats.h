@@ -13,7 +13,7 @@
 #define STATS_SLOTS      20   /* mailbox depth over time: the run cut in this many slots */
 #define STATS_NAME_CACHE 4096 /* message name ids below this skip the hash map */
 
-#define STATS_MAX_NESTED 16 /* nested steps per actor whose time is kept */
+#define STATS_MAX_NESTED 8 /* nested steps per actor whose time is kept */
 
 /* One message name of one trace. */
 struct stat_msg {

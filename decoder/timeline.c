@@ -2,13 +2,15 @@
  *
  * Tracks: one per process (trace file), and under it one per thread, one per actor and one per
  * core, each declared to the format on first use. A step is a slice on its actor's track
- * (named by its message), on its thread's track and on the track of the core it began on
- * (named by the actor). A send is an instant on the sending actor's track (on the thread's
- * when the sender is unknown); every other event is an instant on its thread's track. The
- * matcher gives each send a flow that passes its recv and ends at the step that handled it.
+ * (named by its message) and on its thread's track (named by the actor), and is drawn in
+ * pieces on the tracks of the cores its thread ran it on (see "Core tracks" below). A send is
+ * an instant on the sending actor's track (on the thread's when the sender is unknown); every
+ * other event is an instant on its thread's track. The matcher gives each send a flow that
+ * passes the first of its recv and its step and ends at the other.
  *
  * Slices stay balanced whatever the trace holds: a step_end whose step_begin is missing (lost,
- * or filtered out) draws nothing, and a step ends on the core track where it began. */
+ * or filtered out) draws nothing, and what is still open when the events end is ended at the
+ * cut (at__tl_finish). */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -227,31 +229,44 @@ static int step_begin(struct event_ctx *c)
     return emit(c, &k->track, TL_BEGIN, TL_NAME_ACTOR, ev->actor, (struct tl_item){0});
 }
 
+/* A step ends: its piece ends here if its thread's pieces are on this core (else that piece
+ * ended when they left, or ends now where they are), and its outer steps move here. */
+static int end_piece(struct event_ctx *c)
+{
+    struct tl_thread *th = c->th;
+    uint32_t core = c->e->ev->core;
+    int err = 0;
+    if (th->on_core != TL_NO_CORE && th->on_core != core)
+        err = leave(c, th);
+    bool here = th->on_core == core;
+    if (err == 0 && here && th->depth <= TL_MAX_NESTED)
+        err = emit(c, &c->tl->cores[c->trace].cores[core].track, TL_END, TL_NAME_ACTOR,
+                   th->actors[th->depth - 1], (struct tl_item){0});
+    if (--th->depth == 0 && here) {
+        c->tl->cores[c->trace].cores[core].owner = NULL;
+        th->on_core = TL_NO_CORE;
+    }
+    return err ? err : place(c);
+}
+
 static int step_end(struct event_ctx *c)
 {
     const struct at_event *ev = c->e->ev;
     struct tl_actor *a = NULL;
-    int err = place(c);
-    if (err == 0 && c->r->actor != MATCH_NO_ACTOR) {
-        if ((err = actor_track(c->tl, c->trace, c->r->actor, ev->actor, &a)) < 0 || !a->open)
-            return err; /* its begin is missing: draw nothing */
+    int err = 0;
+    if (c->r->actor != MATCH_NO_ACTOR) {
+        if ((err = actor_track(c->tl, c->trace, c->r->actor, ev->actor, &a)) < 0)
+            return err;
+        if (!a->open)
+            return place(c); /* its begin is missing: draw nothing */
         a->open--;
         err = emit(c, &a->track, TL_END, TL_NAME_MSG, ev->name, (struct tl_item){0});
     }
     if (err < 0 || c->th->depth == 0)
-        return err;
+        return err < 0 ? err : place(c);
     if ((err = emit(c, &c->th->track, TL_END, TL_NAME_ACTOR, ev->actor, (struct tl_item){0})))
         return err;
-    if (c->th->depth-- > TL_MAX_NESTED)
-        return 0;
-    struct tl_core *k = &c->tl->cores[c->trace].cores[c->th->on_core];
-    err =
-        emit(c, &k->track, TL_END, TL_NAME_ACTOR, c->th->actors[c->th->depth], (struct tl_item){0});
-    if (c->th->depth == 0) {
-        k->owner = NULL;
-        c->th->on_core = TL_NO_CORE;
-    }
-    return err;
+    return end_piece(c);
 }
 
 /* A send goes on its sender's track, where the sender's step is open around it. */
@@ -335,20 +350,15 @@ static char *room(struct timeline *tl, size_t need)
 
 #define NUMBER_ROOM 48 /* a prefix and 20 digits, with margin */
 
-/* Names come from programs: viewers want UTF-8, so bytes that are not become U+FFFD. */
+/* Names come from programs and viewers want UTF-8: at__fmt_utf8 writes U+FFFD for a bad byte. */
 #define TEXT_ROOM(len) (3 * (size_t)(len))
-
-static char *put_text(char *p, const char *s, size_t len)
-{
-    return at__fmt_utf8(p, s, len);
-}
 
 /* The name, or "prefixN" when there is none; the caller made room for it. */
 static char *put_named(char *p, const struct name *n, const char *prefix, uint64_t id)
 {
     if (n)
-        return put_text(p, n->s, n->len);
-    return at__fmt_u64(put_text(p, prefix, strlen(prefix)), id);
+        return at__fmt_utf8(p, n->s, n->len);
+    return at__fmt_u64(at__fmt_utf8(p, prefix, strlen(prefix)), id);
 }
 
 static const char *finish(struct timeline *tl, const char *end, size_t *len)
@@ -368,7 +378,7 @@ static const char *event_name(struct timeline *tl, const struct names *nm, const
     if (!p)
         return NULL;
     char *start = p;
-    p = builtin ? put_text(p, builtin, strlen(builtin)) : put_named(p, kind, "kind_", it->kind);
+    p = builtin ? at__fmt_utf8(p, builtin, strlen(builtin)) : put_named(p, kind, "kind_", it->kind);
     if (it->id) {
         *p++ = ' ';
         p = put_named(p, msg, "name_", it->id);
@@ -416,15 +426,15 @@ const char *at__tl_track_name(struct timeline *tl, const struct tl_track *t, siz
         return NULL;
     switch (t->kind) {
     case TL_PROCESS:
-        p = *exe ? put_text(p, exe, strlen(exe)) : at__fmt_u64(AT_PUT(p, "pid "), t->id);
+        p = *exe ? at__fmt_utf8(p, exe, strlen(exe)) : at__fmt_u64(AT_PUT(p, "pid "), t->id);
         break;
     case TL_THREAD:
-        p = th && th->name ? put_text(p, th->name, th->name_len)
+        p = th && th->name ? at__fmt_utf8(p, th->name, th->name_len)
                            : at__fmt_u64(AT_PUT(p, "thread "), t->id);
         break;
     case TL_ACTOR:
         if (actor)
-            p = AT_PUT(put_text(p, actor->s, actor->len), " (");
+            p = AT_PUT(at__fmt_utf8(p, actor->s, actor->len), " (");
         p = at__fmt_u64(AT_PUT(p, "actor "), t->id);
         if (actor)
             p = AT_PUT(p, ")");

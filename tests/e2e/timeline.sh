@@ -73,7 +73,7 @@ check_slices() {
 # Four actors on two workers, 3 ms of CPU a step, all on one core: the workers preempt each
 # other inside steps.
 name=overlap
-RT_WORKERS=2 traced "$TMP/$name.trace" taskset -c 0 "$B/tests/progs/long_steps" 4 10 3 >"$TMP/$name.out"
+RT_WORKERS=2 traced "$TMP/$name.trace" taskset -c 0 "$B/tests/progs/long_steps" 4 20 3 >"$TMP/$name.out"
 "$DECODE" -o "$TMP/$name.jsonl" "$TMP/$name.trace"
 check "$name: traced and decoded" [ $? -eq 0 ]
 steps "$TMP/$name.jsonl" >"$TMP/$name.steps"
@@ -133,7 +133,9 @@ for cut in "--to $to" "--event step_begin"; do
     for f in pf chrome; do
         equal "$cut, $f: every slice ends" \
             "$(jq -s '[.[] | select(.kind == "open" or .kind == "unmatched end")] | length' "$TMP/cut.$f.slices")" 0
-        [ "$cut" = "--to $to" ] && equal "$cut, $f: the steps it cut end at the cut" \
-            "$(jq -s '[.[] | select(.kind != "core")] | map(.e) | max' "$TMP/cut.$f.slices")" "$to"
+        if [ "$cut" = "--to $to" ]; then
+            equal "$cut, $f: the steps it cut end at the cut" \
+                "$(jq -s '[.[] | select(.kind != "core")] | map(.e) | max' "$TMP/cut.$f.slices")" "$to"
+        fi
     done
 done
