@@ -27,10 +27,10 @@ static uint64_t mix(uint64_t x)
     return x ^ x >> 31;
 }
 
-/* Track uuids and flow ids are this base plus a count, so that the outputs of different traces
+/* Track uuids and flow ids are a base plus a count, so that the outputs of different traces
  * loaded together do not collide (as TrackDescriptor asks): a hash of each trace's pid and
- * wall-clock start, below 2^52 so that JSON readers that use doubles keep the ids exact. */
-static uint64_t id_base(const struct decode *d)
+ * wall-clock start. */
+static uint64_t trace_hash(const struct decode *d)
 {
     uint64_t h = 0x9E3779B97F4A7C15ull;
     for (size_t i = 0; i < d->ntraces; i++) {
@@ -38,12 +38,17 @@ static uint64_t id_base(const struct decode *d)
         h = mix(h ^ d->traces[i].process.pid);
         h = mix(h ^ (c->n ? c->samples[0].real_ns : 0));
     }
-    return h >> 12;
+    return h;
 }
 
 int at__tl_init(struct timeline *tl, const struct decode *d, struct tl_sink sink)
 {
-    *tl = (struct timeline){.d = d, .sink = sink, .id_base = id_base(d), .next_seq = 1};
+    uint64_t h = trace_hash(d);
+    *tl = (struct timeline){.d = d,
+                            .sink = sink,
+                            .track_base = h >> 37, /* a 4-byte varint on every event */
+                            .flow_base = h >> 12,  /* exact in JSON readers that use doubles */
+                            .next_seq = 1};
     size_t n = d->ntraces ? d->ntraces : 1;
     tl->process = calloc(n, sizeof *tl->process);
     tl->thread = calloc(n, sizeof *tl->thread);
@@ -80,7 +85,7 @@ static int declare(struct timeline *tl, struct tl_track *t, enum tl_kind kind, u
     }
     uint64_t seq = tl->next_seq++;
     *t = (struct tl_track){.seq = seq,
-                           .uuid = tl->id_base + seq,
+                           .uuid = tl->track_base + seq,
                            .parent = parent,
                            .ts_ns = tl->now,
                            .kind = kind,
@@ -193,6 +198,8 @@ static int place(struct event_ctx *c)
     struct tl_thread *th = c->th;
     uint32_t core = c->e->ev->core;
     struct tl_core *k;
+    if (th->on_core == core) /* the usual case: it holds that core already */
+        return 0;
     int err = core_of(c->tl, c->trace, core, &k);
     if (err == 0 && k->owner && k->owner != th)
         err = leave(c, k->owner);

@@ -14,7 +14,7 @@ enum tl_kind { TL_PROCESS, TL_THREAD, TL_ACTOR, TL_CORE };
 
 struct tl_track {
     uint64_t seq;    /* from 1, in the order of first use; 0: not declared yet */
-    uint64_t uuid;   /* the timeline's id base + seq: unique across outputs too */
+    uint64_t uuid;   /* the timeline's track base + seq: unique across outputs too */
     uint64_t parent; /* the uuid of the trace's process track; 0 for a process track */
     uint64_t ts_ns;  /* its first use */
     enum tl_kind kind;
@@ -77,9 +77,9 @@ struct timeline {
     const struct decode *d;
     struct matcher match;
     struct tl_sink sink;
-    uint64_t id_base; /* of track uuids and flow ids, derived from the traces (see timeline.c) */
+    uint64_t track_base, flow_base; /* of track uuids and flow ids, from the traces */
     uint64_t next_seq;
-    uint64_t now; /* the time of the event being drawn */
+    uint64_t now;              /* the time of the event being drawn */
     struct tl_track *process;  /* [trace] */
     struct tl_thread **thread; /* [trace][thread] */
     struct tl_cores *cores;    /* [trace] */
@@ -102,7 +102,7 @@ int at__tl_finish(struct timeline *tl, uint64_t ts_ns);
 /* The id a flow of the matcher has in the output. */
 static inline uint64_t at__tl_flow_id(const struct timeline *tl, uint64_t flow)
 {
-    return flow ? tl->id_base + flow : 0;
+    return flow ? tl->flow_base + flow : 0;
 }
 
 /* The name of an item or a track, in a buffer valid until the next call; NULL on -ENOMEM. */
