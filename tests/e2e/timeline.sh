@@ -2,8 +2,10 @@
 # The views tell what ran: on a program whose steps are long and overlap on one core, every
 # track of the Perfetto and Chrome outputs holds properly nested slices (paired as
 # trace_processor and catapult pair them: an end closes the topmost open slice of its track),
-# the actor and thread tracks hold exactly the steps of the JSONL, and each core-track slice is
-# a piece of a step during which that step's thread, and no other, recorded on that core.
+# the actor and thread tracks hold exactly the steps of the JSONL, and the core tracks exactly
+# the pieces of steps recomputed from the JSONL, each a piece of a step during which that step's
+# thread, and no other, recorded on that core. Then the Chrome sort order, track timestamps,
+# ids that differ between outputs, names that are not UTF-8, and slices cut by filters.
 . "$(dirname "$0")/../lib.sh"
 . "$TOP/tests/proto/pftsv.sh"
 
@@ -38,6 +40,38 @@ steps() {
               else . end) | .out[]' "$1"
 }
 
+# pieces JSONL: the core-track slices the JSONL implies, recomputed here from the rule of
+# docs/DECODER.md: a core's track holds one thread's open steps at a time; a thread's event on a
+# core ends another thread's pieces there and moves its own open steps there (ending them where
+# they were); a step's piece ends at its end when its thread is on that core. {core, name, b, e}
+pieces() {
+    jq -n -c '
+        def leave($t; $ts): .where[$t] as $k
+            | .out += [range(0; .open[$t] | length) as $i
+                       | {core: $k, name: .open[$t][$i], b: .pb[$t][$i], e: $ts}]
+            | .owner[$k | tostring] = null | .where[$t] = null;
+        def enter($t; $k; $ts): .where[$t] = $k | .owner[$k | tostring] = $t | .pb[$t] = [.open[$t][] | $ts];
+        def place($t; $k; $ts): .owner[$k | tostring] as $o
+            | (if $o != null and $o != $t then leave($o; $ts) else . end)
+            | (if .where[$t] != null and .where[$t] != $k then leave($t; $ts) else . end)
+            | (if (.open[$t] | length) > 0 and .where[$t] == null then enter($t; $k; $ts) else . end);
+        reduce (inputs | select(.event)) as $e ({owner: {}, where: {}, open: {}, pb: {}, out: []};
+            ($e.tid | tostring) as $t | $e.core as $k | $e.ts_ns as $ts
+            | if $e.event == "step_begin" then place($t; $k; $ts) | .open[$t] += [$e.actor_name]
+                  | if .where[$t] == null then enter($t; $k; $ts) else .pb[$t] += [$ts] end
+              elif $e.event == "step_end" and (.open[$t] | length) > 0 then
+                  (if .where[$t] != null and .where[$t] != $k then leave($t; $ts) else . end)
+                  | (.where[$t] == $k) as $here
+                  | (if $here then .out += [{core: $k, name: .open[$t][-1], b: .pb[$t][-1], e: $ts}]
+                         | .pb[$t] |= .[:-1] else . end)
+                  | .open[$t] |= .[:-1]
+                  | (if $here and (.open[$t] | length) == 0
+                     then .owner[$k | tostring] = null | .where[$t] = null else . end)
+                  | place($t; $k; $ts)
+              else place($t; $k; $ts) end)
+        | .out[]' "$1"
+}
+
 # check_slices NAME FORMAT SLICES: the slices of one output against the JSONL's steps
 check_slices() {
     name=$1 f=$2 s=$3 j="$TMP/$1.jsonl" st="$TMP/$1.steps"
@@ -64,6 +98,9 @@ check_slices() {
                                   | index([.tid]) | not)))]
         | length')
     equal "$name $f: every core slice is a piece of a step that ran on that core, alone" "$bad" 0
+    equal "$name $f: core slices = the pieces recomputed from the JSONL, begin and end" \
+        "$(jq -s -c '[.[] | select(.kind == "core") | [(.track | ltrimstr("core ") | tonumber), .name, .b, .e]] | sort' "$s")" \
+        "$(jq -s -c 'map([.core, .name, .b, .e]) | sort' "$TMP/$name.pieces")"
     equal "$name $f: every step has a core slice from its begin, on its core" \
         "$(jq -n -c --slurpfile st "$st" --slurpfile s "$s" '
             [$s[] | select(.kind == "core") | "\(.track) \(.b)"] as $c
@@ -78,6 +115,9 @@ RT_WORKERS=2 traced "$TMP/$name.trace" taskset -c 0 "$B/tests/progs/long_steps" 
 check "$name: traced and decoded" [ $? -eq 0 ]
 steps "$TMP/$name.jsonl" >"$TMP/$name.steps"
 equal "$name: steps = ground truth" "$(wc -l <"$TMP/$name.steps")" "$(truth "$TMP/$name.out" step)"
+pieces "$TMP/$name.jsonl" >"$TMP/$name.pieces"
+overlapping=$(jq -s '. as $s | [$s[] | . as $a | select(any($s[]; .tid != $a.tid and .b < $a.e and $a.b < .e))] | length' "$TMP/$name.steps")
+check "$name: steps of the two workers overlap in time on the one core ($overlapping steps)" [ "$overlapping" -gt 0 ]
 "$DECODE" -f perfetto -o "$TMP/$name.pftrace" "$TMP/$name.trace"
 pfslices "$TMP/$name.pftrace" >"$TMP/$name.pf.slices"
 check_slices "$name" perfetto "$TMP/$name.pf.slices"
