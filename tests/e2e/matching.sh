@@ -25,6 +25,8 @@ jq -n -c '[inputs | select(.event)] as $ev
                   .out += [.st[$t][-1] + {end: $e.ts_ns, outer: ((.st[$t] | length) == 1)}]
                   | .st[$t] |= .[:-1]
               else . end) | .out) as $steps
+    | (reduce ($ev[] | select(.event == "recv" or (.event == "step_begin" and .msg)) | .msg | tostring)
+        as $m ({}; .[$m] = true)) as $taken
     | [$steps[] | select(.msg and $send[.msg | tostring])
        | . + {sname: $send[.msg | tostring].msg_name, lat: (.ts_ns - $send[.msg | tostring].ts_ns)}] as $handled
     | {messages: ([$ev[] | select(.event == "send") | .msg_name] | unique | map(. as $n | {
@@ -40,10 +42,9 @@ jq -n -c '[inputs | select(.event)] as $ev
           steps: ([$ev[] | select(.event == "step_begin" and .actor == $a)] | length),
           busy_ns: ([$steps[] | select(.actor == $a and .outer) | .end - .ts_ns] | add // 0)})),
        matching: {
-          by_id: ([$ev[] | select(.event == "recv" or (.event == "step_begin" and .msg)) | .msg
-                   | select($send[tostring])] | unique | length),
+          by_id: ([$taken | keys[] | select($send[.])] | length),
           by_order: 0,
-          unhandled_sends: ([$send[] | .msg as $m | select(all($ev[]; .msg != $m or .event == "send" or .event == "step_end"))] | length),
+          unhandled_sends: ([$send | keys[] | select($taken[.] | not)] | length),
           steps_without_send: ([$ev[] | select(.event == "step_begin" and .msg and ($send[.msg | tostring] | not))] | length),
           recvs_without_send: ([$ev[] | select(.event == "recv" and ($send[.msg | tostring] | not))] | length),
           given_up_sends: 0,
