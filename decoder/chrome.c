@@ -1,9 +1,9 @@
 /* --format chrome: Chrome trace JSON ({"traceEvents":[...]}), which chrome://tracing and
  * ui.perfetto.dev read, with the tracks and items of timeline.c. JSON only knows processes
  * and threads, so an actor or core track is a thread of its process with an id of its own
- * (TRACK_TID_BASE + its uuid, above any Linux tid), named by a thread_name record. Flows are
- * the classic flow events: "s" at the send, "t" at the recv, "f" (bound to the enclosing
- * slice) at the step. A "summary" object follows the events. */
+ * (TRACK_TID_BASE + its seq, above any Linux tid), named by a thread_name record. Flows are
+ * the classic flow events: "s" at the send, "t" at the first of its recv and its step, "f"
+ * (bound to the enclosing slice) at the other. A "summary" object follows the events. */
 #include <errno.h>
 #include <stdlib.h>
 
@@ -21,7 +21,7 @@ struct chrome {
 
 static uint64_t tid_of(const struct tl_track *t)
 {
-    return t->kind == TL_THREAD ? t->id : TRACK_TID_BASE + t->uuid;
+    return t->kind == TL_THREAD ? t->id : TRACK_TID_BASE + t->seq;
 }
 
 /* Microseconds with three decimals: the exact nanosecond. */
@@ -48,6 +48,13 @@ static char *put_head(struct chrome *c, char *p, const char *ph, const struct tl
     return at__fmt_u64(AT_PUT(p, ",\"tid\":"), tid_of(t));
 }
 
+/* Actors first, then threads, then cores; in each, in the order of first use. */
+static uint64_t sort_index(const struct tl_track *t)
+{
+    static const uint64_t rank[] = {[TL_ACTOR] = 1, [TL_THREAD] = 2, [TL_CORE] = 3};
+    return rank[t->kind] * 1000000 + t->seq;
+}
+
 /* Names the track: process_name or thread_name, and a sort index that puts actors first,
  * then threads, then cores. */
 static int put_track(void *arg, const struct tl_track *t)
@@ -65,7 +72,7 @@ static int put_track(void *arg, const struct tl_track *t)
     p = AT_PUT(p, "}}");
     if (!process) {
         p = AT_PUT(put_head(c, p, "M", t), ",\"name\":\"thread_sort_index\",\"args\":");
-        p = at__fmt_u64(AT_PUT(p, "{\"sort_index\":"), (uint64_t)t->kind * 1000000 + t->uuid);
+        p = at__fmt_u64(AT_PUT(p, "{\"sort_index\":"), sort_index(t));
         p = AT_PUT(p, "}}");
     }
     at__out_commit(c->f.o, p);
@@ -128,9 +135,10 @@ static int chrome_begin(struct out *o, const struct decode *d)
 static int chrome_end(struct out *o, const struct decode *d, const struct summary *s)
 {
     struct chrome *c = d->state;
-    char *p = at__out_reserve(o, 2 * RECORD_FIXED);
+    int err = at__tl_format_finish(o, d);
+    char *p = err ? NULL : at__out_reserve(o, 2 * RECORD_FIXED);
     if (!p)
-        return -ENOMEM;
+        return err ? err : -ENOMEM;
     p = at__fmt_u64(AT_PUT(p, "\n],\"summary\":{\"events\":"), s->events);
     p = at__fmt_u64(AT_PUT(p, ",\"dropped\":"), s->dropped);
     p = at__fmt_u64(AT_PUT(p, ",\"flows\":"), c->f.tl.match.next_flow - 1);

@@ -139,20 +139,24 @@ static char *put_node_id(char *p, uint32_t trace, uint64_t actor)
     return p;
 }
 
-/* A DOT string is written as a JSON string: the quote and backslash escapes are the same, and
- * the rare control byte shows as \uXXXX text. This opens a string with the name and leaves it
- * open. */
-static char *put_open_name(char *p, const struct name *n)
+/* Text inside a DOT string, which is open: quotes and backslashes escaped, bad UTF-8 as
+ * U+FFFD, and control bytes as '?' (DOT has no escape for them, and draws "\t" as "t"). At
+ * most 3 bytes a byte. */
+static char *put_text(char *p, const char *s, size_t len)
 {
-    return at__fmt_json_str(p, n->s, n->len) - 1;
-}
-
-/* The name escaped, inside a string already open. */
-static char *put_escaped(char *p, const struct name *n)
-{
-    char *end = put_open_name(p, n);
-    memmove(p, p + 1, (size_t)(end - p - 1));
-    return end - 1;
+    for (size_t i = 0, run; i < len; i = run + 1) {
+        for (run = i; run < len; run++) {
+            unsigned char c = (unsigned char)s[run];
+            if (c < 0x20 || c == '"' || c == '\\')
+                break;
+        }
+        p = at__fmt_utf8(p, s + i, run - i);
+        if (run < len && (s[run] == '"' || s[run] == '\\'))
+            p = at__put(p, s[run] == '"' ? "\\\"" : "\\\\", 2);
+        else if (run < len)
+            *p++ = '?';
+    }
+    return p;
 }
 
 static int put_node(struct out *o, const struct trace *t, uint32_t trace, uint64_t actor)
@@ -164,9 +168,10 @@ static int put_node(struct out *o, const struct trace *t, uint32_t trace, uint64
     p = AT_PUT(put_node_id(AT_PUT(p, "    "), trace, actor), " [label=");
     if (actor == 0)
         p = AT_PUT(p, "\"outside any actor\", style=dashed");
-    else if (n)
-        p = AT_PUT(at__fmt_u64(AT_PUT(put_open_name(p, n), "\\n(actor "), actor), ")\"");
-    else
+    else if (n) {
+        p = put_text(AT_PUT(p, "\""), n->s, n->len);
+        p = AT_PUT(at__fmt_u64(AT_PUT(p, "\\n(actor "), actor), ")\"");
+    } else
         p = AT_PUT(at__fmt_u64(AT_PUT(p, "\"actor "), actor), "\"");
     at__out_commit(o, AT_PUT(p, "];\n"));
     return 0;
@@ -195,7 +200,7 @@ static int put_cluster(struct out *o, const struct decode *d, const struct dot *
     if (!p)
         return -ENOMEM;
     p = at__fmt_u64(AT_PUT(p, "  subgraph cluster_"), trace);
-    p = at__fmt_json_str(AT_PUT(p, " {\n    label="), exe, strlen(exe)) - 1;
+    p = put_text(AT_PUT(p, " {\n    label=\""), exe, strlen(exe));
     at__out_commit(o, AT_PUT(at__fmt_u64(AT_PUT(p, " (pid "), t->process.pid), ")\";\n"));
     struct hmap declared = {0};
     int err = 0;
@@ -217,11 +222,11 @@ static char *put_label_line(char *p, const struct trace *t, uint32_t name, uint6
 {
     const struct name *n = name ? at__names_get(&t->names, AT_NAME_MSG, name) : NULL;
     if (n)
-        p = put_escaped(p, n);
+        p = put_text(p, n->s, n->len);
     else if (name)
         p = at__fmt_u64(AT_PUT(p, "name_"), name);
     else
-        p = AT_PUT(p, "(unnamed)");
+        p = AT_PUT(p, AT_UNNAMED);
     return AT_PUT(at__fmt_u64(AT_PUT(p, " "), count), "\\n");
 }
 

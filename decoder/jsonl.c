@@ -75,7 +75,8 @@ static int jsonl_event(struct out *o, const struct decode *d, const struct merge
         p = at__fmt_u64(AT_PUT(p, ",\"pid\":"), e->trace->process.pid);
     p = at__fmt_u64(AT_PUT(p, ",\"tid\":"), e->thread->tid);
     p = put_kind(AT_PUT(p, ",\"event\":"), ev->kind, kind);
-    p = at__fmt_u64(AT_PUT(p, ",\"actor\":"), ev->actor);
+    if (ev->actor)
+        p = at__fmt_u64(AT_PUT(p, ",\"actor\":"), ev->actor);
     if (actor)
         p = at__fmt_json_str(AT_PUT(p, ",\"actor_name\":"), actor->s, actor->len);
     if (ev->peer)

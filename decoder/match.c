@@ -1,42 +1,71 @@
 /* Send -> handler matching.
  *
  * Every send becomes a pending entry, linked at the tail of its receiver's mailbox list and,
- * when it carries a message id, indexed by (trace, id). A recv takes its entry by id when it
- * has one, else the head of its actor's mailbox: with FIFO mailboxes the k-th send to an actor
- * is its k-th receive. The entry then waits in its thread's "held" slot for the step that
- * handles it, which on every runtime we know follows on the same thread; a runtime that
- * records steps without recvs has its steps take entries directly the same way. A held entry
- * that no step claims (the next recv on the thread comes first) was handled at its recv.
+ * when it carries a message id, indexed by (trace, id). A recv or step with an id takes the
+ * entry of that id. Without one, in a trace whose sends carry no ids, it takes the head of its
+ * actor's mailbox: with FIFO mailboxes the k-th send to an actor is its k-th receive. Steps
+ * whose path says they handle no message (timer, poller, task) take nothing.
  *
- * Memory is the messages in flight: an entry is freed when its step (or the next recv) comes.
- * Entries whose recv never appears (lost, or still queued when the trace ends) stay, and are
- * counted by at__match_unhandled. */
+ * A message's recv and the step that handles it come on one thread, in either order: the
+ * first takes the entry and leaves it in the thread's "held" slot for the second, which ends
+ * the flow. Usually the recv comes first (the runtime takes the message out, then runs the
+ * handler); a zloop reader's step begins, then its handler receives, and then the step has
+ * the message's id. A held entry that the thread's next event does not claim is released: the
+ * message was handled at its recv (a runtime that records no steps), or its recv is not
+ * recorded.
+ *
+ * Memory is the messages in flight: an entry is freed when its step and recv have come, or when
+ * it is given up (a later send with its id, or its actor's mailbox is full: see
+ * MATCH_MAILBOX_CAP). Entries whose recv never appears stay, counted by at__match_unhandled. */
 #include <errno.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "array.h"
 #include "at_events.h"
+#include "at_format.h"
 #include "match.h"
 
 #define NONE UINT32_MAX
 
+/* Path names of steps that run for something other than a message. */
+static const char *const no_msg_paths[] = {"timer", "poller", "task"};
+
+static bool handles_no_msg(const struct name *n)
+{
+    for (size_t i = 0; n && i < sizeof no_msg_paths / sizeof *no_msg_paths; i++)
+        if (n->len == strlen(no_msg_paths[i]) && memcmp(n->s, no_msg_paths[i], n->len) == 0)
+            return true;
+    return false;
+}
+
+static int init_trace(struct matcher *m, size_t i)
+{
+    size_t n = m->traces[i].nthreads;
+    m->held[i] = malloc((n ? n : 1) * sizeof **m->held);
+    if (!m->held[i])
+        return -ENOMEM;
+    for (size_t j = 0; j < n; j++)
+        m->held[i][j] = (struct held){.entry = NONE};
+    for (unsigned path = 1; path < 256; path++)
+        if (handles_no_msg(at__names_get(&m->traces[i].names, AT_NAME_PATH, path)))
+            m->no_msg[i][path / 64] |= 1ull << path % 64;
+    return 0;
+}
+
 int at__match_init(struct matcher *m, const struct trace *traces, size_t ntraces)
 {
     *m = (struct matcher){.traces = traces, .ntraces = ntraces, .free_list = NONE, .next_flow = 1};
-    m->held = calloc(ntraces ? ntraces : 1, sizeof *m->held);
-    if (!m->held)
-        return -ENOMEM;
-    for (size_t i = 0; i < ntraces; i++) {
-        size_t n = traces[i].nthreads;
-        m->held[i] = malloc((n ? n : 1) * sizeof **m->held);
-        if (!m->held[i]) {
-            at__match_free(m);
-            return -ENOMEM;
-        }
-        for (size_t j = 0; j < n; j++)
-            m->held[i][j] = (struct held){.entry = NONE};
-    }
-    return 0;
+    size_t n = ntraces ? ntraces : 1;
+    m->held = calloc(n, sizeof *m->held);
+    m->ids = calloc(n, sizeof *m->ids);
+    m->no_msg = calloc(n, sizeof *m->no_msg);
+    int err = m->held && m->ids && m->no_msg ? 0 : -ENOMEM;
+    for (size_t i = 0; err == 0 && i < ntraces; i++)
+        err = init_trace(m, i);
+    if (err < 0)
+        at__match_free(m);
+    return err;
 }
 
 /* Grows a table whose indexes must stay below NONE. */
@@ -126,8 +155,6 @@ static void enqueue(struct matcher *m, uint32_t index)
 static void dequeue(struct matcher *m, uint32_t index)
 {
     struct pending *p = &m->entries[index];
-    if (p->actor == NONE)
-        return;
     struct match_actor *a = &m->actors[p->actor];
     if (p->prev != NONE)
         m->entries[p->prev].next = p->next;
@@ -149,14 +176,49 @@ static void supersede(struct matcher *m, uint32_t old)
     m->superseded++;
 }
 
+/* The oldest send of a full mailbox is given up for a new one. */
+static void evict(struct matcher *m, uint32_t trace, struct match_actor *a)
+{
+    uint32_t old = a->head;
+    if (m->entries[old].msg != 0)
+        at__hmap_del(&m->by_msg, (struct hkey){trace, m->entries[old].msg});
+    dequeue(m, old);
+    release(m, old);
+    m->waiting--;
+    m->evicted++;
+}
+
+/* The mailbox a send goes to: its receiver's, or the trace's unknown receiver's. */
+static int mailbox_of(struct matcher *m, uint32_t trace, const struct match_result *r,
+                      uint32_t *index)
+{
+    if (r->actor != MATCH_NO_ACTOR) {
+        *index = r->actor;
+        return 0;
+    }
+    return actor_of(m, trace, 0, index);
+}
+
 static int on_send(struct matcher *m, const struct merged *e, uint32_t trace,
                    struct match_result *r)
 {
     const struct at_event *ev = e->ev;
+    uint32_t box, index;
     r->role = MATCH_SEND;
-    if (r->actor == MATCH_NO_ACTOR && ev->msg == 0)
-        return 0; /* nothing could ever identify its receive */
-    uint32_t index;
+    if (r->actor == MATCH_NO_ACTOR && ev->msg == 0) {
+        m->untracked++; /* nothing could ever identify its receive */
+        return 0;
+    }
+    if (mailbox_of(m, trace, r, &box) < 0)
+        return -ENOMEM;
+    struct match_actor *a = &m->actors[box];
+    if (a->depth >= MATCH_MAILBOX_CAP && !a->takes) {
+        m->untracked++; /* a sink: keeping its messages would only cost memory */
+        r->depth = a->depth;
+        return 0;
+    }
+    if (a->depth >= MATCH_MAILBOX_CAP)
+        evict(m, trace, a);
     if (new_entry(m, &index) < 0)
         return -ENOMEM;
     r->flow = m->next_flow++;
@@ -166,13 +228,12 @@ static int on_send(struct matcher *m, const struct merged *e, uint32_t trace,
                                          .sender = ev->peer,
                                          .msg = ev->msg,
                                          .name = ev->name,
-                                         .actor = r->actor};
-    if (r->actor != MATCH_NO_ACTOR) {
-        enqueue(m, index);
-        r->depth = m->actors[r->actor].depth;
-    }
+                                         .actor = box};
+    enqueue(m, index);
+    r->depth = m->actors[box].depth;
     if (ev->msg == 0)
         return 0;
+    m->ids[trace] = true;
     struct hkey key = {trace, ev->msg};
     uint32_t *old = at__hmap_get(&m->by_msg, key);
     if (old)
@@ -180,8 +241,8 @@ static int on_send(struct matcher *m, const struct merged *e, uint32_t trace,
     return at__hmap_put(&m->by_msg, key, index);
 }
 
-/* The pending send that a recv (or a step of a runtime without recvs) takes: by message id
- * when the event has one, else the oldest in the actor's mailbox. NONE when there is none. */
+/* The pending send that a recv or step takes: by message id when the event has one, else, in
+ * a trace without ids, the oldest in the actor's mailbox. NONE when there is none. */
 static uint32_t take(struct matcher *m, const struct at_event *ev, uint32_t trace, uint32_t actor)
 {
     uint32_t index = NONE;
@@ -191,7 +252,7 @@ static uint32_t take(struct matcher *m, const struct at_event *ev, uint32_t trac
             index = *found;
             m->by_id++;
         }
-    } else if (actor != MATCH_NO_ACTOR && m->actors[actor].head != NONE) {
+    } else if (!m->ids[trace] && actor != MATCH_NO_ACTOR && m->actors[actor].head != NONE) {
         index = m->actors[actor].head;
         m->by_order++;
     }
@@ -199,6 +260,7 @@ static uint32_t take(struct matcher *m, const struct at_event *ev, uint32_t trac
         return NONE;
     if (m->entries[index].msg != 0)
         at__hmap_del(&m->by_msg, (struct hkey){trace, m->entries[index].msg});
+    m->actors[m->entries[index].actor].takes = true;
     dequeue(m, index);
     m->waiting--;
     return index;
@@ -211,6 +273,8 @@ static void found(const struct matcher *m, uint32_t index, struct match_result *
     r->send_ns = p->send_ns;
     r->sender = p->sender;
     r->name = p->name;
+    if (r->actor != MATCH_NO_ACTOR)
+        r->depth = m->actors[r->actor].depth;
 }
 
 static struct held *held_of(const struct matcher *m, const struct merged *e, uint32_t trace)
@@ -218,28 +282,41 @@ static struct held *held_of(const struct matcher *m, const struct merged *e, uin
     return &m->held[trace][e->thread - e->trace->threads];
 }
 
+/* Empties the thread's held slot. */
+static void drop_held(struct matcher *m, struct held *h)
+{
+    if (h->entry != NONE)
+        release(m, h->entry);
+    h->entry = NONE;
+}
+
 static void on_recv(struct matcher *m, const struct merged *e, uint32_t trace,
                     struct match_result *r)
 {
     struct held *h = held_of(m, e, trace);
+    uint64_t msg = e->ev->msg;
     r->role = MATCH_RECV;
-    if (h->entry != NONE)
-        release(m, h->entry); /* no step claimed it: it was handled at its recv */
-    h->entry = take(m, e->ev, trace, r->actor);
-    if (h->entry == NONE) {
-        m->recvs_unmatched++;
+    if (h->entry != NONE && h->by_step && msg != 0 && m->entries[h->entry].msg == msg) {
+        found(m, h->entry, r); /* its step began first: the flow ends here */
+        r->ends = true;
+        drop_held(m, h);
         return;
     }
-    h->recv_ns = e->ts_ns;
-    found(m, h->entry, r);
-    if (r->actor != MATCH_NO_ACTOR)
-        r->depth = m->actors[r->actor].depth;
+    drop_held(m, h);
+    h->entry = take(m, e->ev, trace, r->actor);
+    h->by_step = false;
+    if (h->entry == NONE)
+        m->recvs_unmatched++;
+    else
+        found(m, h->entry, r);
 }
 
-/* Whether the held entry is the message this step handles. */
-static bool claims(const struct pending *p, const struct at_event *ev, uint32_t actor)
+/* Whether the entry a recv held is the message this step handles. */
+static bool claims(const struct matcher *m, uint32_t entry, const struct at_event *ev,
+                   uint32_t actor)
 {
-    bool same_actor = p->actor == MATCH_NO_ACTOR || p->actor == actor;
+    const struct pending *p = &m->entries[entry];
+    bool same_actor = p->actor == actor || m->actors[p->actor].id == 0;
     bool same_msg = ev->msg == 0 || p->msg == 0 || p->msg == ev->msg;
     return same_actor && same_msg;
 }
@@ -248,22 +325,31 @@ static void on_step(struct matcher *m, const struct merged *e, uint32_t trace,
                     struct match_result *r)
 {
     struct held *h = held_of(m, e, trace);
-    uint32_t index = h->entry;
+    uint8_t path = e->ev->path;
     r->role = MATCH_STEP;
-    if (index != NONE && !claims(&m->entries[index], e->ev, r->actor)) {
-        release(m, index);
-        index = NONE;
+    if (m->no_msg[trace][path / 64] >> path % 64 & 1) {
+        m->steps_without_msg++;
+        return;
     }
-    h->entry = NONE;
-    if (index == NONE)
-        index = take(m, e->ev, trace, r->actor);
+    if (h->entry != NONE && !h->by_step && claims(m, h->entry, e->ev, r->actor)) {
+        found(m, h->entry, r); /* its recv came first: the flow ends here */
+        r->ends = true;
+        drop_held(m, h);
+        return;
+    }
+    drop_held(m, h);
+    uint32_t index = take(m, e->ev, trace, r->actor);
     if (index == NONE) {
         m->steps_unmatched++;
         return;
     }
     found(m, index, r);
-    if (r->actor != MATCH_NO_ACTOR)
-        r->depth = m->actors[r->actor].depth;
+    if (e->ev->msg != 0) { /* by id: its recv may follow, and then ends the flow */
+        h->entry = index;
+        h->by_step = true;
+        return;
+    }
+    r->ends = true;
     release(m, index);
 }
 
@@ -290,7 +376,7 @@ int at__match_event(struct matcher *m, const struct merged *e, struct match_resu
 
 uint64_t at__match_unhandled(const struct matcher *m)
 {
-    return m->waiting + m->superseded;
+    return m->waiting + m->superseded + m->evicted + m->untracked;
 }
 
 void at__match_free(struct matcher *m)
@@ -298,6 +384,8 @@ void at__match_free(struct matcher *m)
     for (size_t i = 0; m->held && i < m->ntraces; i++)
         free(m->held[i]);
     free(m->held);
+    free(m->ids);
+    free(m->no_msg);
     free(m->actors);
     free(m->entries);
     at__hmap_free(&m->actor_index);

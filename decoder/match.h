@@ -10,13 +10,22 @@
 #include "hmap.h"
 #include "merge.h"
 
-/* An actor of one trace, known to the matcher by a dense index. */
+/* An actor of one trace, known to the matcher by a dense index. Id 0 stands for the unknown
+ * receiver of the trace's sends that name none. */
 struct match_actor {
     uint64_t id;
     uint32_t trace;      /* index into decode.traces */
     uint32_t head, tail; /* its mailbox: pending sends, oldest first */
     uint32_t depth, max_depth;
+    bool takes; /* a recv or step has taken a message of its mailbox */
 };
+
+/* The most sends an actor's mailbox keeps pending. An actor that has taken none keeps its first
+ * ones and later sends to it are only counted (untracked): a sink costs no memory past this,
+ * and no more than a count per send. One that takes messages gives up its oldest (evicted).
+ * Either way the matcher's memory stays bounded whatever the trace; the mailbox depth it
+ * reports stops at this number. */
+#define MATCH_MAILBOX_CAP 65536
 
 /* A message sent and not yet handled. */
 struct pending {
@@ -25,10 +34,11 @@ struct pending {
     uint32_t prev, next;  /* mailbox links; next links the free list */
 };
 
-/* What a received message waits in until its step: one per thread. */
+/* A message taken out of a mailbox by one of a thread's events, waiting for the other: its
+ * step, after a recv; its recv, after a step that began first and took it by id. */
 struct held {
     uint32_t entry; /* NONE when empty */
-    uint64_t recv_ns;
+    bool by_step;   /* a step took it: the recv is to come */
 };
 
 #define MATCH_CACHE 64 /* recently seen actors, looked up before the hash map */
@@ -49,10 +59,16 @@ struct matcher {
     size_t entries_cap;
     struct held **held; /* [trace][thread] */
     size_t ntraces;
+    bool *ids;             /* [trace]: its sends carry message ids, so none is matched by order */
+    uint64_t (*no_msg)[4]; /* [trace]: the paths of steps that handle no message */
     uint64_t next_flow;
     uint64_t waiting;    /* sends not yet taken out of a mailbox */
     uint64_t superseded; /* sends given up because a later send reused their message id */
+    uint64_t untracked;  /* sends only counted: to a full mailbox whose actor took none, or
+                            with neither receiver nor id */
+    uint64_t evicted;    /* sends given up, oldest first, when their actor's mailbox was full */
     uint64_t by_id, by_order, steps_unmatched, recvs_unmatched;
+    uint64_t steps_without_msg; /* timer, poller and task steps: they handle no message */
 };
 
 enum match_role { MATCH_NONE, MATCH_SEND, MATCH_RECV, MATCH_STEP };
@@ -60,6 +76,7 @@ enum match_role { MATCH_NONE, MATCH_SEND, MATCH_RECV, MATCH_STEP };
 struct match_result {
     enum match_role role; /* SEND: a new flow; RECV, STEP: a send was found (flow != 0) */
     uint64_t flow;
+    bool ends; /* RECV, STEP: the flow ends here (at the later of a message's recv and step) */
     uint64_t send_ns, sender;
     uint32_t name;  /* the send's message name id */
     uint32_t actor; /* index of the event's actor; MATCH_NO_ACTOR when it has none */
@@ -77,7 +94,8 @@ int at__match_event(struct matcher *m, const struct merged *e, struct match_resu
 /* The index of an actor of trace number `trace`, added when new. Returns 0 or -ENOMEM. */
 int at__match_actor(struct matcher *m, uint32_t trace, uint64_t id, uint32_t *index);
 
-/* Sends never taken out of a mailbox: in flight when the trace ends, or their recv was lost. */
+/* Sends never taken out of a mailbox: in flight when the trace ends, their recv was lost, or
+ * given up (superseded, evicted, untracked). */
 uint64_t at__match_unhandled(const struct matcher *m);
 
 void at__match_free(struct matcher *m);

@@ -9,6 +9,9 @@
 
 #include "idmap.h"
 
+/* How every view names a message that has no name (name id 0). */
+#define AT_UNNAMED "(unnamed)"
+
 struct name {
     char *s; /* NULL: no name */
     uint32_t len;

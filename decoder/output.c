@@ -121,30 +121,47 @@ static char *escape_ascii(char *p, uint8_t c)
     return p;
 }
 
+/* Copies the UTF-8 sequence that starts with the byte s[0] >= 0x80, or U+FFFD when that byte
+ * starts none; *used gets the bytes of s taken. */
+static char *put_utf8(char *p, const uint8_t *s, size_t avail, size_t *used)
+{
+    size_t n = utf8_length(s, avail);
+    if (n == 0) {
+        *used = 1;
+        return AT_PUT(p, "\xEF\xBF\xBD"); /* U+FFFD for the stray byte */
+    }
+    memcpy(p, s, n);
+    *used = n;
+    return p + n;
+}
+
 char *at__fmt_json_str(char *p, const char *str, size_t len)
 {
     const uint8_t *s = (const uint8_t *)str;
     *p++ = '"';
-    for (size_t i = 0; i < len;) {
+    for (size_t i = 0, used; i < len; i += used) {
         uint8_t c = s[i];
-        if (c >= 0x20 && c < 0x80 && c != '"' && c != '\\') {
+        used = 1;
+        if (c >= 0x20 && c < 0x80 && c != '"' && c != '\\')
             *p++ = (char)c;
-            i++;
-        } else if (c < 0x80) {
+        else if (c < 0x80)
             p = escape_ascii(p, c);
-            i++;
-        } else {
-            size_t n = utf8_length(s + i, len - i);
-            if (n == 0) {
-                p = AT_PUT(p, "\xEF\xBF\xBD"); /* U+FFFD for the stray byte */
-                i++;
-            } else {
-                memcpy(p, s + i, n);
-                p += n;
-                i += n;
-            }
-        }
+        else
+            p = put_utf8(p, s + i, len - i, &used);
     }
     *p++ = '"';
+    return p;
+}
+
+char *at__fmt_utf8(char *p, const char *str, size_t len)
+{
+    const uint8_t *s = (const uint8_t *)str;
+    for (size_t i = 0, used; i < len; i += used) {
+        used = 1;
+        if (s[i] < 0x80)
+            *p++ = (char)s[i];
+        else
+            p = put_utf8(p, s + i, len - i, &used);
+    }
     return p;
 }

@@ -65,6 +65,10 @@ static inline size_t at__json_str_bound(size_t len)
  * escaped, each byte that is not part of valid UTF-8 replaced by U+FFFD. Returns the end. */
 char *at__fmt_json_str(char *p, const char *s, size_t len);
 
+/* Copies s[0..len) with each byte that is not part of valid UTF-8 replaced by U+FFFD (at most
+ * 3 * len bytes), for formats whose strings must be UTF-8. Returns the end. */
+char *at__fmt_utf8(char *p, const char *s, size_t len);
+
 /* The totals the last output line reports. */
 struct summary {
     uint64_t events;  /* events written out */

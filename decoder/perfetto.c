@@ -174,11 +174,12 @@ static int put_track(void *arg, const struct tl_track *t)
     size_t track = uint_size(TRACK_UUID, t->uuid) + len_size(TRACK_NAME, len) +
                    (t->parent ? uint_size(TRACK_PARENT, t->parent) : 0) +
                    (described ? len_size(TRACK_THREAD, descriptor_size(t, len)) : 0);
-    size_t body =
-        uint_size(PACKET_SEQUENCE_ID, SEQUENCE) + len_size(PACKET_TRACK_DESCRIPTOR, track);
+    size_t body = uint_size(PACKET_TIMESTAMP, t->ts_ns) + uint_size(PACKET_SEQUENCE_ID, SEQUENCE) +
+                  len_size(PACKET_TRACK_DESCRIPTOR, track);
     uint8_t *p = packet_start(pf->f.o, body);
     if (!p)
         return -ENOMEM;
+    p = uint_field(p, PACKET_TIMESTAMP, t->ts_ns);
     p = uint_field(p, PACKET_SEQUENCE_ID, SEQUENCE);
     p = uint_field(len_field(p, PACKET_TRACK_DESCRIPTOR, track), TRACK_UUID, t->uuid);
     p = bytes_field(p, TRACK_NAME, name, len);
@@ -283,10 +284,17 @@ static int perfetto_begin(struct out *o, const struct decode *d)
     return put_header(o);
 }
 
+static int perfetto_end(struct out *o, const struct decode *d, const struct summary *s)
+{
+    (void)s;
+    return at__tl_format_finish(o, d);
+}
+
 const struct output_ops at__perfetto_ops = {
     .name = "perfetto",
     .create = perfetto_create,
     .destroy = perfetto_destroy,
     .begin = perfetto_begin,
     .event = at__tl_format_event,
+    .end = perfetto_end,
 };

@@ -135,15 +135,30 @@ static int on_handled(struct stats *st, const struct merged *e, uint32_t trace,
     return 0;
 }
 
+/* The message name a step handled: its send's, else its own; NULL when it has neither. */
+static int handled_msg(struct stats *st, const struct merged *e, uint32_t trace,
+                       const struct match_result *r, struct stat_msg **out)
+{
+    *out = NULL;
+    if (r->flow == 0 && e->ev->name == 0)
+        return 0;
+    *out = msg_of(st, trace, r->flow ? r->name : e->ev->name);
+    return *out ? 0 : -ENOMEM;
+}
+
 static int on_step(struct stats *st, const struct merged *e, uint32_t trace, struct stat_actor *a,
                    const struct match_result *r)
 {
-    if (a) {
+    struct stat_msg *m;
+    if (handled_msg(st, e, trace, r, &m) < 0)
+        return -ENOMEM;
+    if (m)
+        m->handled++;
+    if (a)
         a->steps++;
-        a->in_step = true;
-        a->step_since = e->ts_ns;
-        a->step_name = e->ev->name;
-    }
+    if (a && a->open++ < STATS_MAX_NESTED)
+        a->step[a->open - 1] =
+            (struct stat_step){.since = e->ts_ns, .msg = m ? (uint32_t)(m - st->msgs) + 1 : 0};
     if (r->flow == 0)
         return 0;
     if (a)
@@ -151,32 +166,32 @@ static int on_step(struct stats *st, const struct merged *e, uint32_t trace, str
     return on_handled(st, e, trace, a, r);
 }
 
-static int on_step_end(struct stats *st, const struct merged *e, uint32_t trace,
-                       struct stat_actor *a)
+/* Time in steps: a step's own from its begin to its end for its message name; the actor's
+ * while any of its steps is open, so nested steps count once. */
+static void on_step_end(struct stats *st, const struct merged *e, struct stat_actor *a)
 {
-    if (!a || !a->in_step)
-        return 0;
-    uint64_t busy = e->ts_ns - a->step_since;
-    struct stat_msg *m = msg_of(st, trace, a->step_name);
-    if (!m)
-        return -ENOMEM;
-    a->busy_ns += busy;
-    m->handling_ns += busy;
-    a->in_step = false;
-    return 0;
+    if (!a || a->open == 0)
+        return;
+    if (--a->open >= STATS_MAX_NESTED)
+        return;
+    const struct stat_step *s = &a->step[a->open];
+    uint64_t took = e->ts_ns - s->since;
+    if (s->msg)
+        st->msgs[s->msg - 1].handling_ns += took;
+    if (a->open == 0)
+        a->busy_ns += took;
 }
 
-/* Counts by message name for the kinds that carry one. */
+/* Counts sends and recvs by message name (steps count by the message they handled). */
 static int count_msg(struct stats *st, const struct at_event *ev, uint32_t trace)
 {
-    if (ev->kind != AT_EV_SEND && ev->kind != AT_EV_RECV && ev->kind != AT_EV_STEP_BEGIN)
+    if (ev->kind != AT_EV_SEND && ev->kind != AT_EV_RECV)
         return 0;
     struct stat_msg *m = msg_of(st, trace, ev->name);
     if (!m)
         return -ENOMEM;
     m->sent += ev->kind == AT_EV_SEND;
     m->received += ev->kind == AT_EV_RECV;
-    m->handled += ev->kind == AT_EV_STEP_BEGIN;
     return 0;
 }
 
@@ -205,7 +220,8 @@ static int stats_event(struct out *o, const struct decode *d, const struct merge
     case AT_EV_STEP_BEGIN:
         return on_step(st, e, trace, a, &r);
     case AT_EV_STEP_END:
-        return on_step_end(st, e, trace, a);
+        on_step_end(st, e, a);
+        return 0;
     case AT_EV_UNPARK:
         if (a)
             a->last_unpark = e->ts_ns;

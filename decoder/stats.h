@@ -13,20 +13,30 @@
 #define STATS_SLOTS      20   /* mailbox depth over time: the run cut in this many slots */
 #define STATS_NAME_CACHE 4096 /* message name ids below this skip the hash map */
 
+#define STATS_MAX_NESTED 8 /* nested steps per actor whose time is kept */
+
 /* One message name of one trace. */
 struct stat_msg {
     uint32_t trace, name;
-    uint64_t sent, received, handled; /* send, recv and step_begin events */
-    uint64_t handling_ns;             /* time in its steps */
-    struct hist latency;              /* send -> the step that handled it */
+    uint64_t sent, received; /* send and recv events of that name */
+    uint64_t handled;        /* steps that handled a message of that name */
+    uint64_t handling_ns;    /* time in those steps, each from its begin to its end */
+    struct hist latency;     /* send -> the step that handled it */
+};
+
+/* A step begun and not ended. */
+struct stat_step {
+    uint64_t since;
+    uint32_t msg; /* index + 1 into stats.msgs of the message name it handled; 0: none */
 };
 
 /* One actor, by its matcher index. */
 struct stat_actor {
     uint64_t events, sent, received, steps; /* sent: as sender; received: sends to it */
-    uint64_t busy_ns, step_since, last_unpark;
-    uint32_t step_name; /* of the open step */
-    bool in_step;
+    uint64_t busy_ns;                       /* time with at least one of its steps open */
+    uint64_t last_unpark;
+    uint32_t open; /* steps begun and not ended; the outermost STATS_MAX_NESTED in `step` */
+    struct stat_step step[STATS_MAX_NESTED];
     uint32_t depth, last_slot;         /* mailbox depth now, and the slot it was set in */
     uint32_t depth_slots[STATS_SLOTS]; /* the largest depth in each slot */
     struct hist latency;

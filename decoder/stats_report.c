@@ -19,6 +19,7 @@ struct report {
     const struct decode *d;
     struct stats *st;
     const struct summary *sum;
+    size_t nactors; /* in the actor orders: the actors, less each trace's unknown receiver */
     int err;
 };
 
@@ -78,7 +79,7 @@ static const char *text_name(char *buf, const struct name *n, const char *prefix
 
 static const char *msg_text(const struct report *r, const struct stat_msg *m, char *buf)
 {
-    return m->name ? text_name(buf, msg_name(r, m), "name_", m->name) : "(none)";
+    return m->name ? text_name(buf, msg_name(r, m), "name_", m->name) : AT_UNNAMED;
 }
 
 /* Writes "name":"..." for JSON: the registered name, or the prefix and id. */
@@ -154,6 +155,16 @@ static uint32_t *sorted(size_t n, int (*cmp)(const void *, const void *, void *)
         order[i] = (uint32_t)i;
     qsort_r(order, n, sizeof *order, cmp, st);
     return order;
+}
+
+/* Removes the unknown receivers (actor id 0) from an order of actors; returns how many remain. */
+static size_t real_actors(const struct stats *st, uint32_t *order)
+{
+    size_t kept = 0;
+    for (size_t i = 0; order && i < st->match.nactors; i++)
+        if (st->match.actors[order[i]].id != 0)
+            order[kept++] = order[i];
+    return kept;
 }
 
 /* ---- Finishing ----------------------------------------------------------------------------- */
@@ -261,7 +272,7 @@ static const char *actor_text(const struct report *r, uint32_t i, char *buf)
 static void text_actors(struct report *r, const uint32_t *order)
 {
     char name[96], busy[24];
-    size_t n = r->st->match.nactors;
+    size_t n = r->nactors;
     say(r, "\nActors (busiest %d of %zu; received: sends to it; latency of its messages)\n",
         n < TEXT_ROWS ? (int)n : TEXT_ROWS, n);
     say(r, "  %-32s %10s %10s %10s %10s %10s %6s %9s %9s %9s %9s\n", "actor", "events", "sent",
@@ -283,7 +294,7 @@ static void text_depth(struct report *r, const uint32_t *order)
     say(r, "\nMailbox depth over time (largest in each 1/%d of the run, %s each)\n", STATS_SLOTS,
         duration(span, (r->st->last_ns - r->st->first_ns) / STATS_SLOTS));
     size_t shown = 0;
-    for (size_t i = 0; i < r->st->match.nactors && shown < TEXT_ROWS / 2; i++, shown++) {
+    for (size_t i = 0; i < r->nactors && shown < TEXT_ROWS / 2; i++, shown++) {
         if (r->st->match.actors[order[i]].max_depth == 0)
             break;
         say(r, "  %-32s", actor_text(r, order[i], name));
@@ -348,15 +359,23 @@ static void text_drops(struct report *r)
         say(r, "  ... %zu more loss records (--json lists them all)\n", total - TEXT_ROWS);
 }
 
+/* Sends the matcher stopped following before the end: see match.h. */
+static uint64_t given_up(const struct matcher *m)
+{
+    return m->superseded + m->evicted + m->untracked;
+}
+
 static void text_matching(struct report *r)
 {
     const struct matcher *m = &r->st->match;
     say(r,
         "\nSend -> step matching: %llu by message id, %llu by mailbox order; %llu sends never "
-        "handled; %llu steps and %llu recvs without a traced send\n",
+        "handled (%llu of them given up, unfollowed); %llu steps and %llu recvs without a traced "
+        "send; %llu timer, poller or task steps\n",
         (unsigned long long)m->by_id, (unsigned long long)m->by_order,
-        (unsigned long long)at__match_unhandled(m), (unsigned long long)m->steps_unmatched,
-        (unsigned long long)m->recvs_unmatched);
+        (unsigned long long)at__match_unhandled(m), (unsigned long long)given_up(m),
+        (unsigned long long)m->steps_unmatched, (unsigned long long)m->recvs_unmatched,
+        (unsigned long long)m->steps_without_msg);
 }
 
 /* ---- JSON -------------------------------------------------------------------------------- */
@@ -393,7 +412,10 @@ static void json_msgs(struct report *r, const uint32_t *order)
         const struct stat_msg *m = &r->st->msgs[order[i]];
         say(r, "%s\n{\"pid\":%llu,\"name_id\":%u,", i ? "," : "",
             (unsigned long long)r->d->traces[m->trace].process.pid, m->name);
-        json_name(r, msg_name(r, m), "name_", m->name);
+        if (m->name)
+            json_name(r, msg_name(r, m), "name_", m->name);
+        else
+            say(r, "\"name\":\"" AT_UNNAMED "\"");
         say(r, ",\"sent\":%llu,\"received\":%llu,\"handled\":%llu,\"handling_ns\":%llu",
             (unsigned long long)m->sent, (unsigned long long)m->received,
             (unsigned long long)m->handled, (unsigned long long)m->handling_ns);
@@ -406,7 +428,7 @@ static void json_msgs(struct report *r, const uint32_t *order)
 static void json_actors(struct report *r, const uint32_t *order)
 {
     say(r, ",\n\"actors\":[");
-    for (size_t i = 0; i < r->st->match.nactors; i++) {
+    for (size_t i = 0; i < r->nactors; i++) {
         const struct match_actor *m = &r->st->match.actors[order[i]];
         const struct stat_actor *a = stat_actor_of(r->st, order[i]);
         say(r, "%s\n{\"pid\":%llu,\"actor\":%llu,", i ? "," : "",
@@ -490,10 +512,12 @@ static void json_report(struct report *r, const uint32_t *msgs, const uint32_t *
     json_lost(r);
     say(r,
         ",\n\"matching\":{\"by_id\":%llu,\"by_order\":%llu,\"unhandled_sends\":%llu,"
-        "\"steps_without_send\":%llu,\"recvs_without_send\":%llu}}\n",
+        "\"given_up_sends\":%llu,\"steps_without_send\":%llu,\"recvs_without_send\":%llu,"
+        "\"steps_without_message\":%llu}}\n",
         (unsigned long long)m->by_id, (unsigned long long)m->by_order,
-        (unsigned long long)at__match_unhandled(m), (unsigned long long)m->steps_unmatched,
-        (unsigned long long)m->recvs_unmatched);
+        (unsigned long long)at__match_unhandled(m), (unsigned long long)given_up(m),
+        (unsigned long long)m->steps_unmatched, (unsigned long long)m->recvs_unmatched,
+        (unsigned long long)m->steps_without_msg);
 }
 
 static void text_report(struct report *r, const uint32_t *msgs, const uint32_t *actors,
@@ -512,11 +536,13 @@ static void text_report(struct report *r, const uint32_t *msgs, const uint32_t *
 int at__stats_report(struct out *o, const struct decode *d, struct stats *st,
                      const struct summary *s)
 {
-    struct report r = {o, d, st, s, 0};
+    struct report r = {o, d, st, s, 0, 0};
     finish(&r);
     uint32_t *msgs = sorted(st->nmsgs, by_traffic, st);
     uint32_t *actors = sorted(st->match.nactors, by_events, st);
     uint32_t *deepest = sorted(st->match.nactors, by_depth, st);
+    r.nactors = real_actors(st, actors);
+    real_actors(st, deepest);
     if (!msgs || !actors || !deepest)
         r.err = -ENOMEM;
     else if (d->json)

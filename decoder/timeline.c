@@ -2,13 +2,15 @@
  *
  * Tracks: one per process (trace file), and under it one per thread, one per actor and one per
  * core, each declared to the format on first use. A step is a slice on its actor's track
- * (named by its message), on its thread's track and on the track of the core it began on
- * (named by the actor). A send is an instant on the sending actor's track (on the thread's
- * when the sender is unknown); every other event is an instant on its thread's track. The
- * matcher gives each send a flow that passes its recv and ends at the step that handled it.
+ * (named by its message) and on its thread's track (named by the actor), and is drawn in
+ * pieces on the tracks of the cores its thread ran it on (see "Core tracks" below). A send is
+ * an instant on the sending actor's track (on the thread's when the sender is unknown); every
+ * other event is an instant on its thread's track. The matcher gives each send a flow that
+ * passes the first of its recv and its step and ends at the other.
  *
  * Slices stay balanced whatever the trace holds: a step_end whose step_begin is missing (lost,
- * or filtered out) draws nothing, and a step ends on the core track where it began. */
+ * or filtered out) draws nothing, and what is still open when the events end is ended at the
+ * cut (at__tl_finish). */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,9 +20,35 @@
 #include "at_format.h"
 #include "timeline.h"
 
+static uint64_t mix(uint64_t x)
+{
+    x = (x ^ x >> 30) * 0xBF58476D1CE4E5B9ull;
+    x = (x ^ x >> 27) * 0x94D049BB133111EBull;
+    return x ^ x >> 31;
+}
+
+/* Track uuids and flow ids are a base plus a count, so that the outputs of different traces
+ * loaded together do not collide (as TrackDescriptor asks): a hash of each trace's pid and
+ * wall-clock start. */
+static uint64_t trace_hash(const struct decode *d)
+{
+    uint64_t h = 0x9E3779B97F4A7C15ull;
+    for (size_t i = 0; i < d->ntraces; i++) {
+        const struct clock_map *c = &d->traces[i].clock;
+        h = mix(h ^ d->traces[i].process.pid);
+        h = mix(h ^ (c->n ? c->samples[0].real_ns : 0));
+    }
+    return h;
+}
+
 int at__tl_init(struct timeline *tl, const struct decode *d, struct tl_sink sink)
 {
-    *tl = (struct timeline){.d = d, .sink = sink, .next_uuid = 1};
+    uint64_t h = trace_hash(d);
+    *tl = (struct timeline){.d = d,
+                            .sink = sink,
+                            .track_base = h >> 37, /* a 4-byte varint on every event */
+                            .flow_base = h >> 12,  /* exact in JSON readers that use doubles */
+                            .next_seq = 1};
     size_t n = d->ntraces ? d->ntraces : 1;
     tl->process = calloc(n, sizeof *tl->process);
     tl->thread = calloc(n, sizeof *tl->thread);
@@ -30,6 +58,8 @@ int at__tl_init(struct timeline *tl, const struct decode *d, struct tl_sink sink
         size_t threads = d->traces[i].nthreads;
         if (!(tl->thread[i] = calloc(threads ? threads : 1, sizeof **tl->thread)))
             err = -ENOMEM;
+        for (size_t j = 0; err == 0 && j < threads; j++)
+            tl->thread[i][j].on_core = TL_NO_CORE;
     }
     if (err == 0)
         err = at__match_init(&tl->match, d->traces, d->ntraces);
@@ -43,7 +73,7 @@ int at__tl_init(struct timeline *tl, const struct decode *d, struct tl_sink sink
 static int declare(struct timeline *tl, struct tl_track *t, enum tl_kind kind, uint32_t trace,
                    uint64_t id)
 {
-    if (t->uuid)
+    if (t->seq)
         return 0;
     const struct trace *tr = &tl->d->traces[trace];
     uint64_t parent = 0;
@@ -53,8 +83,14 @@ static int declare(struct timeline *tl, struct tl_track *t, enum tl_kind kind, u
             return err;
         parent = tl->process[trace].uuid;
     }
-    *t = (struct tl_track){
-        .uuid = tl->next_uuid++, .parent = parent, .kind = kind, .trace = tr, .id = id};
+    uint64_t seq = tl->next_seq++;
+    *t = (struct tl_track){.seq = seq,
+                           .uuid = tl->track_base + seq,
+                           .parent = parent,
+                           .ts_ns = tl->now,
+                           .kind = kind,
+                           .trace = tr,
+                           .id = id};
     return tl->sink.track(tl->sink.arg, t);
 }
 
@@ -67,13 +103,13 @@ static int actor_track(struct timeline *tl, uint32_t trace, uint32_t index, uint
     return declare(tl, &(*out)->track, TL_ACTOR, trace, id);
 }
 
-static int core_track(struct timeline *tl, uint32_t trace, uint16_t core, struct tl_track **out)
+static int core_of(struct timeline *tl, uint32_t trace, uint32_t core, struct tl_core **out)
 {
     struct tl_cores *c = &tl->cores[trace];
-    if (at__array_reserve_zeroed((void **)&c->tracks, &c->n, core, sizeof *c->tracks))
+    if (at__array_reserve_zeroed((void **)&c->cores, &c->n, core, sizeof *c->cores))
         return -ENOMEM;
-    *out = &c->tracks[core];
-    return declare(tl, *out, TL_CORE, trace, core);
+    *out = &c->cores[core];
+    return 0;
 }
 
 static struct tl_thread *thread_of(const struct timeline *tl, const struct merged *e,
@@ -97,12 +133,23 @@ static int emit(struct event_ctx *c, struct tl_track *track, enum tl_type type, 
 {
     it.type = type;
     it.track = track;
-    it.ts_ns = c->e->ts_ns;
+    it.ts_ns = c->tl->now;
     it.what = what;
     it.id = id;
-    it.kind = c->e->ev->kind;
-    it.msg = c->e->ev->msg;
+    if (c->e) { /* not the end of the timeline */
+        it.kind = c->e->ev->kind;
+        it.msg = track->kind == TL_CORE ? 0 : c->e->ev->msg; /* a piece may begin at any event */
+    }
     return c->tl->sink.item(c->tl->sink.arg, &it);
+}
+
+/* A recv or step on a message's flow: the flow passes it, or ends at the later of the two. */
+static struct tl_item flow_of(const struct timeline *tl, const struct match_result *r)
+{
+    if (r->role != MATCH_RECV && r->role != MATCH_STEP)
+        return (struct tl_item){0};
+    uint64_t id = at__tl_flow_id(tl, r->flow);
+    return r->ends ? (struct tl_item){.flow_in = id} : (struct tl_item){.flow_via = id};
 }
 
 static int thread_declared(struct event_ctx *c)
@@ -110,56 +157,130 @@ static int thread_declared(struct event_ctx *c)
     return declare(c->tl, &c->th->track, TL_THREAD, c->trace, c->e->thread->tid);
 }
 
+/* ---- Core tracks ---------------------------------------------------------------------------
+ * A step is drawn on a core track in pieces: from its begin, or from the first event its thread
+ * records on that core, to its end, or to the first event recorded on that core by another
+ * thread or on another core by its own. A core's track thus holds the open steps of one thread
+ * at a time, nested as they are on the thread, so every end closes the slice it was meant for. */
+
+static uint32_t drawn(const struct tl_thread *th)
+{
+    return th->depth < TL_MAX_NESTED ? th->depth : TL_MAX_NESTED;
+}
+
+/* Ends the pieces of th's open steps on the core that holds them. */
+static int leave(struct event_ctx *c, struct tl_thread *th)
+{
+    struct tl_core *k = &c->tl->cores[c->trace].cores[th->on_core];
+    int err = 0;
+    for (uint32_t i = drawn(th); err == 0 && i-- > 0;)
+        err = emit(c, &k->track, TL_END, TL_NAME_ACTOR, th->actors[i], (struct tl_item){0});
+    k->owner = NULL;
+    th->on_core = TL_NO_CORE;
+    return err;
+}
+
+/* Begins pieces of th's open steps on core k, which no thread holds. */
+static int enter(struct event_ctx *c, struct tl_thread *th, struct tl_core *k, uint32_t core)
+{
+    int err = declare(c->tl, &k->track, TL_CORE, c->trace, core);
+    for (uint32_t i = 0; err == 0 && i < drawn(th); i++)
+        err = emit(c, &k->track, TL_BEGIN, TL_NAME_ACTOR, th->actors[i], (struct tl_item){0});
+    k->owner = th;
+    th->on_core = core;
+    return err;
+}
+
+/* The event's thread runs on the event's core: whatever another thread held there ends, and
+ * the thread's open steps move there. */
+static int place(struct event_ctx *c)
+{
+    struct tl_thread *th = c->th;
+    uint32_t core = c->e->ev->core;
+    struct tl_core *k;
+    if (th->on_core == core) /* the usual case: it holds that core already */
+        return 0;
+    int err = core_of(c->tl, c->trace, core, &k);
+    if (err == 0 && k->owner && k->owner != th)
+        err = leave(c, k->owner);
+    if (err == 0 && th->on_core != TL_NO_CORE && th->on_core != core)
+        err = leave(c, th);
+    if (err == 0 && drawn(th) && th->on_core == TL_NO_CORE)
+        err = enter(c, th, k, core);
+    return err;
+}
+
+/* ---- Steps --------------------------------------------------------------------------------- */
+
 static int step_begin(struct event_ctx *c)
 {
     const struct at_event *ev = c->e->ev;
     struct tl_actor *a = NULL;
-    struct tl_track *core;
-    int err = 0;
-    if (c->r->actor != MATCH_NO_ACTOR &&
+    struct tl_core *k;
+    int err = place(c);
+    if (err == 0 && c->r->actor != MATCH_NO_ACTOR &&
         (err = actor_track(c->tl, c->trace, c->r->actor, ev->actor, &a)) == 0) {
         a->open++;
-        err = emit(c, &a->track, TL_BEGIN, TL_NAME_MSG, ev->name,
-                   (struct tl_item){.flow_in = c->r->flow});
+        uint32_t name = ev->name || !c->r->flow ? ev->name : c->r->name;
+        err = emit(c, &a->track, TL_BEGIN, TL_NAME_MSG, name, flow_of(c->tl, c->r));
     }
     if (err == 0 && (err = thread_declared(c)) == 0)
         err = emit(c, &c->th->track, TL_BEGIN, TL_NAME_ACTOR, ev->actor, (struct tl_item){0});
     if (err < 0 || c->th->depth++ >= TL_MAX_NESTED)
         return err;
-    c->th->cores[c->th->depth - 1] = ev->core;
-    if ((err = core_track(c->tl, c->trace, ev->core, &core)) == 0)
-        err = emit(c, core, TL_BEGIN, TL_NAME_ACTOR, ev->actor, (struct tl_item){0});
-    return err;
+    c->th->actors[c->th->depth - 1] = ev->actor;
+    if ((err = core_of(c->tl, c->trace, ev->core, &k)) < 0)
+        return err;
+    if (c->th->on_core == TL_NO_CORE) /* its first open step: place() left the core free */
+        return enter(c, c->th, k, ev->core);
+    return emit(c, &k->track, TL_BEGIN, TL_NAME_ACTOR, ev->actor, (struct tl_item){0});
+}
+
+/* A step ends: its piece ends here if its thread's pieces are on this core (else that piece
+ * ended when they left, or ends now where they are), and its outer steps move here. */
+static int end_piece(struct event_ctx *c)
+{
+    struct tl_thread *th = c->th;
+    uint32_t core = c->e->ev->core;
+    int err = 0;
+    if (th->on_core != TL_NO_CORE && th->on_core != core)
+        err = leave(c, th);
+    bool here = th->on_core == core;
+    if (err == 0 && here && th->depth <= TL_MAX_NESTED)
+        err = emit(c, &c->tl->cores[c->trace].cores[core].track, TL_END, TL_NAME_ACTOR,
+                   th->actors[th->depth - 1], (struct tl_item){0});
+    if (--th->depth == 0 && here) {
+        c->tl->cores[c->trace].cores[core].owner = NULL;
+        th->on_core = TL_NO_CORE;
+    }
+    return err ? err : place(c);
 }
 
 static int step_end(struct event_ctx *c)
 {
     const struct at_event *ev = c->e->ev;
     struct tl_actor *a = NULL;
-    struct tl_track *core;
     int err = 0;
     if (c->r->actor != MATCH_NO_ACTOR) {
-        if ((err = actor_track(c->tl, c->trace, c->r->actor, ev->actor, &a)) < 0 || !a->open)
-            return err; /* its begin is missing: draw nothing */
+        if ((err = actor_track(c->tl, c->trace, c->r->actor, ev->actor, &a)) < 0)
+            return err;
+        if (!a->open)
+            return place(c); /* its begin is missing: draw nothing */
         a->open--;
         err = emit(c, &a->track, TL_END, TL_NAME_MSG, ev->name, (struct tl_item){0});
     }
     if (err < 0 || c->th->depth == 0)
-        return err;
+        return err < 0 ? err : place(c);
     if ((err = emit(c, &c->th->track, TL_END, TL_NAME_ACTOR, ev->actor, (struct tl_item){0})))
         return err;
-    if (--c->th->depth >= TL_MAX_NESTED)
-        return 0;
-    if ((err = core_track(c->tl, c->trace, c->th->cores[c->th->depth], &core)) == 0)
-        err = emit(c, core, TL_END, TL_NAME_ACTOR, ev->actor, (struct tl_item){0});
-    return err;
+    return end_piece(c);
 }
 
 /* A send goes on its sender's track, where the sender's step is open around it. */
 static int send(struct event_ctx *c)
 {
     const struct at_event *ev = c->e->ev;
-    struct tl_item flow = {.flow_out = c->r->flow};
+    struct tl_item flow = {.flow_out = at__tl_flow_id(c->tl, c->r->flow)};
     if (ev->peer == 0) {
         int err = thread_declared(c);
         return err ? err : emit(c, &c->th->track, TL_INSTANT, TL_NAME_EVENT, ev->name, flow);
@@ -177,6 +298,7 @@ int at__tl_event(struct timeline *tl, const struct merged *e)
     struct match_result r;
     uint32_t trace = (uint32_t)(e->trace - tl->d->traces);
     struct event_ctx c = {tl, e, &r, trace, thread_of(tl, e, trace)};
+    tl->now = e->ts_ns;
     int err = at__match_event(&tl->match, e, &r);
     if (err < 0)
         return err;
@@ -186,13 +308,37 @@ int at__tl_event(struct timeline *tl, const struct merged *e)
     case AT_EV_STEP_END:
         return step_end(&c);
     case AT_EV_SEND:
-        return send(&c);
+        return (err = place(&c)) < 0 ? err : send(&c);
     default:
-        if ((err = thread_declared(&c)) < 0)
+        if ((err = place(&c)) < 0 || (err = thread_declared(&c)) < 0)
             return err;
-        return emit(&c, &c.th->track, TL_INSTANT, TL_NAME_EVENT, e->ev->name,
-                    (struct tl_item){.flow_via = r.role == MATCH_RECV ? r.flow : 0});
+        return emit(&c, &c.th->track, TL_INSTANT, TL_NAME_EVENT, e->ev->name, flow_of(tl, &r));
     }
+}
+
+/* Ends the open steps of one thread, on its thread's and its core's track. */
+static int finish_thread(struct event_ctx *c)
+{
+    int err = c->th->on_core != TL_NO_CORE ? leave(c, c->th) : 0;
+    for (; err == 0 && c->th->depth > 0; c->th->depth--)
+        err = emit(c, &c->th->track, TL_END, TL_NAME_ACTOR, 0, (struct tl_item){0});
+    return err;
+}
+
+int at__tl_finish(struct timeline *tl, uint64_t ts_ns)
+{
+    struct event_ctx c = {.tl = tl};
+    int err = 0;
+    tl->now = ts_ns > tl->now ? ts_ns : tl->now;
+    for (c.trace = 0; err == 0 && c.trace < tl->d->ntraces; c.trace++)
+        for (size_t i = 0; err == 0 && i < tl->d->traces[c.trace].nthreads; i++) {
+            c.th = &tl->thread[c.trace][i];
+            err = finish_thread(&c);
+        }
+    for (size_t i = 0; err == 0 && i < tl->nactors; i++)
+        for (; err == 0 && tl->actors[i].open > 0; tl->actors[i].open--)
+            err = emit(&c, &tl->actors[i].track, TL_END, TL_NAME_MSG, 0, (struct tl_item){0});
+    return err;
 }
 
 /* ---- Names ------------------------------------------------------------------------------- */
@@ -211,18 +357,15 @@ static char *room(struct timeline *tl, size_t need)
 
 #define NUMBER_ROOM 48 /* a prefix and 20 digits, with margin */
 
-static char *put_bytes(char *p, const char *s, size_t len)
-{
-    memcpy(p, s, len);
-    return p + len;
-}
+/* Names come from programs and viewers want UTF-8: at__fmt_utf8 writes U+FFFD for a bad byte. */
+#define TEXT_ROOM(len) (3 * (size_t)(len))
 
 /* The name, or "prefixN" when there is none; the caller made room for it. */
 static char *put_named(char *p, const struct name *n, const char *prefix, uint64_t id)
 {
     if (n)
-        return put_bytes(p, n->s, n->len);
-    return at__fmt_u64(put_bytes(p, prefix, strlen(prefix)), id);
+        return at__fmt_utf8(p, n->s, n->len);
+    return at__fmt_u64(at__fmt_utf8(p, prefix, strlen(prefix)), id);
 }
 
 static const char *finish(struct timeline *tl, const char *end, size_t *len)
@@ -238,11 +381,11 @@ static const char *event_name(struct timeline *tl, const struct names *nm, const
     const char *builtin = at__kind_builtin(it->kind);
     const struct name *kind = builtin ? NULL : at__names_get(nm, AT_NAME_EVENT, it->kind);
     const struct name *msg = it->id ? at__names_get(nm, AT_NAME_MSG, it->id) : NULL;
-    char *p = room(tl, 2 * NUMBER_ROOM + (kind ? kind->len : 0) + (msg ? msg->len : 0));
+    char *p = room(tl, 2 * NUMBER_ROOM + TEXT_ROOM((kind ? kind->len : 0) + (msg ? msg->len : 0)));
     if (!p)
         return NULL;
     char *start = p;
-    p = builtin ? put_bytes(p, builtin, strlen(builtin)) : put_named(p, kind, "kind_", it->kind);
+    p = builtin ? at__fmt_utf8(p, builtin, strlen(builtin)) : put_named(p, kind, "kind_", it->kind);
     if (it->id) {
         *p++ = ' ';
         p = put_named(p, msg, "name_", it->id);
@@ -258,11 +401,11 @@ const char *at__tl_item_name(struct timeline *tl, const struct tl_item *it, size
         return event_name(tl, nm, it, len);
     unsigned space = it->what == TL_NAME_MSG ? AT_NAME_MSG : AT_NAME_ACTOR;
     const struct name *n = it->id ? at__names_get(nm, space, it->id) : NULL;
-    char *p = room(tl, NUMBER_ROOM + (n ? n->len : 0));
+    char *p = room(tl, NUMBER_ROOM + TEXT_ROOM(n ? n->len : 0));
     if (!p)
         return NULL;
     if (it->what == TL_NAME_MSG && it->id == 0)
-        return finish(tl, AT_PUT(p, "step"), len);
+        return finish(tl, AT_PUT(p, AT_UNNAMED), len);
     return finish(tl, put_named(p, n, it->what == TL_NAME_MSG ? "name_" : "actor ", it->id), len);
 }
 
@@ -283,21 +426,22 @@ const char *at__tl_track_name(struct timeline *tl, const struct tl_track *t, siz
         th = &tr->threads[index];
     if (t->kind == TL_ACTOR)
         actor = at__names_get(&tr->names, AT_NAME_ACTOR, t->id);
-    char *p = room(tl, 2 * NUMBER_ROOM + strlen(exe) + (th && th->name ? th->name_len : 0) +
-                           (actor ? actor->len : 0));
+    char *p =
+        room(tl, 2 * NUMBER_ROOM + TEXT_ROOM(strlen(exe) + (th && th->name ? th->name_len : 0) +
+                                             (actor ? actor->len : 0)));
     if (!p)
         return NULL;
     switch (t->kind) {
     case TL_PROCESS:
-        p = *exe ? put_bytes(p, exe, strlen(exe)) : at__fmt_u64(AT_PUT(p, "pid "), t->id);
+        p = *exe ? at__fmt_utf8(p, exe, strlen(exe)) : at__fmt_u64(AT_PUT(p, "pid "), t->id);
         break;
     case TL_THREAD:
-        p = th && th->name ? put_bytes(p, th->name, th->name_len)
+        p = th && th->name ? at__fmt_utf8(p, th->name, th->name_len)
                            : at__fmt_u64(AT_PUT(p, "thread "), t->id);
         break;
     case TL_ACTOR:
         if (actor)
-            p = AT_PUT(put_bytes(p, actor->s, actor->len), " (");
+            p = AT_PUT(at__fmt_utf8(p, actor->s, actor->len), " (");
         p = at__fmt_u64(AT_PUT(p, "actor "), t->id);
         if (actor)
             p = AT_PUT(p, ")");
@@ -335,13 +479,41 @@ int at__tl_format_event(struct out *o, const struct decode *d, const struct merg
     return at__tl_event(&f->tl, e);
 }
 
+/* The last time of the trace files, from their frame headers. */
+static uint64_t trace_end(const struct decode *d)
+{
+    uint64_t end = 0;
+    for (size_t i = 0; i < d->ntraces; i++) {
+        const struct trace *t = &d->traces[i];
+        size_t hint = 0;
+        for (size_t j = 0; j < t->nthreads; j++)
+            for (size_t k = 0; k < t->threads[j].nframes; k++) {
+                uint64_t last = at__clock_ns(&t->clock, t->threads[j].frames[k].last_tsc, &hint);
+                end = last > end ? last : end;
+            }
+    }
+    return end;
+}
+
+int at__tl_format_finish(struct out *o, const struct decode *d)
+{
+    struct tl_format *f = d->state;
+    uint64_t cut = f->tl.now;
+    if (d->filter && d->filter->to_ns > cut) {
+        uint64_t end = trace_end(d);
+        cut = d->filter->to_ns < end ? d->filter->to_ns : end > cut ? end : cut;
+    }
+    f->o = o;
+    return at__tl_finish(&f->tl, cut);
+}
+
 void at__tl_free(struct timeline *tl)
 {
     for (size_t i = 0; tl->d && i < tl->d->ntraces; i++) {
         if (tl->thread)
             free(tl->thread[i]);
         if (tl->cores)
-            free(tl->cores[i].tracks);
+            free(tl->cores[i].cores);
     }
     free(tl->thread);
     free(tl->cores);

@@ -13,8 +13,10 @@
 enum tl_kind { TL_PROCESS, TL_THREAD, TL_ACTOR, TL_CORE };
 
 struct tl_track {
-    uint64_t uuid;   /* from 1, unique in the output; 0: not declared yet */
+    uint64_t seq;    /* from 1, in the order of first use; 0: not declared yet */
+    uint64_t uuid;   /* the timeline's track base + seq: unique across outputs too */
     uint64_t parent; /* the uuid of the trace's process track; 0 for a process track */
+    uint64_t ts_ns;  /* its first use */
     enum tl_kind kind;
     const struct trace *trace;
     uint64_t id; /* pid, tid, actor id or core number */
@@ -35,8 +37,8 @@ struct tl_item {
     uint64_t id;       /* message name id (TL_NAME_MSG, TL_NAME_EVENT) or actor id */
     uint64_t msg;      /* message id, shown with the item; 0: none */
     uint64_t flow_out; /* a send: the flow starts here */
-    uint64_t flow_via; /* a recv: the flow passes here */
-    uint64_t flow_in;  /* a step_begin: the flow ends here */
+    uint64_t flow_via; /* the first of a message's recv and step: the flow passes here */
+    uint64_t flow_in;  /* the later of them: the flow ends here */
 };
 
 struct tl_sink {
@@ -51,15 +53,23 @@ struct tl_actor {
 };
 
 #define TL_MAX_NESTED 8 /* nested steps per thread drawn on core tracks */
+#define TL_NO_CORE    UINT32_MAX
 
 struct tl_thread {
     struct tl_track track;
-    uint16_t cores[TL_MAX_NESTED]; /* where each open step began */
-    uint32_t depth;
+    uint64_t actors[TL_MAX_NESTED]; /* the actor of each open step, outermost first */
+    uint32_t depth;                 /* steps begun and not ended */
+    uint32_t on_core; /* the core whose track holds the pieces of its open steps; TL_NO_CORE */
+};
+
+/* A core's track holds the pieces of one thread's open steps at a time: its owner's. */
+struct tl_core {
+    struct tl_track track;
+    struct tl_thread *owner; /* NULL: none open */
 };
 
 struct tl_cores {
-    struct tl_track *tracks; /* by core number */
+    struct tl_core *cores; /* by core number */
     size_t n;
 };
 
@@ -67,7 +77,9 @@ struct timeline {
     const struct decode *d;
     struct matcher match;
     struct tl_sink sink;
-    uint64_t next_uuid;
+    uint64_t track_base, flow_base; /* of track uuids and flow ids, from the traces */
+    uint64_t next_seq;
+    uint64_t now;              /* the time of the event being drawn */
     struct tl_track *process;  /* [trace] */
     struct tl_thread **thread; /* [trace][thread] */
     struct tl_cores *cores;    /* [trace] */
@@ -82,6 +94,16 @@ int at__tl_init(struct timeline *tl, const struct decode *d, struct tl_sink sink
 
 /* Hands the items of one event to the sink. Returns 0, the sink's error, or -ENOMEM. */
 int at__tl_event(struct timeline *tl, const struct merged *e);
+
+/* Ends every slice still open (a filter or the end of the trace cut its step) at ts_ns.
+ * Returns 0 or the sink's error. */
+int at__tl_finish(struct timeline *tl, uint64_t ts_ns);
+
+/* The id a flow of the matcher has in the output. */
+static inline uint64_t at__tl_flow_id(const struct timeline *tl, uint64_t flow)
+{
+    return flow ? tl->flow_base + flow : 0;
+}
 
 /* The name of an item or a track, in a buffer valid until the next call; NULL on -ENOMEM. */
 const char *at__tl_item_name(struct timeline *tl, const struct tl_item *it, size_t *len);
@@ -106,5 +128,9 @@ void at__tl_format_destroy(void *state);
 
 /* The event callback of such a format: the event's items go to its track and item. */
 int at__tl_format_event(struct out *o, const struct decode *d, const struct merged *e);
+
+/* What the end callback of such a format does first: at__tl_finish at the cut, which is the
+ * --to time when it is before the end of the trace, else the last event's time. */
+int at__tl_format_finish(struct out *o, const struct decode *d);
 
 #endif

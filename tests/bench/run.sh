@@ -183,4 +183,27 @@ awk -v s="$(stat -c %s "$TMP/views.pftrace")" -v e="$vevents" 'BEGIN {
 rm -f "$TMP/views.pftrace"
 rss=$( { /usr/bin/time -f %M "$B/tracedecode" -f stats -o /dev/null "$TMP/views.trace"; } 2>&1 | tail -n 1)
 echo "  stats peak RSS ${rss} KiB, of which the mapped trace file is up to $((vsize / 1024)) KiB"
+
+echo "== tracedecode stats on sends never received: the nop_send loop (5,000,000 calls)"
+# Every message id is new and no one receives it: the matcher keeps each actor's first 65,536
+# pending sends and only counts the rest, so the rate should match a ping-pong's and the memory
+# stay flat. Target (issue 12): at least 20 million events/s.
+ACTORTRACE_MODE=block ACTORTRACE_OUT="$TMP/sink.trace" LD_PRELOAD="$B/bench/libactortrace-bench.so" \
+    "$B/bench/hotpath" 5000000 >/dev/null
+sink_events=$("$B/tracedecode" -f stats --json "$TMP/sink.trace" | jq .events)
+sink_ticks() { awk '{ print $16 + $17 }' "/proc/$$/stat"; } # CPU time of waited-for children
+rm -f "$TMP/sink.ns" "$TMP/sink.cpu"
+for i in $(seq "$RUNS"); do
+    start=$(now_ns) ticks=$(sink_ticks)
+    "$B/tracedecode" -j 1 -f stats -o /dev/null "$TMP/sink.trace"
+    echo $(($(now_ns) - start)) >>"$TMP/sink.ns"
+    echo $(($(sink_ticks) - ticks)) >>"$TMP/sink.cpu"
+done
+sink_rss=$( { /usr/bin/time -f %M "$B/tracedecode" -j 1 -f stats -o /dev/null "$TMP/sink.trace"; } 2>&1 | tail -n 1)
+awk -v n="$(median <"$TMP/sink.ns")" -v t="$(median <"$TMP/sink.cpu")" -v e="$sink_events" \
+    -v hz="$(getconf CLK_TCK)" -v rss="$sink_rss" 'BEGIN {
+    printf "  %d events: %.1f million events/s wall, %.1f cpu (medians of runs, one thread; target >= 20); peak RSS %d KiB\n",
+        e, e / n * 1000, t ? e / (t / hz) / 1e6 : 0, rss }'
+rm -f "$TMP/sink.trace"
+
 sh tests/bench/startup.sh
