@@ -18,9 +18,9 @@
 #define ACTORTRACE_VERSION_STRING "0.1"
 
 /* ===== Exporting wrappers ==================================================================
- * Every function a shim defines under a runtime's exported name is marked AT_EXPORT: the
- * library exports exactly this API and the wrapped symbols, nothing internal. */
-#define AT_EXPORT __attribute__((visibility("default")))
+ * Every function a shim defines under a runtime's exported name is marked AT_EXPORT (defined
+ * in at_record.h): the library is built with hidden visibility and exports exactly this API,
+ * what its inline functions use, and the wrapped symbols, nothing internal. */
 
 /* ===== Recording ===========================================================================
  * at_record(kind, actor, peer, msg, name, path) is in at_record.h. The meaning of actor and
@@ -87,14 +87,14 @@ static inline void at_depth_restore(uint32_t saved)
  * -ENOSPC when 8 MiB of names wait for the writer); names that could not be kept are counted
  * and reported on stderr when the trace ends, and their events stay, without the name. */
 
-int at_name_msg(uint32_t id, const char *name);
-int at_name_actor(uint64_t actor, const char *name);
+AT_EXPORT int at_name_msg(uint32_t id, const char *name);
+AT_EXPORT int at_name_actor(uint64_t actor, const char *name);
 
 /* Registers a path name ("local", "remote", "spsc") or an extra event kind, and returns its id
  * for at_record's path or kind argument: the same name always gets the same id. Returns 0 when
  * the table is full (255 paths, 192 kinds). Thread-safe. */
-unsigned at_path_register(const char *name);
-unsigned at_event_register(const char *name);
+AT_EXPORT unsigned at_path_register(const char *name);
+AT_EXPORT unsigned at_event_register(const char *name);
 
 /* ===== Resolving the real functions =========================================================
  * Return the next definition of `symbol` after this library (dlsym(RTLD_NEXT)); for glibc's
@@ -102,8 +102,8 @@ unsigned at_event_register(const char *name);
  * exist, after printing one line on stderr. Thread-safe; may be called before the library's
  * constructor. Call them outside any lock the runtime may hold. */
 
-void *at_resolve(const char *symbol);
-void *at_resolve_versioned(const char *symbol, const char *version);
+AT_EXPORT void *at_resolve(const char *symbol);
+AT_EXPORT void *at_resolve_versioned(const char *symbol, const char *version);
 
 /* Resolves `real` (a function pointer variable named real_<symbol>) on first use. */
 #define AT_RESOLVE(real, symbol)                                           \
@@ -114,6 +114,6 @@ void *at_resolve_versioned(const char *symbol, const char *version);
 
 /* 1 when the recorder is on (the process is being traced and has not failed or stopped).
  * Shims may skip work that only feeds the recorder (reading a message name) when it is 0. */
-int at_enabled(void);
+AT_EXPORT int at_enabled(void);
 
 #endif

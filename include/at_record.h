@@ -13,6 +13,10 @@
 
 #include "at_format.h"
 
+/* What the library exports (it is built with -fvisibility=hidden): this header's and
+ * actortrace.h's API, and each function a shim defines under a runtime's name. */
+#define AT_EXPORT __attribute__((visibility("default")))
+
 #define AT_LIKELY(x) __builtin_expect(!!(x), 1)
 #define AT_UNLIKELY(x) __builtin_expect(!!(x), 0)
 
@@ -37,9 +41,9 @@ struct at_thread {
 /* initial-exec: the library is loaded at startup by LD_PRELOAD, so its TLS sits in the static
  * block and each access is one %fs-relative load; the default model calls __tls_get_addr
  * (2-3 ns per event). */
-extern __thread struct at_thread at__self __attribute__((tls_model("initial-exec")));
+AT_EXPORT extern __thread struct at_thread at__self __attribute__((tls_model("initial-exec")));
 
-void at__record_slow(unsigned kind, uint64_t actor, uint64_t peer, uint64_t msg, uint32_t name,
+AT_EXPORT void at__record_slow(unsigned kind, uint64_t actor, uint64_t peer, uint64_t msg, uint32_t name,
                      unsigned path);
 
 static inline uint64_t at__rdtsc(void)
@@ -51,7 +55,7 @@ static inline uint64_t at__rdtsc(void)
     return ((uint64_t)hi << 32) | lo;
 }
 
-int at__core_slow(void);
+AT_EXPORT int at__core_slow(void);
 
 /* The CPU number from the rseq area glibc registers for every thread (about 1 ns); the kernel
  * keeps cpu_id current. A negative value means rseq is not registered here. */

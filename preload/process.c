@@ -24,7 +24,7 @@ static int (*real_execvp)(const char *, char *const[]);
 static int (*real_execvpe)(const char *, char *const[], char *const[]);
 static int (*real_fexecve)(int, char *const[], char *const[]);
 
-void _exit(int status)
+AT_EXPORT void _exit(int status)
 {
     AT_RESOLVE(real__exit, "_exit");
     at__finish(AT_WAIT_FOREVER);
@@ -32,7 +32,7 @@ void _exit(int status)
     __builtin_unreachable();
 }
 
-void _Exit(int status)
+AT_EXPORT void _Exit(int status)
 {
     AT_RESOLVE(real__Exit, "_Exit");
     at__finish(AT_WAIT_FOREVER);
@@ -62,35 +62,35 @@ static int exec_failed(int result)
     return result;
 }
 
-int execve(const char *path, char *const argv[], char *const envp[])
+AT_EXPORT int execve(const char *path, char *const argv[], char *const envp[])
 {
     AT_RESOLVE(real_execve, "execve");
     before_exec();
     return exec_failed(real_execve(path, argv, envp));
 }
 
-int execv(const char *path, char *const argv[])
+AT_EXPORT int execv(const char *path, char *const argv[])
 {
     AT_RESOLVE(real_execv, "execv");
     before_exec();
     return exec_failed(real_execv(path, argv));
 }
 
-int execvp(const char *file, char *const argv[])
+AT_EXPORT int execvp(const char *file, char *const argv[])
 {
     AT_RESOLVE(real_execvp, "execvp");
     before_exec();
     return exec_failed(real_execvp(file, argv));
 }
 
-int execvpe(const char *file, char *const argv[], char *const envp[])
+AT_EXPORT int execvpe(const char *file, char *const argv[], char *const envp[])
 {
     AT_RESOLVE(real_execvpe, "execvpe");
     before_exec();
     return exec_failed(real_execvpe(file, argv, envp));
 }
 
-int fexecve(int fd, char *const argv[], char *const envp[])
+AT_EXPORT int fexecve(int fd, char *const argv[], char *const envp[])
 {
     AT_RESOLVE(real_fexecve, "fexecve");
     before_exec();
@@ -118,7 +118,7 @@ static int exec_list(enum exec_kind kind, const char *path, const char *arg0, va
     return kind == EXEC_SEARCH ? execvp(path, argv) : execv(path, argv);
 }
 
-int execl(const char *path, const char *arg0, ...)
+AT_EXPORT int execl(const char *path, const char *arg0, ...)
 {
     va_list ap;
     va_start(ap, arg0);
@@ -127,7 +127,7 @@ int execl(const char *path, const char *arg0, ...)
     return result;
 }
 
-int execlp(const char *file, const char *arg0, ...)
+AT_EXPORT int execlp(const char *file, const char *arg0, ...)
 {
     va_list ap;
     va_start(ap, arg0);
@@ -136,7 +136,7 @@ int execlp(const char *file, const char *arg0, ...)
     return result;
 }
 
-int execle(const char *path, const char *arg0, ...)
+AT_EXPORT int execle(const char *path, const char *arg0, ...)
 {
     va_list ap;
     va_start(ap, arg0);

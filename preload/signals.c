@@ -110,7 +110,7 @@ void at__signals_install(void)
     pthread_mutex_unlock(&lock);
 }
 
-int sigaction(int sig, const struct sigaction *act, struct sigaction *old)
+AT_EXPORT int sigaction(int sig, const struct sigaction *act, struct sigaction *old)
 {
     resolve();
     if (sig <= 0 || sig >= NSIG || !__atomic_load_n(&watched[sig], __ATOMIC_ACQUIRE))
@@ -129,7 +129,7 @@ int sigaction(int sig, const struct sigaction *act, struct sigaction *old)
 
 /* glibc's signal() calls its internal sigaction directly, so it is wrapped too, with its BSD
  * semantics (SA_RESTART, the signal blocked in its handler). */
-sighandler_t signal(int sig, sighandler_t handler)
+AT_EXPORT sighandler_t signal(int sig, sighandler_t handler)
 {
     struct sigaction act = {.sa_handler = handler, .sa_flags = SA_RESTART}, old;
     sigemptyset(&act.sa_mask);

@@ -40,7 +40,7 @@ time_run() { # time_run OUTPUT COMMAND...: the command's wall time in ns into OU
 }
 time_run "$TMP/pp.plain.ns" "$B/examples/pingpong" 1000000
 time_run "$TMP/pp.block.ns" env ACTORTRACE_MODE=block ACTORTRACE_OUT="$TMP/pp.trace" \
-    LD_PRELOAD="$B/libactortrace.so" "$B/examples/pingpong" 1000000
+    LD_PRELOAD="$B/tests/libactortrace-refrt.so" "$B/examples/pingpong" 1000000
 size=$(stat -c %s "$TMP/pp.trace")
 "$B/tracedecode" -o "$TMP/pp.jsonl" "$TMP/pp.trace"
 events=$(tail -n 1 "$TMP/pp.jsonl" | jq .events)
@@ -50,7 +50,7 @@ awk -v p="$(cat "$TMP/pp.plain.ns")" -v t="$(cat "$TMP/pp.block.ns")" -v e="$eve
     printf "  run time traced / untraced: %.2f (%.1f million events/s recorded)\n", t / p, e / t * 1000 }'
 
 echo "== the same run in the default drop mode: what a writer sharing 2 cores keeps up with"
-ACTORTRACE_OUT="$TMP/drop.trace" LD_PRELOAD="$B/libactortrace.so" "$B/examples/pingpong" 1000000 >/dev/null
+ACTORTRACE_OUT="$TMP/drop.trace" LD_PRELOAD="$B/tests/libactortrace-refrt.so" "$B/examples/pingpong" 1000000 >/dev/null
 "$B/tracedecode" "$TMP/drop.trace" 2>/dev/null | tail -n 1 |
     jq -r '"  \(.events) events kept, \(.dropped) dropped (\(100 * .dropped / (.events + .dropped) | floor)%), all counted"'
 
@@ -108,7 +108,7 @@ czmq_report onecore "one core (worst case)"
 
 echo "== tracedecode views on a real trace of at least 10 million events"
 # pingpong 2500000 in block mode: about 25 million events, none dropped
-ACTORTRACE_MODE=block ACTORTRACE_OUT="$TMP/views.trace" LD_PRELOAD="$B/libactortrace.so" \
+ACTORTRACE_MODE=block ACTORTRACE_OUT="$TMP/views.trace" LD_PRELOAD="$B/tests/libactortrace-refrt.so" \
     "$B/examples/pingpong" 2500000 >/dev/null
 vevents=$("$B/tracedecode" -f stats --json "$TMP/views.trace" | jq .events)
 vsize=$(stat -c %s "$TMP/views.trace")
