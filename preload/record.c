@@ -111,8 +111,7 @@ static void first_event(struct at_thread *self)
 /* Overwrite mode's losses, one entry per thread whose blocks were taken back, until the writer
  * turns them into LOST records (before a dump, and at the end): one record per block taken
  * back would make the metadata grow with the length of the run. */
-#define OVERWRITTEN_THREADS 64
-static struct at_lost overwritten[OVERWRITTEN_THREADS]; /* guarded by overwritten_lock */
+static struct at_lost overwritten[AT_OVERWRITTEN_THREADS]; /* guarded by overwritten_lock */
 static unsigned overwritten_count;
 static pthread_mutex_t overwritten_lock = PTHREAD_MUTEX_INITIALIZER;
 
@@ -131,6 +130,18 @@ void at__overwritten_flush(void)
     pthread_mutex_unlock(&overwritten_lock);
 }
 
+unsigned at__overwritten_take(struct at_lost *out, unsigned max, uint64_t timeout_ns)
+{
+    struct timespec until = at__monotonic_after(timeout_ns);
+    if (pthread_mutex_clocklock(&overwritten_lock, CLOCK_MONOTONIC, &until) != 0)
+        return 0;
+    unsigned n = overwritten_count < max ? overwritten_count : max;
+    memcpy(out, overwritten, n * sizeof *out);
+    overwritten_count = 0;
+    pthread_mutex_unlock(&overwritten_lock);
+    return n;
+}
+
 static void note_overwritten(const struct at_lost *lost)
 {
     __atomic_fetch_add(&at__dropped_total, lost->count, __ATOMIC_RELAXED);
@@ -138,7 +149,7 @@ static void note_overwritten(const struct at_lost *lost)
     unsigned i = 0;
     while (i < overwritten_count && overwritten[i].tid != lost->tid)
         i++;
-    if (i == OVERWRITTEN_THREADS) {
+    if (i == AT_OVERWRITTEN_THREADS) {
         flush_overwritten_locked();
         i = 0;
     }

@@ -1,14 +1,17 @@
 /* Fatal signals. A signal whose default action ends the process would end it before the
  * writer has written what the threads committed, so while tracing, the recorder's handler sits
- * in front of the default action: it finishes the trace (waiting for the writer a few seconds
- * at most), puts the default action back and lets the signal end the process as it would have:
- * a fault returns to the faulting instruction, which faults again; a sent signal is raised
- * again. The status the parent sees is the same.
+ * in front of the default action: it asks the writer to finish the trace and waits a few
+ * seconds at most (at__writer_stop only sets a flag, wakes the writer and waits: the thread
+ * that faulted may hold any lock, malloc's included), puts the default action back and lets
+ * the signal end the process as it would have: a fault returns to the faulting instruction,
+ * which faults again; a sent signal is raised again. The status the parent sees is the same.
+ * What the writer could not write by then stays in the ring file, for recovery.
  *
  * The program's own handlers are kept: sigaction() and signal() are wrapped, so the program
  * sees and sets its own dispositions while the kernel's stays ours, and our handler calls the
  * program's when it has one (with the flags and mask it asked for). SIG_IGN is passed to the
- * kernel as it is. In overwrite mode, SIGUSR2 asks for the blocks in memory to be written. */
+ * kernel as it is. In overwrite mode, SIGUSR2 asks for the blocks in memory to be written; left
+ * at its default action it never ends the program, not even while the trace finishes. */
 #include <errno.h>
 #include <pthread.h>
 #include <signal.h>
@@ -17,7 +20,6 @@
 
 #include "recorder.h"
 
-#define FINISH_TIMEOUT_NS (5 * 1000 * 1000 * 1000ull)
 #define DUMP_SIGNAL SIGUSR2
 
 static int (*real_sigaction)(int, const struct sigaction *, struct sigaction *);
@@ -62,8 +64,9 @@ static void die_as_default(int sig, const siginfo_t *info)
 static void on_signal(int sig, siginfo_t *info, void *context)
 {
     int saved_errno = errno;
-    if (sig == DUMP_SIGNAL && at__config.mode == AT_MODE_OVERWRITE && at_enabled()) {
-        at__writer_request_dump();
+    if (sig == DUMP_SIGNAL && at__config.mode == AT_MODE_OVERWRITE) {
+        if (at_enabled())
+            at__writer_request_dump();
         if (is_function(&program[sig]))
             call_program(sig, info, context);
     } else if (is_function(&program[sig])) {
@@ -73,7 +76,7 @@ static void on_signal(int sig, siginfo_t *info, void *context)
             program[sig].sa_handler = SIG_DFL;
     } else if (program[sig].sa_handler == SIG_DFL) {
         if (!at__self.internal)
-            at__finish(FINISH_TIMEOUT_NS);
+            at__finish(AT_FINISH_DEADLINE_NS);
         die_as_default(sig, info);
     }
     errno = saved_errno;

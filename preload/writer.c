@@ -31,6 +31,9 @@
 #include "recorder.h"
 
 #define WRITER_POLL_NS (100 * 1000 * 1000ull)
+/* At the end, how long the writer waits for a lock a program thread may hold: one that a fatal
+ * signal or _exit stopped for good never lets go of it. */
+#define END_LOCK_WAIT_NS (100 * 1000 * 1000ull)
 #define RECENT_FRAMES 16
 
 /* An EVENTS frame in the file, kept so that it can be given back for the final records. */
@@ -43,9 +46,9 @@ struct written_frame {
 static struct {
     int fd;
     char path[4096];
-    pthread_t thread;
     ZSTD_CCtx *cctx;
     uint8_t *raw, *packed; /* encode and compress buffers, owned by the writer thread */
+    uint8_t *meta;         /* the metadata taken for a META frame, and a clock sample */
     size_t raw_cap, packed_cap;
     uint32_t meta_seq;
     uint64_t events_written, blocks_written;
@@ -53,8 +56,10 @@ static struct {
     struct written_frame recent[RECENT_FRAMES];
     unsigned recent_count, recent_next;
     int failed;            /* a write failed: nothing more goes to the file until the end */
+    int finishing;         /* in finish(): no allocation, no free, no lock without a deadline */
     uint64_t lost, lost_first_tsc, lost_last_tsc; /* events that did not reach the file */
     uint64_t next_clock_ns;
+    int clock_due;         /* a clock sample goes with the next META frame */
     uint32_t stop;         /* set once by at__writer_stop; atomic */
     uint32_t finished;     /* futex word: the writer has written the end; atomic */
     uint32_t dump;         /* overwrite mode: write the blocks now; atomic */
@@ -135,7 +140,9 @@ static int write_frame(struct at_frame_header *h, const uint8_t *raw, size_t raw
     const uint8_t *payload = raw;
     size_t payload_len = raw_len;
     h->encoding = AT_ENC_RAW;
-    if (raw_len > 64 && grow(&w.packed, &w.packed_cap, ZSTD_compressBound(raw_len)) == 0) {
+    size_t bound = ZSTD_compressBound(raw_len);
+    int room = w.finishing ? w.packed_cap >= bound : grow(&w.packed, &w.packed_cap, bound) == 0;
+    if (raw_len > 64 && room) {
         size_t n = ZSTD_compressCCtx(w.cctx, w.packed, w.packed_cap, raw, raw_len,
                                      at__config.zstd_level);
         if (!ZSTD_isError(n) && n < raw_len) {
@@ -157,19 +164,31 @@ static int write_frame(struct at_frame_header *h, const uint8_t *raw, size_t raw
     return err;
 }
 
-/* Writes the pending metadata; after a failure it is dropped (the end says what was lost). */
+static int write_meta_frame(const uint8_t *records, size_t len, uint32_t count)
+{
+    struct at_frame_header h = {.type = AT_FRAME_META, .seq = w.meta_seq++, .count = count};
+    return write_frame(&h, records, len);
+}
+
+/* Writes the pending metadata, and a clock sample when one is due; after a failure they are
+ * dropped (the end says what was lost). While finishing, what a stopped thread keeps locked is
+ * left out. */
 static int write_meta(void)
 {
-    uint8_t *records;
     uint32_t count;
-    size_t len = at__meta_take(&records, &count);
-    int err = 0;
-    if (len > 0 && !w.failed) {
-        struct at_frame_header h = {.type = AT_FRAME_META, .seq = w.meta_seq++, .count = count};
-        err = write_frame(&h, records, len);
+    long len = at__meta_take(w.meta, &count, w.finishing ? END_LOCK_WAIT_NS : AT_WAIT_FOREVER);
+    if (len < 0)
+        len = count = 0;
+    if (w.clock_due) {
+        uint64_t clock[3];
+        at__meta_clock_fields(clock);
+        len += (long)at__meta_encode(w.meta + len, AT_META_CLOCK, clock, 3);
+        count++;
+        w.clock_due = 0;
     }
-    free(records);
-    return err;
+    if (len == 0 || w.failed)
+        return 0;
+    return write_meta_frame(w.meta, (size_t)len, count);
 }
 
 static void remember(uint64_t start, const struct at_block_info *info)
@@ -245,7 +264,7 @@ static void maybe_clock(void)
     uint64_t now = at__clock_ns(CLOCK_MONOTONIC);
     if (now < w.next_clock_ns)
         return;
-    at__meta_clock();
+    w.clock_due = 1;
     w.next_clock_ns = now + 1000 * 1000 * 1000ull;
 }
 
@@ -279,27 +298,60 @@ static uint64_t dropped_total(void)
     return __atomic_load_n(&at__dropped_total, __ATOMIC_RELAXED);
 }
 
+/* The last META frame: overwrite mode's losses, a clock sample, the LOST record of a write
+ * failure and END, encoded here into memory set aside for them (no lock, no allocation). The
+ * first two are added once, by finish(); the last two each time the frame is attempted. */
+#define END_RECORD_MAX (1 + 6 * AT_VARINT_MAX)
+static struct {
+    uint8_t data[(AT_OVERWRITTEN_THREADS + 3) * END_RECORD_MAX];
+    size_t len, fixed_len;
+    uint32_t count, fixed_count;
+} end;
+
+static void end_add(unsigned type, const uint64_t *fields, unsigned n)
+{
+    end.len += at__meta_encode(end.data + end.len, type, fields, n);
+    end.count++;
+}
+
+static void end_add_lost(uint32_t tid, unsigned reason, uint64_t count, uint64_t first_tsc,
+                         uint64_t last_tsc)
+{
+    uint64_t f[] = {tid, reason, count, first_tsc, last_tsc};
+    end_add(AT_META_LOST, f, 5);
+}
+
+/* Overwrite mode's losses not yet recorded, and the last clock sample. */
+static void end_begin(void)
+{
+    struct at_lost lost[AT_OVERWRITTEN_THREADS];
+    unsigned n = at__overwritten_take(lost, AT_OVERWRITTEN_THREADS, END_LOCK_WAIT_NS);
+    for (unsigned i = 0; i < n; i++)
+        end_add_lost(lost[i].tid, AT_LOST_OVERWRITTEN, lost[i].count, lost[i].first_tsc,
+                     lost[i].last_tsc);
+    uint64_t clock[3];
+    at__meta_clock_fields(clock);
+    end_add(AT_META_CLOCK, clock, 3);
+    end.fixed_len = end.len;
+    end.fixed_count = end.count;
+}
+
 static int write_end(void)
 {
+    end.len = end.fixed_len;
+    end.count = end.fixed_count;
     if (w.lost)
-        at__meta_lost(0, AT_LOST_WRITE_ERROR, w.lost, w.lost_first_tsc, w.lost_last_tsc);
-    at__meta_end(w.events_written, dropped_total() + w.lost,
-                 __atomic_load_n(&at__threads_total, __ATOMIC_RELAXED), w.blocks_written);
-    int was_failed = w.failed;
-    w.failed = 0; /* this one frame is attempted even after a failure */
-    int err = write_meta();
-    w.failed = was_failed;
-    return err;
+        end_add_lost(0, AT_LOST_WRITE_ERROR, w.lost, w.lost_first_tsc, w.lost_last_tsc);
+    uint64_t totals[] = {w.events_written, dropped_total() + w.lost,
+                         __atomic_load_n(&at__threads_total, __ATOMIC_RELAXED), w.blocks_written};
+    end_add(AT_META_END, totals, 4);
+    return write_meta_frame(end.data, end.len, end.count);
 }
 
 /* After a failure: the end records are attempted in the room the last frames took, giving
  * back one frame (counted as lost) each time they do not fit. */
 static void write_end_after_failure(void)
 {
-    uint8_t *unwritten;
-    uint32_t count;
-    at__meta_take(&unwritten, &count);
-    free(unwritten); /* names and the like that cannot be written any more */
     while (write_end() < 0 && w.recent_count > 0) {
         cut_back(w.file_end);
         w.recent_next = (w.recent_next + RECENT_FRAMES - 1) % RECENT_FRAMES;
@@ -312,16 +364,19 @@ static void write_end_after_failure(void)
     }
 }
 
+/* Everything left, then the end. It may run while a thread that a fatal signal or _exit
+ * stopped holds malloc's lock or one of ours: it allocates and frees nothing, and waits for
+ * the recorder's locks only so long (END_LOCK_WAIT_NS). */
 static void finish(void)
 {
+    w.finishing = 1;
     uint64_t names_lost = __atomic_load_n(&at__names_lost, __ATOMIC_RELAXED);
     if (names_lost)
         at__warn("%llu names could not be kept (out of memory); their events have none",
                  (unsigned long long)names_lost);
-    at__overwritten_flush();
+    end_begin();
     drain(1);
     write_held_blocks();
-    at__meta_clock();
     if (w.failed) {
         write_end_after_failure();
         return;
@@ -344,8 +399,8 @@ static void *writer_main(void *unused)
         int dump = __atomic_exchange_n(&w.dump, 0, __ATOMIC_ACQ_REL);
         if (dump)
             at__overwritten_flush();
-        drain(at__config.mode != AT_MODE_OVERWRITE || dump);
         maybe_clock();
+        drain(at__config.mode != AT_MODE_OVERWRITE || dump);
         if (__atomic_load_n(&w.stop, __ATOMIC_ACQUIRE))
             break;
         sleep_unless_pending(seen);
@@ -374,9 +429,13 @@ int at__writer_start(int fd, const char *trace_path)
     snprintf(w.path, sizeof w.path, "%s", trace_path);
     w.cctx = ZSTD_createCCtx();
     w.raw_cap = at_events_encode_bound(at__ring.capacity);
-    w.raw = malloc(w.raw_cap);
-    if (!w.cctx || !w.raw)
+    w.raw = calloc(1, w.raw_cap);
+    w.meta = malloc(AT_META_MAX_PENDING + END_RECORD_MAX);
+    if (!w.cctx || !w.raw || !w.meta || grow(&w.packed, &w.packed_cap, ZSTD_compressBound(w.raw_cap)) < 0)
         return -ENOMEM;
+    /* Allocated ahead: one block's worth compressed once sizes zstd's workspace for the blocks
+     * the finish compresses, which may not allocate. */
+    ZSTD_compressCCtx(w.cctx, w.packed, w.packed_cap, w.raw, w.raw_cap, at__config.zstd_level);
     AT_RETURN_IF_ERROR(write_file_header());
     /* the PROCESS record and the first clock sample lead the file */
     AT_RETURN_IF_ERROR(write_meta());
@@ -385,7 +444,13 @@ int at__writer_start(int fd, const char *trace_path)
     sigset_t all, old;
     sigfillset(&all);
     pthread_sigmask(SIG_SETMASK, &all, &old);
-    int err = pthread_create(&w.thread, NULL, writer_main, NULL);
+    /* Detached: nobody joins it, since the end may come in a signal handler (at__writer_stop). */
+    pthread_attr_t attr;
+    pthread_attr_init(&attr);
+    pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+    pthread_t thread;
+    int err = pthread_create(&thread, &attr, writer_main, NULL);
+    pthread_attr_destroy(&attr);
     pthread_sigmask(SIG_SETMASK, &old, NULL);
     return -err;
 }
@@ -438,20 +503,16 @@ static int wait_finished(uint64_t timeout_ns)
     return 0;
 }
 
+/* The file, the buffers and the zstd context stay: the process is ending (an exec closes the
+ * file, O_CLOEXEC), and freeing could wait for a lock a stopped thread holds. */
 int at__writer_stop(uint64_t timeout_ns)
 {
+    /* release: pairs with the writer's acquire load of stop, after which it finishes */
     __atomic_store_n(&w.stop, 1, __ATOMIC_RELEASE);
+    /* bumped so that a writer about to sleep on `pending` sees a change and does not */
+    __atomic_fetch_add(&w.pending, 1, __ATOMIC_SEQ_CST);
     at__futex(&w.pending, FUTEX_WAKE_PRIVATE, 1, NULL);
-    AT_RETURN_IF_ERROR(wait_finished(timeout_ns));
-    pthread_join(w.thread, NULL);
-    close(w.fd);
-    w.fd = -1;
-    ZSTD_freeCCtx(w.cctx);
-    w.cctx = NULL;
-    free(w.raw);
-    free(w.packed);
-    w.raw = w.packed = NULL;
-    return 0;
+    return wait_finished(timeout_ns);
 }
 
 /* In a forked child: the writer thread did not come along; the file and its offset are the
@@ -463,6 +524,7 @@ void at__writer_after_fork(void)
     ZSTD_freeCCtx(w.cctx);
     free(w.raw);
     free(w.packed);
+    free(w.meta);
     memset(&w, 0, sizeof w);
     w.fd = -1;
 }

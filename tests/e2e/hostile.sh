@@ -1,0 +1,34 @@
+#!/bin/sh
+# Programs that make the tracer's life hard, each made certain by repetition: the traced
+# program must behave exactly as untraced (no hang, same status) and the trace stay whole.
+. "$(dirname "$0")/../lib.sh"
+P="$B/tests/progs"
+
+# _exit from a signal handler while the main thread registers names (the tracer's metadata
+# lock and malloc busy) and another thread records: 50 runs, each must end with status 3.
+hung=0 wrong=0
+for run in $(seq 50); do
+    timeout -s KILL 20 env ACTORTRACE_OUT="$TMP/exit.trace" LD_PRELOAD="$LIB_NOP" \
+        "$P/exit_in_signal" 2>/dev/null
+    status=$?
+    [ $status -eq 137 ] && hung=$((hung + 1))
+    [ $status -ne 3 ] && [ $status -ne 137 ] && wrong=$((wrong + 1))
+    rm -f "$TMP/exit.trace"
+done
+equal "_exit in a handler: runs that hung (of 50)" $hung 0
+equal "_exit in a handler: runs with another status (of 50)" $wrong 0
+
+# Overwrite mode, SIGUSR2 sent every 20 us until the process has exited: the signal asks for a
+# dump and never ends the program, not even while the trace finishes. 10 runs.
+bad=0
+for run in $(seq 10); do
+    ACTORTRACE_MODE=overwrite timeout -s KILL 60 env ACTORTRACE_OUT="$TMP/dump$run.trace" \
+        LD_PRELOAD="$LIB_NOP" "$P/dump_storm" 200000 >"$TMP/dump$run.out" 2>/dev/null ||
+        bad=$((bad + 1))
+done
+equal "overwrite, SIGUSR2 storm: runs not ending with status 0 (of 10)" $bad 0
+"$DECODE" -o "$TMP/dump.jsonl" "$TMP/dump10.trace" 2>/dev/null
+check "overwrite, SIGUSR2 storm: the last run's trace ends cleanly" [ $? -eq 0 ]
+equal "overwrite, SIGUSR2 storm: kept + overwritten = sent" \
+    $(($(kind_count "$TMP/dump.jsonl" send) + $(summary "$TMP/dump.jsonl" dropped))) \
+    "$(truth "$TMP/dump10.out" send)"
