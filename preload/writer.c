@@ -23,6 +23,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
 #include <sys/uio.h>
 #include <unistd.h>
 #include <zstd.h>
@@ -44,7 +47,9 @@ struct written_frame {
 };
 
 static struct {
-    int fd;
+    int fd;                /* -1 once the program closed or replaced it */
+    dev_t dev;             /* the trace file, to know the descriptor is still ours */
+    ino_t ino;
     char path[4096];
     ZSTD_CCtx *cctx;
     uint8_t *raw, *packed; /* encode and compress buffers, owned by the writer thread */
@@ -71,8 +76,43 @@ static struct {
 
 extern uint64_t at__threads_total;
 
+static int is_trace_file(int fd)
+{
+    struct stat st;
+    return fd >= 0 && fstat(fd, &st) == 0 && st.st_dev == w.dev && st.st_ino == w.ino;
+}
+
+/* Checked before each use of the descriptor: a program that closes the descriptors it did not
+ * open (daemons, sandboxes) and opens a file of its own may get our number, and nothing of
+ * ours may go into its file. */
+static int fd_ours(void)
+{
+    if (is_trace_file(w.fd))
+        return 1;
+    if (w.fd >= 0)
+        at__warn("the program closed or reused descriptor %d, the trace file %s; nothing more is "
+                 "written to it", w.fd, w.path);
+    w.fd = -1;
+    w.failed = 1;
+    return 0;
+}
+
+/* A copy of the trace file's descriptor out of the way of the program's own, high up (open()
+ * hands out the lowest free number), close-on-exec; fd itself when there is none. */
+static int high_copy(int fd)
+{
+    struct rlimit limit;
+    rlim_t floor = 64;
+    if (getrlimit(RLIMIT_NOFILE, &limit) == 0 && limit.rlim_cur / 4 * 3 > floor)
+        floor = limit.rlim_cur / 4 * 3 < 1000 ? limit.rlim_cur / 4 * 3 : 1000;
+    int high = fcntl(fd, F_DUPFD_CLOEXEC, (int)floor);
+    return high < 0 ? fd : high;
+}
+
 static int write_all(const struct iovec *iov_in, int n)
 {
+    if (!fd_ours())
+        return -EBADF;
     struct iovec iov[2];
     memcpy(iov, iov_in, (size_t)n * sizeof *iov);
     struct iovec *v = iov;
@@ -98,7 +138,7 @@ static int write_all(const struct iovec *iov_in, int n)
  * a failed write left half written. */
 static void cut_back(uint64_t end)
 {
-    if (ftruncate(w.fd, (off_t)end) == 0 && lseek(w.fd, (off_t)end, SEEK_SET) >= 0)
+    if (fd_ours() && ftruncate(w.fd, (off_t)end) == 0 && lseek(w.fd, (off_t)end, SEEK_SET) >= 0)
         w.file_end = end;
 }
 
@@ -115,8 +155,9 @@ static void count_lost(uint64_t count, uint64_t first_tsc, uint64_t last_tsc)
 
 static void write_failed(int err)
 {
-    at__warn("writing %s failed (%s); the program goes on, the events not written are counted "
-             "in the trace's last record", w.path, strerror(-err));
+    if (w.fd >= 0) /* else fd_ours said why */
+        at__warn("writing %s failed (%s); the program goes on, the events not written are counted "
+                 "in the trace's last record", w.path, strerror(-err));
     w.failed = 1;
     cut_back(w.file_end);
 }
@@ -423,19 +464,27 @@ static int write_file_header(void)
     return 0;
 }
 
-int at__writer_start(int fd, const char *trace_path)
+/* Allocates ahead everything the writer uses, the end included. */
+static int allocate(void)
 {
-    w.fd = fd;
-    snprintf(w.path, sizeof w.path, "%s", trace_path);
     w.cctx = ZSTD_createCCtx();
     w.raw_cap = at_events_encode_bound(at__ring.capacity);
     w.raw = calloc(1, w.raw_cap);
     w.meta = malloc(AT_META_MAX_PENDING + END_RECORD_MAX);
-    if (!w.cctx || !w.raw || !w.meta || grow(&w.packed, &w.packed_cap, ZSTD_compressBound(w.raw_cap)) < 0)
+    if (!w.cctx || !w.raw || !w.meta)
         return -ENOMEM;
+    AT_RETURN_IF_ERROR(grow(&w.packed, &w.packed_cap, ZSTD_compressBound(w.raw_cap)));
+    /* one block's worth compressed once sizes zstd's workspace for the blocks to come */
+    ZSTD_compressCCtx(w.cctx, w.packed, w.packed_cap, w.raw, w.raw_cap, at__config.zstd_level);
+    return 0;
+}
+
+static int start_writer(const char *trace_path)
+{
+    snprintf(w.path, sizeof w.path, "%s", trace_path);
+    AT_RETURN_IF_ERROR(allocate());
     /* Allocated ahead: one block's worth compressed once sizes zstd's workspace for the blocks
      * the finish compresses, which may not allocate. */
-    ZSTD_compressCCtx(w.cctx, w.packed, w.packed_cap, w.raw, w.raw_cap, at__config.zstd_level);
     AT_RETURN_IF_ERROR(write_file_header());
     /* the PROCESS record and the first clock sample lead the file */
     AT_RETURN_IF_ERROR(write_meta());
@@ -453,6 +502,20 @@ int at__writer_start(int fd, const char *trace_path)
     pthread_attr_destroy(&attr);
     pthread_sigmask(SIG_SETMASK, &old, NULL);
     return -err;
+}
+
+int at__writer_start(int fd, const char *trace_path)
+{
+    struct stat st;
+    if (fstat(fd, &st) < 0)
+        return -errno;
+    w.fd = high_copy(fd);
+    w.dev = st.st_dev;
+    w.ino = st.st_ino;
+    int err = start_writer(trace_path);
+    if (w.fd != fd)
+        close(err == 0 ? fd : w.fd); /* on failure the caller closes fd */
+    return err;
 }
 
 void at__writer_submit(struct at_ring_block *block, uint32_t used)
@@ -519,7 +582,7 @@ int at__writer_stop(uint64_t timeout_ns)
  * parent's. Close our copy of the descriptor and start from nothing. */
 void at__writer_after_fork(void)
 {
-    if (w.fd >= 0)
+    if (is_trace_file(w.fd))
         close(w.fd);
     ZSTD_freeCCtx(w.cctx);
     free(w.raw);

@@ -32,3 +32,15 @@ check "overwrite, SIGUSR2 storm: the last run's trace ends cleanly" [ $? -eq 0 ]
 equal "overwrite, SIGUSR2 storm: kept + overwritten = sent" \
     $(($(kind_count "$TMP/dump.jsonl" send) + $(summary "$TMP/dump.jsonl" dropped))) \
     "$(truth "$TMP/dump10.out" send)"
+
+# The program closes descriptors 3..1023 and opens a file of its own, which gets one of those
+# numbers: nothing of the trace goes into it, and the tracer says once that it stopped writing.
+LD_PRELOAD="$LIB_NOP" ACTORTRACE_OUT="$TMP/fds.trace" "$P/close_fds" "$TMP/own.txt" 2000000 \
+    >"$TMP/fds.out" 2>"$TMP/fds.err"
+check "closed descriptors: program succeeds" [ $? -eq 0 ]
+equal "closed descriptors: the program's file holds only its 410 bytes" \
+    "$(truth "$TMP/fds.out" file_intact) $(stat -c %s "$TMP/own.txt")" "1 410"
+equal "closed descriptors: the tracer says so once" \
+    "$(grep -c 'closed or reused descriptor' "$TMP/fds.err")" 1
+"$DECODE" "$TMP/fds.trace" >/dev/null 2>&1
+check "closed descriptors: what was written before decodes" [ $? -le 1 ]
