@@ -9,7 +9,9 @@
  *
  * The program's own handlers are kept: sigaction() and signal() are wrapped, so the program
  * sees and sets its own dispositions while the kernel's stays ours, and our handler calls the
- * program's when it has one (with the flags and mask it asked for). SIG_IGN is passed to the
+ * program's when it has one (with the flags and mask it asked for). Every handler the program
+ * installs, for any signal, runs behind ours, which marks the thread as in a handler: the
+ * recorder then does nothing there that is not async-signal-safe. SIG_IGN is passed to the
  * kernel as it is. In overwrite mode, SIGUSR2 asks for the blocks in memory to be written; left
  * at its default action it never ends the program, not even while the trace finishes. */
 #include <errno.h>
@@ -31,7 +33,7 @@ static const int fatal[] = {SIGHUP,  SIGINT,  SIGQUIT,   SIGILL,  SIGTRAP, SIGAB
                             SIGPROF, SIGIO,   SIGPWR,    SIGSYS};
 
 static struct sigaction program[NSIG]; /* the dispositions as the program set them */
-static uint8_t watched[NSIG];          /* ours is in front for this signal; written once */
+static uint8_t watched[NSIG]; /* ours is in front for this signal; written once, release */
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER; /* orders changes of `program` */
 
 static int is_function(const struct sigaction *act)
@@ -61,9 +63,21 @@ static void die_as_default(int sig, const siginfo_t *info)
         raise(sig);
 }
 
+static int is_fatal(int sig)
+{
+    for (size_t i = 0; i < sizeof fatal / sizeof fatal[0]; i++)
+        if (fatal[i] == sig)
+            return 1;
+    return 0;
+}
+
+/* In front of every handler the program installs, and of the fatal signals' default action.
+ * in_signal tells the recorder that this thread runs a handler (record.c). */
 static void on_signal(int sig, siginfo_t *info, void *context)
 {
     int saved_errno = errno;
+    at__self.in_signal++;
+    __atomic_signal_fence(__ATOMIC_SEQ_CST);
     if (sig == DUMP_SIGNAL && at__config.mode == AT_MODE_OVERWRITE) {
         if (at_enabled())
             at__writer_request_dump();
@@ -79,6 +93,8 @@ static void on_signal(int sig, siginfo_t *info, void *context)
             at__finish(AT_FINISH_DEADLINE_NS);
         die_as_default(sig, info);
     }
+    __atomic_signal_fence(__ATOMIC_SEQ_CST);
+    at__self.in_signal--;
     errno = saved_errno;
 }
 
@@ -86,7 +102,7 @@ static void on_signal(int sig, siginfo_t *info, void *context)
 static int install(int sig)
 {
     const struct sigaction *act = &program[sig];
-    if (act->sa_handler == SIG_IGN)
+    if (act->sa_handler == SIG_IGN || (act->sa_handler == SIG_DFL && !is_fatal(sig)))
         return real_sigaction(sig, act, NULL);
     struct sigaction ours = {.sa_sigaction = on_signal};
     ours.sa_mask = act->sa_mask;
@@ -99,26 +115,40 @@ static void resolve(void)
     AT_RESOLVE(real_sigaction, "sigaction");
 }
 
+/* Puts ours in front for sig, keeping the program's disposition; under `lock`. */
+static void watch_locked(int sig)
+{
+    if (watched[sig] || real_sigaction(sig, NULL, &program[sig]) < 0)
+        return;
+    if (install(sig) == 0)
+        /* release: pairs with the acquire in sigaction(), which then reads program[sig] */
+        __atomic_store_n(&watched[sig], 1, __ATOMIC_RELEASE);
+}
+
 void at__signals_install(void)
 {
     resolve();
     pthread_mutex_lock(&lock);
-    for (size_t i = 0; i < sizeof fatal / sizeof fatal[0]; i++) {
-        int sig = fatal[i];
-        if (watched[sig] || real_sigaction(sig, NULL, &program[sig]) < 0)
-            continue;
-        if (install(sig) == 0)
-            watched[sig] = 1;
-    }
+    for (size_t i = 0; i < sizeof fatal / sizeof fatal[0]; i++)
+        watch_locked(fatal[i]);
     pthread_mutex_unlock(&lock);
 }
 
+/* The first handler the program installs for a signal puts ours in front of it, whether or
+ * not tracing has started, so that the recorder knows when it runs in a handler. */
 AT_EXPORT int sigaction(int sig, const struct sigaction *act, struct sigaction *old)
 {
     resolve();
-    if (sig <= 0 || sig >= NSIG || !__atomic_load_n(&watched[sig], __ATOMIC_ACQUIRE))
+    int handler = act && is_function(act) && sig != SIGKILL && sig != SIGSTOP;
+    if (sig <= 0 || sig >= NSIG ||
+        (!handler && !__atomic_load_n(&watched[sig], __ATOMIC_ACQUIRE)))
         return real_sigaction(sig, act, old);
     pthread_mutex_lock(&lock);
+    watch_locked(sig);
+    if (!watched[sig]) {
+        pthread_mutex_unlock(&lock);
+        return real_sigaction(sig, act, old);
+    }
     if (old)
         *old = program[sig];
     int err = 0;

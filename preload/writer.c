@@ -37,6 +37,9 @@
 /* At the end, how long the writer waits for a lock a program thread may hold: one that a fatal
  * signal or _exit stopped for good never lets go of it. */
 #define END_LOCK_WAIT_NS (100 * 1000 * 1000ull)
+/* The writer never waits long for a lock a program thread may hold, so that a signal handler
+ * that interrupted that thread can wait for a free block (block mode) without a deadlock. */
+#define META_LOCK_WAIT_NS (10 * 1000 * 1000ull)
 #define RECENT_FRAMES 16
 
 /* An EVENTS frame in the file, kept so that it can be given back for the final records. */
@@ -217,7 +220,7 @@ static int write_meta_frame(const uint8_t *records, size_t len, uint32_t count)
 static int write_meta(void)
 {
     uint32_t count;
-    long len = at__meta_take(w.meta, &count, w.finishing ? END_LOCK_WAIT_NS : AT_WAIT_FOREVER);
+    long len = at__meta_take(w.meta, &count, w.finishing ? END_LOCK_WAIT_NS : META_LOCK_WAIT_NS);
     if (len < 0)
         len = count = 0;
     if (w.clock_due) {
@@ -274,6 +277,19 @@ static void wake_free_waiters(void)
         at__futex(&w.freed, FUTEX_WAKE_PRIVATE, INT32_MAX, NULL);
 }
 
+/* Writes a FULL block and frees it; returns 1 if it was FULL. */
+static int write_if_full(struct at_ring_block *block)
+{
+    uint32_t expected = AT_BLOCK_FULL;
+    /* acquire: pairs with the release in at__writer_submit, so the slots are complete */
+    if (!__atomic_compare_exchange_n(&block->state, &expected, AT_BLOCK_WRITING, 0,
+                                     __ATOMIC_ACQUIRE, __ATOMIC_RELAXED))
+        return 0;
+    write_block(block, block->used);
+    at__ring_release(block);
+    return 1;
+}
+
 /* Writes the metadata, and every FULL block unless overwrite mode keeps them in memory. */
 static void drain(int events)
 {
@@ -283,17 +299,8 @@ static void drain(int events)
     if (!events)
         return;
     unsigned freed = 0;
-    for (uint32_t i = 0; i < at__ring.block_count; i++) {
-        struct at_ring_block *block = at__ring_block(i);
-        uint32_t expected = AT_BLOCK_FULL;
-        /* acquire: pairs with the release in at__writer_submit, so the slots are complete */
-        if (!__atomic_compare_exchange_n(&block->state, &expected, AT_BLOCK_WRITING, 0,
-                                         __ATOMIC_ACQUIRE, __ATOMIC_RELAXED))
-            continue;
-        write_block(block, block->used);
-        at__ring_release(block);
-        freed++;
-    }
+    for (uint32_t i = 0; i < at__ring.block_count; i++)
+        freed += write_if_full(at__ring_block(i));
     if (freed)
         wake_free_waiters();
 }
@@ -319,13 +326,17 @@ static void sleep_unless_pending(uint32_t seen)
     __atomic_store_n(&w.sleeping, 0, __ATOMIC_SEQ_CST);
 }
 
-/* The blocks threads still hold at the end: their committed slots, up to the last one. */
+/* The last pass: the blocks threads still hold (their committed slots, up to the last one),
+ * and those handed over since drain() passed them, which one state read tells apart. */
 static void write_held_blocks(void)
 {
     for (uint32_t i = 0; i < at__ring.block_count; i++) {
         struct at_ring_block *block = at__ring_block(i);
-        if (__atomic_load_n(&block->state, __ATOMIC_ACQUIRE) != AT_BLOCK_FILLING)
+        /* acquire: pairs with at_record's release commit of each slot read below */
+        if (__atomic_load_n(&block->state, __ATOMIC_ACQUIRE) != AT_BLOCK_FILLING) {
+            write_if_full(block);
             continue;
+        }
         const struct at_event *slots = at__block_slots(block);
         uint32_t used = block->capacity;
         while (used > 0 && __atomic_load_n(&slots[used - 1].kind, __ATOMIC_ACQUIRE) == 0)

@@ -44,3 +44,20 @@ equal "closed descriptors: the tracer says so once" \
     "$(grep -c 'closed or reused descriptor' "$TMP/fds.err")" 1
 "$DECODE" "$TMP/fds.trace" >/dev/null 2>&1
 check "closed descriptors: what was written before decodes" [ $? -le 1 ]
+
+# A signal handler's event is the first of its thread, or of the process, while the thread it
+# interrupts is inside malloc: nothing is started in the handler (the event is dropped and
+# counted). 10 runs each; none may hang or crash, and kept + dropped = sent.
+for mode in thread process; do
+    bad=0
+    for run in $(seq 10); do
+        timeout -s KILL 30 env ACTORTRACE_OUT="$TMP/first.trace" LD_PRELOAD="$LIB_NOP" \
+            "$P/first_in_handler" $mode >"$TMP/first.out" 2>/dev/null || bad=$((bad + 1))
+        "$DECODE" -o "$TMP/first.jsonl" "$TMP/first.trace" 2>/dev/null
+        [ $? -le 1 ] && [ $(($(kind_count "$TMP/first.jsonl" send) + \
+            $(summary "$TMP/first.jsonl" dropped))) -eq "$(truth "$TMP/first.out" send)" ] ||
+            bad=$((bad + 1))
+        rm -f "$TMP/first.trace"
+    done
+    equal "first event in a handler ($mode): runs that hung, failed or lost count (of 10)" $bad 0
+done
