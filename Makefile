@@ -14,6 +14,16 @@ B       := build
 
 DEPS_OK := $(B)/.deps-ok
 
+# Supported platforms: x86-64 Linux with glibc 2.35 or later (README, "Platforms").
+TARGET := $(shell $(CC) -dumpmachine)
+GLIBC_VERSION := $(shell getconf GNU_LIBC_VERSION 2>/dev/null | awk '{print $$2}')
+ifeq ($(filter x86_64-%linux-gnu,$(TARGET)),)
+$(error actortrace builds for x86-64 Linux with glibc only; $(CC) targets $(TARGET))
+endif
+ifneq ($(firstword $(shell printf '%s\n' 2.35 '$(GLIBC_VERSION)' | sort -V)),2.35)
+$(error actortrace needs glibc 2.35 or later (rseq); this system has '$(GLIBC_VERSION)')
+endif
+
 COMMON_SRC  := $(wildcard common/*.c)
 # The product's shims; shim/refrt.c wraps the test-only reference runtime, so it goes only into
 # the test copy of the library (TEST_LIB).

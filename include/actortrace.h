@@ -24,8 +24,9 @@
 
 /* ===== Recording ===========================================================================
  * at_record(kind, actor, peer, msg, name, path) is in at_record.h. The meaning of actor and
- * peer per kind is the event model of docs/DESIGN.md: for a send, actor is the receiver and
- * peer the sender; for spawn, the child and the parent; for unpark, the woken and the waker. */
+ * peer per kind is the event model in the README ("Writing a shim"): for a send, actor is the
+ * receiver and peer the sender; for spawn, the child and the parent; for unpark, the woken and
+ * the waker. */
 
 /* ===== The actor running on this thread =====================================================
  * Step trampolines set it around a handler, so a send made inside the handler names its

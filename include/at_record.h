@@ -23,6 +23,16 @@
 #ifndef AT_RECORD_H
 #define AT_RECORD_H
 
+/* Supported platforms (README, "Platforms"): the hot path reads the TSC and the rseq area that
+ * glibc registers for every thread since 2.35. */
+#if !defined(__x86_64__) || !defined(__linux__)
+#error "actortrace supports x86-64 Linux only"
+#endif
+#include <features.h>
+#if !defined(__GLIBC__) || !__GLIBC_PREREQ(2, 35)
+#error "actortrace needs glibc 2.35 or later (rseq)"
+#endif
+
 #include <stdint.h>
 #include <sys/rseq.h>
 

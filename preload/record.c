@@ -285,12 +285,13 @@ static int record_spare(struct at_thread *self, unsigned kind, uint64_t actor, u
 }
 
 /* Drop mode, while no block is free: the event is counted and nothing else is tried (one
- * load of the pool's free count), so that a dropped event costs little and the dropping
- * threads leave the cores to the writer. */
+ * load of the pool's free count, no system call, errno untouched), so that a dropped event
+ * costs little and the dropping threads leave the cores to the writer. */
 static int dropping(const struct at_thread *self)
 {
     return self->block == NULL && self->drop_count && at__config.mode == AT_MODE_DROP &&
-           __atomic_load_n(&at__ring.free_count, __ATOMIC_RELAXED) == 0;
+           __atomic_load_n(&at__ring.free_count, __ATOMIC_RELAXED) == 0 &&
+           __atomic_load_n(&at__state, __ATOMIC_RELAXED) == AT_STATE_RUNNING;
 }
 
 void at__record_slow(unsigned kind, uint64_t actor, uint64_t peer, uint64_t msg, uint32_t name,
@@ -299,6 +300,10 @@ void at__record_slow(unsigned kind, uint64_t actor, uint64_t peer, uint64_t msg,
     struct at_thread *self = &at__self;
     if (self->internal)
         return; /* capacity stays 0, so every event of this thread comes here */
+    if (dropping(self)) {
+        drop(self);
+        return;
+    }
     int saved_errno = errno;
     int state = tracing_state(self);
     if (state != AT_STATE_RUNNING) {
@@ -308,7 +313,7 @@ void at__record_slow(unsigned kind, uint64_t actor, uint64_t peer, uint64_t msg,
     } else if (self->nest > 1) {
         if (!record_spare(self, kind, actor, peer, msg, name, path))
             drop(self);
-    } else if (!dropping(self) && switch_blocked(self)) {
+    } else if (switch_blocked(self)) {
         at_record(kind, actor, peer, msg, name, path);
     } else {
         drop(self);

@@ -29,6 +29,22 @@ echo "  untraced ${plain} ns/call, traced ${traced} ns/call (medians)"
 awk -v p="$plain" -v t="$traced" -v f="$floor" 'BEGIN {
     printf "  added per event: %.2f ns (target <= 12); %.2f x the floor\n", t - p, (t - p) / f }'
 
+echo "== a dropped event: the same loop in drop mode with a writer that cannot keep up"
+# 1 MiB of blocks and zstd level 19: nearly every event is dropped, so the traced cost per call
+# is the cost of a drop. Pairs with the untraced loop, medians of $RUNS.
+for i in $(seq "$RUNS"); do
+    "$B/bench/hotpath" "$CALLS" >>"$TMP/drop.plain"
+    ACTORTRACE_BUFFER_MB=1 ACTORTRACE_ZSTD_LEVEL=19 ACTORTRACE_OUT="$TMP/drop-hot.trace" \
+        LD_PRELOAD="$B/bench/libactortrace-bench.so" "$B/bench/hotpath" "$CALLS" >>"$TMP/drop.traced"
+    "$B/tracedecode" "$TMP/drop-hot.trace" 2>/dev/null | tail -n 1 |
+        jq '100 * .dropped / (.events + .dropped)' >>"$TMP/drop.share"
+    rm -f "$TMP/drop-hot.trace"
+done
+awk -v p="$(median <"$TMP/drop.plain")" -v t="$(median <"$TMP/drop.traced")" \
+    -v d="$(median <"$TMP/drop.share")" 'BEGIN {
+    printf "  %.0f%% of events dropped; added per call %.1f ns (target <= 20 per dropped event)\n",
+        d, t - p }'
+
 echo "== bytes per event on disk: pingpong 1000000 (block mode, so that every event is kept)"
 time_run() { # time_run OUTPUT COMMAND...: the command's wall time in ns into OUTPUT
     local out="$1"
