@@ -58,6 +58,7 @@ static void drop(struct at_thread *self)
 {
     if (self->drop_count++ == 0)
         self->drop_first_tsc = at__rdtsc();
+    /* relaxed: a total, read once by the writer's END record after the threads' last events */
     __atomic_fetch_add(&at__dropped_total, 1, __ATOMIC_RELAXED);
 }
 
@@ -97,7 +98,7 @@ static void first_event(struct at_thread *self)
 {
     if (self->tid == 0) {
         self->tid = (uint32_t)gettid();
-        __atomic_fetch_add(&at__threads_total, 1, __ATOMIC_RELAXED);
+        __atomic_fetch_add(&at__threads_total, 1, __ATOMIC_RELAXED); /* a total, as above */
         note_name(self);
     }
     if (!self->exit_hook) {
@@ -143,7 +144,7 @@ unsigned at__overwritten_take(struct at_lost *out, unsigned max, uint64_t timeou
 
 static void note_overwritten(const struct at_lost *lost)
 {
-    __atomic_fetch_add(&at__dropped_total, lost->count, __ATOMIC_RELAXED);
+    __atomic_fetch_add(&at__dropped_total, lost->count, __ATOMIC_RELAXED); /* see drop() */
     pthread_mutex_lock(&overwritten_lock);
     unsigned i = 0;
     while (i < overwritten_count && overwritten[i].tid != lost->tid)
@@ -173,8 +174,9 @@ static struct at_ring_block *take_block(struct at_thread *self)
 {
     /* One number for the whole process, not per thread: the kernel reuses thread ids, and a
      * later thread with the same id must sort after the earlier one. */
-    uint32_t seq = __atomic_fetch_add(&block_seq, 1, __ATOMIC_RELAXED);
+    uint32_t seq = __atomic_fetch_add(&block_seq, 1, __ATOMIC_RELAXED); /* unique, no order */
     struct at_ring_block *block = at__ring_take(self->tid, seq);
+    /* acquire: pairs with at__finish's CAS to OFF, which ends the wait */
     while (!block && at__config.mode == AT_MODE_BLOCK &&
            __atomic_load_n(&at__state, __ATOMIC_ACQUIRE) == AT_STATE_RUNNING) {
         at__writer_wait_free(BLOCK_WAIT_NS);
@@ -290,7 +292,9 @@ static int record_spare(struct at_thread *self, unsigned kind, uint64_t actor, u
 static int dropping(const struct at_thread *self)
 {
     return self->block == NULL && self->drop_count && at__config.mode == AT_MODE_DROP &&
+           /* relaxed: a hint; a block freed meanwhile is seen at a later event */
            __atomic_load_n(&at__ring.free_count, __ATOMIC_RELAXED) == 0 &&
+           /* relaxed: only to stop counting drops once the trace has ended */
            __atomic_load_n(&at__state, __ATOMIC_RELAXED) == AT_STATE_RUNNING;
 }
 
@@ -330,6 +334,7 @@ void at__thread_exit(void *unused)
     sigfillset(&all);
     pthread_sigmask(SIG_SETMASK, &all, &old);
     self->exit_hook = 0;
+    /* acquire: pairs with lifecycle.c's release store of RUNNING */
     if (__atomic_load_n(&at__state, __ATOMIC_ACQUIRE) == AT_STATE_RUNNING) {
         if (self->block)
             hand_over(self);

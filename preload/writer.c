@@ -272,7 +272,10 @@ static void write_block(struct at_ring_block *block, uint32_t used)
 
 static void wake_free_waiters(void)
 {
+    /* release: pairs with the acquire load of freed in at__writer_wait_free */
     __atomic_fetch_add(&w.freed, 1, __ATOMIC_RELEASE);
+    /* pairs with the waiter's seq_cst increment of free_waiters: a waiter that registered
+     * before this load is woken; one after it sees free_count > 0 and does not sleep */
     if (__atomic_load_n(&w.free_waiters, __ATOMIC_ACQUIRE))
         at__futex(&w.freed, FUTEX_WAKE_PRIVATE, INT32_MAX, NULL);
 }
@@ -319,6 +322,8 @@ static void maybe_clock(void)
 static void sleep_unless_pending(uint32_t seen)
 {
     struct timespec timeout = {0, WRITER_POLL_NS};
+    /* seq_cst, with at__writer_submit's increment of pending then load of sleeping: either
+     * the writer sees the new pending here, or the submitter sees sleeping and wakes it */
     __atomic_store_n(&w.sleeping, 1, __ATOMIC_SEQ_CST);
     if (__atomic_load_n(&w.pending, __ATOMIC_SEQ_CST) == seen &&
         !__atomic_load_n(&w.stop, __ATOMIC_SEQ_CST))
@@ -339,6 +344,7 @@ static void write_held_blocks(void)
         }
         const struct at_event *slots = at__block_slots(block);
         uint32_t used = block->capacity;
+        /* acquire: pairs with at__fill's release commit of the slot */
         while (used > 0 && __atomic_load_n(&slots[used - 1].kind, __ATOMIC_ACQUIRE) == 0)
             used--;
         write_block(block, used);
@@ -347,7 +353,7 @@ static void write_held_blocks(void)
 
 static uint64_t dropped_total(void)
 {
-    return __atomic_load_n(&at__dropped_total, __ATOMIC_RELAXED);
+    return __atomic_load_n(&at__dropped_total, __ATOMIC_RELAXED); /* a total, see record.c */
 }
 
 /* The last META frame: overwrite mode's losses, a clock sample, the LOST record of a write
@@ -447,17 +453,21 @@ static void *writer_main(void *unused)
     at__self.internal = 1; /* what this thread does (futex waits, writes) is not the program's */
     w.next_clock_ns = at__clock_ns(CLOCK_MONOTONIC) + 50 * 1000 * 1000ull;
     for (;;) {
+        /* read before draining: a handover after this read makes pending differ, and the
+         * writer does not sleep on it (sleep_unless_pending) */
         uint32_t seen = __atomic_load_n(&w.pending, __ATOMIC_SEQ_CST);
+        /* acquire: pairs with the release store in at__writer_request_dump */
         int dump = __atomic_exchange_n(&w.dump, 0, __ATOMIC_ACQ_REL);
         if (dump)
             at__overwritten_flush();
         maybe_clock();
         drain(at__config.mode != AT_MODE_OVERWRITE || dump);
-        if (__atomic_load_n(&w.stop, __ATOMIC_ACQUIRE))
+        if (__atomic_load_n(&w.stop, __ATOMIC_ACQUIRE)) /* pairs with at__writer_stop */
             break;
         sleep_unless_pending(seen);
     }
     finish();
+    /* release: pairs with wait_finished's acquire load: the end is in the file */
     __atomic_store_n(&w.finished, 1, __ATOMIC_RELEASE);
     at__futex(&w.finished, FUTEX_WAKE_PRIVATE, INT32_MAX, NULL);
     return NULL;
@@ -534,8 +544,10 @@ void at__writer_submit(struct at_ring_block *block, uint32_t used)
     block->used = used;
     /* release: the slots and `used` are visible to the writer that sees FULL */
     __atomic_store_n(&block->state, AT_BLOCK_FULL, __ATOMIC_RELEASE);
+    /* seq_cst: pairs with sleep_unless_pending (store sleeping, then load pending) */
     __atomic_fetch_add(&w.pending, 1, __ATOMIC_SEQ_CST);
     if (__atomic_load_n(&w.sleeping, __ATOMIC_SEQ_CST) &&
+        /* relaxed: a heuristic for when to wake the writer */
         __atomic_load_n(&at__ring.free_count, __ATOMIC_RELAXED) < at__ring.block_count / 2)
         at__futex(&w.pending, FUTEX_WAKE_PRIVATE, 1, NULL);
 }
@@ -544,8 +556,11 @@ void at__writer_wait_free(uint64_t timeout_ns)
 {
     struct timespec timeout = {(time_t)(timeout_ns / 1000000000u),
                                (long)(timeout_ns % 1000000000u)};
+    /* acquire: pairs with wake_free_waiters' release increment of freed */
     uint32_t seen = __atomic_load_n(&w.freed, __ATOMIC_ACQUIRE);
+    /* seq_cst: pairs with wake_free_waiters' load of free_waiters (see there) */
     __atomic_fetch_add(&w.free_waiters, 1, __ATOMIC_SEQ_CST);
+    /* acquire: pairs with at__ring_release's release increment of free_count */
     if (__atomic_load_n(&at__ring.free_count, __ATOMIC_ACQUIRE) == 0)
         at__futex(&w.freed, FUTEX_WAIT_PRIVATE, seen, &timeout);
     __atomic_fetch_sub(&w.free_waiters, 1, __ATOMIC_SEQ_CST);
@@ -554,8 +569,8 @@ void at__writer_wait_free(uint64_t timeout_ns)
 /* Async-signal-safe: a flag and a futex wake. */
 void at__writer_request_dump(void)
 {
-    __atomic_store_n(&w.dump, 1, __ATOMIC_RELEASE);
-    __atomic_fetch_add(&w.pending, 1, __ATOMIC_SEQ_CST);
+    __atomic_store_n(&w.dump, 1, __ATOMIC_RELEASE); /* pairs with writer_main's exchange */
+    __atomic_fetch_add(&w.pending, 1, __ATOMIC_SEQ_CST); /* as in at__writer_submit */
     at__futex(&w.pending, FUTEX_WAKE_PRIVATE, 1, NULL);
 }
 
@@ -564,6 +579,7 @@ static int wait_finished(uint64_t timeout_ns)
     uint64_t deadline = timeout_ns == AT_WAIT_FOREVER
                             ? UINT64_MAX
                             : at__clock_ns(CLOCK_MONOTONIC) + timeout_ns;
+    /* acquire: pairs with writer_main's release store of finished */
     while (!__atomic_load_n(&w.finished, __ATOMIC_ACQUIRE)) {
         uint64_t now = at__clock_ns(CLOCK_MONOTONIC);
         if (now >= deadline)
