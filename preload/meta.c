@@ -1,7 +1,8 @@
 /* Metadata records (names, threads, clock samples, losses) waiting for the writer. Any thread
  * appends under one mutex; the writer takes the whole batch and writes it as one META frame
  * before the event blocks it drains next, so a name is in the file before events that use it.
- * Every caller runs outside the hot path, with signals blocked where a handler could record. */
+ * Every caller runs outside the hot path and outside signal handlers (record.c). The writer
+ * copies the records out and frees nothing, and waits for the lock only so long. */
 #include <errno.h>
 #include <pthread.h>
 #include <stdlib.h>
