@@ -337,7 +337,7 @@ static void write_held_blocks(void)
 {
     for (uint32_t i = 0; i < at__ring.block_count; i++) {
         struct at_ring_block *block = at__ring_block(i);
-        /* acquire: pairs with at_record's release commit of each slot read below */
+        /* acquire: pairs with at__ring_take's CAS to FILLING (the slots were cleared) */
         if (__atomic_load_n(&block->state, __ATOMIC_ACQUIRE) != AT_BLOCK_FILLING) {
             write_if_full(block);
             continue;
@@ -504,8 +504,6 @@ static int start_writer(const char *trace_path)
 {
     snprintf(w.path, sizeof w.path, "%s", trace_path);
     AT_RETURN_IF_ERROR(allocate());
-    /* Allocated ahead: one block's worth compressed once sizes zstd's workspace for the blocks
-     * the finish compresses, which may not allocate. */
     AT_RETURN_IF_ERROR(write_file_header());
     /* the PROCESS record and the first clock sample lead the file */
     AT_RETURN_IF_ERROR(write_meta());
