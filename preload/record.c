@@ -241,11 +241,18 @@ static int switch_block(struct at_thread *self)
     return 1;
 }
 
+/* Blocks every signal on this thread, keeping the mask to restore in *old. */
+static void signals_off(sigset_t *old)
+{
+    sigset_t all;
+    sigfillset(&all);
+    pthread_sigmask(SIG_SETMASK, &all, old);
+}
+
 static int switch_blocked(struct at_thread *self)
 {
-    sigset_t all, old;
-    sigfillset(&all);
-    pthread_sigmask(SIG_SETMASK, &all, &old);
+    sigset_t old;
+    signals_off(&old);
     int switched = switch_block(self);
     pthread_sigmask(SIG_SETMASK, &old, NULL);
     return switched;
@@ -255,9 +262,8 @@ static int switch_blocked(struct at_thread *self)
  * holds a slot of it). Signals blocked: a handler in this one would take a second one. */
 static struct at_ring_block *new_spare(struct at_thread *self)
 {
-    sigset_t all, old;
-    sigfillset(&all);
-    pthread_sigmask(SIG_SETMASK, &all, &old);
+    sigset_t old;
+    signals_off(&old);
     if (self->spare)
         at__writer_submit(self->spare, ((struct at_ring_block *)self->spare)->capacity);
     self->spare = take_block(self);
@@ -330,16 +336,17 @@ void at__thread_exit(void *unused)
 {
     (void)unused;
     struct at_thread *self = &at__self;
-    sigset_t all, old;
-    sigfillset(&all);
-    pthread_sigmask(SIG_SETMASK, &all, &old);
+    sigset_t old;
+    signals_off(&old);
     self->exit_hook = 0;
     /* acquire: pairs with lifecycle.c's release store of RUNNING */
     if (__atomic_load_n(&at__state, __ATOMIC_ACQUIRE) == AT_STATE_RUNNING) {
         if (self->block)
             hand_over(self);
-        if (self->spare)
-            at__writer_submit(self->spare, self->spare_next);
+        struct at_ring_block *spare = self->spare;
+        if (spare)
+            at__writer_submit(spare, self->spare_next < spare->capacity ? self->spare_next
+                                                                        : spare->capacity);
         self->spare = NULL;
         note_drops(self);
         at__meta_thread_exit(self->tid, at__rdtsc());
