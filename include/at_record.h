@@ -14,7 +14,9 @@
  *    with signals blocked, so a call that took a slot writes it into the block it took it from.
  *  - A nested call that finds the block full records into the thread's spare block instead
  *    (its own xadd on spare_next); the outermost call's next switch makes the spare current, so
- *    the thread's events stay in order. No spare to be had: the event is dropped and counted.
+ *    the thread's events stay in order. A full spare is handed over (blocks are ordered by
+ *    their number) when no call holds a slot of it (spare_busy). No spare to be had: the
+ *    event is dropped and counted.
  *  - A slot is committed when the word holding `kind` is stored, last, with release; the
  *    writer (and a post-mortem reader of the ring file) uses only committed slots.
  *  - A block is handed over only by the outermost call, when no call of the thread is between
@@ -56,6 +58,7 @@ struct at_thread {
     uint32_t in_signal;     /* signal handlers running on this thread (signals.c) */
     void *spare;            /* struct at_ring_block a nested call records into, or NULL */
     uint32_t spare_next;    /* next slot of the spare; taken with an unlocked xadd */
+    uint32_t spare_busy;    /* calls between taking a slot of the spare and committing it */
     uint64_t current_actor; /* actor whose handler runs on this thread; 0 = none */
     uint32_t depth;         /* shim nesting depth: only the outermost call is recorded */
     uint32_t tid;           /* gettid(), cached by the slow path */
@@ -72,8 +75,8 @@ struct at_thread {
  * (2-3 ns per event). */
 AT_EXPORT extern __thread struct at_thread at__self __attribute__((tls_model("initial-exec")));
 
-AT_EXPORT void at__record_slow(unsigned kind, uint64_t actor, uint64_t peer, uint64_t msg, uint32_t name,
-                     unsigned path);
+AT_EXPORT void at__record_slow(unsigned kind, uint64_t actor, uint64_t peer, uint64_t msg,
+                               uint32_t name, unsigned path);
 
 static inline uint64_t at__rdtsc(void)
 {

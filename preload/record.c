@@ -258,8 +258,8 @@ static int switch_blocked(struct at_thread *self)
     return switched;
 }
 
-/* A new spare block; the full one goes to the writer first (nest == 2: no other nested call
- * holds a slot of it). Signals blocked: a handler in this one would take a second one. */
+/* A new spare block; the full one goes to the writer first (spare_busy == 0: no interrupted
+ * call holds a slot of it). Signals blocked: a handler in this one would take a second one. */
 static struct at_ring_block *new_spare(struct at_thread *self)
 {
     sigset_t old;
@@ -280,16 +280,19 @@ static int record_spare(struct at_thread *self, unsigned kind, uint64_t actor, u
 {
     struct at_ring_block *spare = self->spare;
     int full = spare && self->spare_next >= spare->capacity;
-    if ((!spare || (full && self->nest == 2)) && self->tid && self->exit_hook)
+    if ((!spare || (full && self->spare_busy == 0)) && self->tid && self->exit_hook)
         spare = new_spare(self);
     if (!spare)
         return 0;
+    /* busy from before the slot is taken until it is committed (as nest in at_record) */
+    __asm__ volatile("incl %0" : "+m"(self->spare_busy)::"memory");
     uint32_t slot = 1;
     __asm__ volatile("xaddl %0, %1" : "+r"(slot), "+m"(self->spare_next));
-    if (slot >= spare->capacity)
-        return 0;
-    at__fill(&at__block_slots(spare)[slot], kind, actor, peer, msg, name, path);
-    return 1;
+    int recorded = slot < spare->capacity;
+    if (recorded)
+        at__fill(&at__block_slots(spare)[slot], kind, actor, peer, msg, name, path);
+    __asm__ volatile("decl %0" : "+m"(self->spare_busy)::"memory");
+    return recorded;
 }
 
 /* Drop mode, while no block is free: the event is counted and nothing else is tried (one
