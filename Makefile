@@ -14,9 +14,21 @@ B       := build
 
 DEPS_OK := $(B)/.deps-ok
 
+# Supported platforms: x86-64 Linux with glibc 2.35 or later (README, "Platforms").
+TARGET := $(shell $(CC) -dumpmachine)
+GLIBC_VERSION := $(shell getconf GNU_LIBC_VERSION 2>/dev/null | awk '{print $$2}')
+ifeq ($(filter x86_64-%linux-gnu,$(TARGET)),)
+$(error actortrace builds for x86-64 Linux with glibc only; $(CC) targets $(TARGET))
+endif
+ifneq ($(firstword $(shell printf '%s\n' 2.35 '$(GLIBC_VERSION)' | sort -V)),2.35)
+$(error actortrace needs glibc 2.35 or later (rseq); this system has '$(GLIBC_VERSION)')
+endif
+
 COMMON_SRC  := $(wildcard common/*.c)
 CLI_SRC     := $(wildcard cli/*.c)
-PRELOAD_SRC := $(wildcard preload/*.c) $(wildcard shim/*.c)
+# The product's shims; shim/refrt.c wraps the test-only reference runtime, so it goes only into
+# the test copy of the library (TEST_LIB).
+PRELOAD_SRC := $(wildcard preload/*.c) $(filter-out shim/refrt.c,$(wildcard shim/*.c))
 DECODER_SRC := $(wildcard decoder/*.c)
 RT_SRC      := tests/rt/runtime.c
 EXAMPLES    := $(patsubst tests/rt/examples/%.c,$(B)/examples/%,$(wildcard tests/rt/examples/*.c))
@@ -26,7 +38,9 @@ CZMQ_PROGS  := $(patsubst tests/czmq/%.c,$(B)/tests/czmq/%,$(wildcard tests/czmq
 AETHER_PROGS := $(patsubst tests/aether/%.c,$(B)/tests/aether/%,$(filter-out tests/aether/runtime.c,$(wildcard tests/aether/*.c))) \
 	$(B)/tests/aether/guard/prog $(B)/tests/aether/moved/libaether.so
 
-PRELOAD_FLAGS := -fPIC -ftls-model=initial-exec -fvisibility=default -pthread
+# Hidden by default: the library exports actortrace.h's API and the wrapped symbols (AT_EXPORT),
+# nothing internal (tests/e2e/exports.sh).
+PRELOAD_FLAGS := -fPIC -ftls-model=initial-exec -fvisibility=hidden -pthread
 # Declares the version nodes of the glibc symbols that shim/glibc.c defines under a version.
 SHIM_VERSIONS := -Wl,--version-script=shim/glibc.map
 SAN_FLAGS     := -O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
@@ -36,16 +50,24 @@ FUZZ_FLAGS    := $(SAN_FLAGS) -fsanitize=fuzzer -DFUZZING_BUILD_MODE_UNSAFE_FOR_
 FUZZ_SECONDS  ?= 600
 
 .PHONY: all demo test bench clean deps fuzz
-all: $(B)/libactortrace.so $(B)/tracedecode $(B)/actortrace $(B)/librefrt.so $(EXAMPLES)
+TEST_LIB := $(B)/tests/libactortrace-refrt.so
+all: $(B)/libactortrace.so $(B)/tracedecode $(B)/actortrace $(B)/librefrt.so $(TEST_LIB) $(EXAMPLES)
 
 deps: $(DEPS_OK)
 $(DEPS_OK): scripts/install-deps.sh
 	@sh scripts/install-deps.sh
 	@mkdir -p $(B) && touch $@
 
-$(B)/libactortrace.so: $(PRELOAD_SRC) $(COMMON_SRC) $(wildcard include/*.h preload/*.h shim/*.h shim/*.map tests/rt/refrt.h) | $(DEPS_OK)
-	$(CC) $(CPPFLAGS) -Itests/rt $(CFLAGS) $(WARN) $(PRELOAD_FLAGS) -shared -Wl,-z,now -o $@ \
+$(B)/libactortrace.so: $(PRELOAD_SRC) $(COMMON_SRC) $(wildcard include/*.h preload/*.h shim/*.h shim/*.map) | $(DEPS_OK)
+	$(CC) $(CPPFLAGS) $(CFLAGS) $(WARN) $(PRELOAD_FLAGS) -shared -Wl,-z,now -o $@ \
 		$(PRELOAD_SRC) $(COMMON_SRC) -lzstd -ldl -Wl,-z,defs $(SHIM_VERSIONS)
+
+# The test copy: the product plus the shim of the reference runtime, which the tests and
+# examples on refrt are traced with.
+$(TEST_LIB): $(PRELOAD_SRC) shim/refrt.c $(COMMON_SRC) $(wildcard include/*.h preload/*.h shim/*.map tests/rt/refrt.h) | $(DEPS_OK)
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS) -Itests/rt $(CFLAGS) $(WARN) $(PRELOAD_FLAGS) -shared -Wl,-z,now -o $@ \
+		$(PRELOAD_SRC) shim/refrt.c $(COMMON_SRC) -lzstd -ldl -Wl,-z,defs $(SHIM_VERSIONS)
 
 $(B)/tracedecode: $(DECODER_SRC) $(COMMON_SRC) $(wildcard include/*.h decoder/*.h) | $(DEPS_OK)
 	$(CC) $(CPPFLAGS) $(CFLAGS) $(WARN) -o $@ $(DECODER_SRC) $(COMMON_SRC) -lzstd

@@ -18,14 +18,15 @@
 #define ACTORTRACE_VERSION_STRING "0.1"
 
 /* ===== Exporting wrappers ==================================================================
- * Every function a shim defines under a runtime's exported name is marked AT_EXPORT: the
- * library exports exactly this API and the wrapped symbols, nothing internal. */
-#define AT_EXPORT __attribute__((visibility("default")))
+ * Every function a shim defines under a runtime's exported name is marked AT_EXPORT (defined
+ * in at_record.h): the library is built with hidden visibility and exports exactly this API,
+ * what its inline functions use, and the wrapped symbols, nothing internal. */
 
 /* ===== Recording ===========================================================================
  * at_record(kind, actor, peer, msg, name, path) is in at_record.h. The meaning of actor and
- * peer per kind is the event model of docs/DESIGN.md: for a send, actor is the receiver and
- * peer the sender; for spawn, the child and the parent; for unpark, the woken and the waker. */
+ * peer per kind is the event model in the README ("Writing a shim"): for a send, actor is the
+ * receiver and peer the sender; for spawn, the child and the parent; for unpark, the woken and
+ * the waker. */
 
 /* ===== The actor running on this thread =====================================================
  * Step trampolines set it around a handler, so a send made inside the handler names its
@@ -87,14 +88,14 @@ static inline void at_depth_restore(uint32_t saved)
  * -ENOSPC when 8 MiB of names wait for the writer); names that could not be kept are counted
  * and reported on stderr when the trace ends, and their events stay, without the name. */
 
-int at_name_msg(uint32_t id, const char *name);
-int at_name_actor(uint64_t actor, const char *name);
+AT_EXPORT int at_name_msg(uint32_t id, const char *name);
+AT_EXPORT int at_name_actor(uint64_t actor, const char *name);
 
 /* Registers a path name ("local", "remote", "spsc") or an extra event kind, and returns its id
  * for at_record's path or kind argument: the same name always gets the same id. Returns 0 when
  * the table is full (255 paths, 192 kinds). Thread-safe. */
-unsigned at_path_register(const char *name);
-unsigned at_event_register(const char *name);
+AT_EXPORT unsigned at_path_register(const char *name);
+AT_EXPORT unsigned at_event_register(const char *name);
 
 /* ===== Resolving the real functions =========================================================
  * Return the next definition of `symbol` after this library (dlsym(RTLD_NEXT)); for glibc's
@@ -104,8 +105,8 @@ unsigned at_event_register(const char *name);
  * libactortrace.so: a shim built as a library of its own (shimgen's) calls dlsym(RTLD_NEXT)
  * itself, since RTLD_NEXT counts from the caller and would find the shim's own wrapper. */
 
-void *at_resolve(const char *symbol);
-void *at_resolve_versioned(const char *symbol, const char *version);
+AT_EXPORT void *at_resolve(const char *symbol);
+AT_EXPORT void *at_resolve_versioned(const char *symbol, const char *version);
 
 /* Resolves `real` (a function pointer variable named real_<symbol>) on first use. */
 #define AT_RESOLVE(real, symbol)                                           \
@@ -116,6 +117,6 @@ void *at_resolve_versioned(const char *symbol, const char *version);
 
 /* 1 when the recorder is on (the process is being traced and has not failed or stopped).
  * Shims may skip work that only feeds the recorder (reading a message name) when it is 0. */
-int at_enabled(void);
+AT_EXPORT int at_enabled(void);
 
 #endif

@@ -3,15 +3,46 @@
  * before the library's constructor) goes to at__record_slow() in preload/record.c.
  *
  * Cost model (README, "Overhead"): rdtsc is most of it; the rest is one unlocked xadd, a core
- * read from the rseq area, and five stores. No lock, no atomic read-modify-write, no syscall,
- * no allocation, no string work. */
+ * read from the rseq area, five stores and a counter up and down. No lock, no atomic
+ * read-modify-write, no syscall, no allocation, no string work.
+ *
+ * The invariants, for this file and record.c (the only place a thread's block changes):
+ *  - A slot belongs to the call that took it with the xadd on `next`: one instruction, so a
+ *    signal handler recording on the same thread lands before or after it and takes another.
+ *  - `nest` counts the at_record calls in progress on the thread (a signal handler's inside the
+ *    call it interrupted). The current block changes only in the outermost call (nest == 1),
+ *    with signals blocked, so a call that took a slot writes it into the block it took it from.
+ *  - A nested call that finds the block full records into the thread's spare block instead
+ *    (its own xadd on spare_next); the outermost call's next switch makes the spare current, so
+ *    the thread's events stay in order. A full spare is handed over (blocks are ordered by
+ *    their number) when no call holds a slot of it (spare_busy). No spare to be had: the
+ *    event is dropped and counted.
+ *  - A slot is committed when the word holding `kind` is stored, last, with release; the
+ *    writer (and a post-mortem reader of the ring file) uses only committed slots.
+ *  - A block is handed over only by the outermost call, when no call of the thread is between
+ *    its xadd and its commit: every slot taken in it is committed.
+ *  - `next` and `capacity` are set together, with one 8-byte store. */
 #ifndef AT_RECORD_H
 #define AT_RECORD_H
+
+/* Supported platforms (README, "Platforms"): the hot path reads the TSC and the rseq area that
+ * glibc registers for every thread since 2.35. */
+#if !defined(__x86_64__) || !defined(__linux__)
+#error "actortrace supports x86-64 Linux only"
+#endif
+#include <features.h>
+#if !defined(__GLIBC__) || !__GLIBC_PREREQ(2, 35)
+#error "actortrace needs glibc 2.35 or later (rseq)"
+#endif
 
 #include <stdint.h>
 #include <sys/rseq.h>
 
 #include "at_format.h"
+
+/* What the library exports (it is built with -fvisibility=hidden): this header's and
+ * actortrace.h's API, and each function a shim defines under a runtime's name. */
+#define AT_EXPORT __attribute__((visibility("default")))
 
 #define AT_LIKELY(x) __builtin_expect(!!(x), 1)
 #define AT_UNLIKELY(x) __builtin_expect(!!(x), 0)
@@ -21,26 +52,31 @@
 struct at_thread {
     struct at_event *slots; /* the current block's slots; NULL before the first block */
     uint32_t next;          /* next slot to take; taken with an unlocked xadd (signal-safe) */
-    uint32_t capacity;      /* slots in the current block; 0 sends every event to the slow path */
+    uint32_t capacity;      /* slots in the current block; 0 sends every event to the slow path.
+                             * next and capacity share one 8-byte word (set together) */
+    uint32_t nest;          /* at_record calls in progress on this thread (signal handlers) */
+    uint32_t in_signal;     /* signal handlers running on this thread (signals.c) */
+    void *spare;            /* struct at_ring_block a nested call records into, or NULL */
+    uint32_t spare_next;    /* next slot of the spare; taken with an unlocked xadd */
+    uint32_t spare_busy;    /* calls between taking a slot of the spare and committing it */
     uint64_t current_actor; /* actor whose handler runs on this thread; 0 = none */
     uint32_t depth;         /* shim nesting depth: only the outermost call is recorded */
     uint32_t tid;           /* gettid(), cached by the slow path */
     void *block;            /* struct at_ring_block of `slots`, owned by the slow path */
-    void *deferred;         /* a full block whose last slot an interrupted call still writes */
     uint32_t exit_hook;     /* the thread-exit key is set for this thread */
     uint32_t internal;      /* the recorder's own thread: its events are never recorded */
     uint64_t drop_count;    /* events dropped since the last block was taken (drop mode) */
-    uint64_t drop_first_tsc, drop_last_tsc;
+    uint64_t drop_first_tsc;
     char name[16];          /* the thread name last written to the trace */
 };
 
 /* initial-exec: the library is loaded at startup by LD_PRELOAD, so its TLS sits in the static
  * block and each access is one %fs-relative load; the default model calls __tls_get_addr
  * (2-3 ns per event). */
-extern __thread struct at_thread at__self __attribute__((tls_model("initial-exec")));
+AT_EXPORT extern __thread struct at_thread at__self __attribute__((tls_model("initial-exec")));
 
-void at__record_slow(unsigned kind, uint64_t actor, uint64_t peer, uint64_t msg, uint32_t name,
-                     unsigned path);
+AT_EXPORT void at__record_slow(unsigned kind, uint64_t actor, uint64_t peer, uint64_t msg,
+                               uint32_t name, unsigned path);
 
 static inline uint64_t at__rdtsc(void)
 {
@@ -51,7 +87,7 @@ static inline uint64_t at__rdtsc(void)
     return ((uint64_t)hi << 32) | lo;
 }
 
-int at__core_slow(void);
+AT_EXPORT int at__core_slow(void);
 
 /* The CPU number from the rseq area glibc registers for every thread (about 1 ns); the kernel
  * keeps cpu_id current. A negative value means rseq is not registered here. */
@@ -65,31 +101,43 @@ static inline unsigned at__core(void)
     return (unsigned)cpu;
 }
 
-/* Records one event. kind: enum at_event_kind or a registered kind; path: a registered path
- * id or 0. Safe from any thread, from signal handlers, and before the library is initialised
- * (the slow path initialises or drops). Does not touch errno. */
-static inline void at_record(unsigned kind, uint64_t actor, uint64_t peer, uint64_t msg,
-                             uint32_t name, unsigned path)
+/* Writes one event into the slot `ev` its caller took, and commits it. */
+static inline void at__fill(struct at_event *ev, unsigned kind, uint64_t actor, uint64_t peer,
+                            uint64_t msg, uint32_t name, unsigned path)
 {
-    struct at_thread *self = &at__self;
-    uint32_t slot = 1;
-    /* One instruction without a lock prefix: a signal handler recording on this thread lands
-     * either before or after it and so takes a different slot. */
-    __asm__ volatile("xaddl %0, %1" : "+r"(slot), "+m"(self->next));
-    if (AT_UNLIKELY(slot >= self->capacity)) {
-        at__record_slow(kind, actor, peer, msg, name, path);
-        return;
-    }
-    struct at_event *ev = &self->slots[slot];
     ev->tsc = at__rdtsc();
     ev->actor = actor;
     ev->peer = peer;
     ev->msg = msg;
     uint64_t tail = (uint64_t)name | (uint64_t)at__core() << 32 | (uint64_t)(path & 0xff) << 48 |
                     (uint64_t)(kind & 0xff) << 56;
-    /* Commit: the word holding `kind` is stored last, with release, so the writer thread, an
-     * exit-time flush or a post-mortem reader never sees kind != 0 with older fields. */
+    /* Commit: the word holding `kind` is stored last, with release (pairs with the writer's
+     * acquire load of kind), so no reader sees kind != 0 with older fields. */
     __atomic_store_n((uint64_t *)&ev->name, tail, __ATOMIC_RELEASE);
+}
+
+/* Records one event. kind: enum at_event_kind or a registered kind; path: a registered path
+ * id or 0. Safe from any thread, from signal handlers, and before the library is initialised
+ * (the slow path initialises or drops). What cannot be recorded safely is dropped and counted:
+ * in a signal handler, an event that would start the recorder or the thread's recording, and
+ * a nested call's event when no spare block is to be had. Does not touch errno. */
+static inline void at_record(unsigned kind, uint64_t actor, uint64_t peer, uint64_t msg,
+                             uint32_t name, unsigned path)
+{
+    struct at_thread *self = &at__self;
+    uint32_t slot = 1;
+    /* nest is up before the slot is taken and down after the commit ("memory": in that order
+     * for a signal handler on this thread, which is all that reads it) */
+    __asm__ volatile("incl %0" : "+m"(self->nest)::"memory");
+    /* one instruction without a lock prefix: see the invariants above */
+    __asm__ volatile("xaddl %0, %1" : "+r"(slot), "+m"(self->next));
+    if (AT_UNLIKELY(slot >= self->capacity)) {
+        at__record_slow(kind, actor, peer, msg, name, path);
+        __asm__ volatile("decl %0" : "+m"(self->nest)::"memory");
+        return;
+    }
+    at__fill(&self->slots[slot], kind, actor, peer, msg, name, path);
+    __asm__ volatile("decl %0" : "+m"(self->nest)::"memory");
 }
 
 #endif

@@ -1,7 +1,8 @@
 /* Metadata records (names, threads, clock samples, losses) waiting for the writer. Any thread
  * appends under one mutex; the writer takes the whole batch and writes it as one META frame
  * before the event blocks it drains next, so a name is in the file before events that use it.
- * Every caller runs outside the hot path, with signals blocked where a handler could record. */
+ * Every caller runs outside the hot path and outside signal handlers (record.c). The writer
+ * copies the records out and frees nothing, and waits for the lock only so long. */
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
@@ -12,9 +13,6 @@
 #include "at_codec.h"
 #include "recorder.h"
 
-/* Past this, records are refused (and counted) rather than memory grown; it also keeps one
- * META frame under the format's 16 MiB payload limit. */
-#define META_MAX_PENDING (8u << 20)
 
 /* A growing run of encoded records. */
 struct records {
@@ -46,7 +44,7 @@ static int reserve(struct records *r, size_t more)
 {
     if (r->len + more <= r->cap)
         return 0;
-    if (r->len + more > META_MAX_PENDING)
+    if (r->len + more > AT_META_MAX_PENDING)
         return -ENOSPC;
     size_t cap = r->cap ? r->cap * 2 : 4096;
     while (cap < r->len + more)
@@ -113,15 +111,29 @@ static int append(unsigned type, const uint64_t *fields, unsigned n, const char 
     return err;
 }
 
-size_t at__meta_take(uint8_t **records, uint32_t *count)
+/* The queue keeps its memory: the writer copies out and never frees, since a free by the
+ * writer could wait for the lock of malloc's arena, which a thread that a fatal signal stopped
+ * may hold for good. */
+long at__meta_take(uint8_t *out, uint32_t *count, uint64_t timeout_ns)
 {
-    pthread_mutex_lock(&meta_mutex);
+    struct timespec until = at__monotonic_after(timeout_ns);
+    if (timeout_ns == AT_WAIT_FOREVER)
+        pthread_mutex_lock(&meta_mutex);
+    else if (pthread_mutex_clocklock(&meta_mutex, CLOCK_MONOTONIC, &until) != 0)
+        return -ETIMEDOUT;
     size_t len = pending.len;
-    *records = pending.data;
+    if (len)
+        memcpy(out, pending.data, len);
     *count = pending.count;
-    pending = (struct records){0};
+    pending.len = 0;
+    pending.count = 0;
     pthread_mutex_unlock(&meta_mutex);
-    return len;
+    return (long)len;
+}
+
+size_t at__meta_encode(uint8_t *out, unsigned type, const uint64_t *fields, unsigned n)
+{
+    return encode(out, type, fields, n, NULL, 0);
 }
 
 void at__meta_after_fork(void)
@@ -151,21 +163,22 @@ int at__meta_lost(uint32_t tid, unsigned reason, uint64_t count, uint64_t first_
     return append(AT_META_LOST, f, 5, NULL, 0);
 }
 
-int at__meta_end(uint64_t written, uint64_t dropped, uint64_t threads, uint64_t blocks)
-{
-    uint64_t f[] = {written, dropped, threads, blocks};
-    return append(AT_META_END, f, 4, NULL, 0);
-}
-
 /* The monotonic read sits between two tsc reads and is paired with their midpoint. */
-int at__meta_clock(void)
+void at__meta_clock_fields(uint64_t fields[3])
 {
     uint64_t before = at__rdtsc();
     uint64_t mono = at__clock_ns(CLOCK_MONOTONIC);
     uint64_t after = at__rdtsc();
-    uint64_t real = at__clock_ns(CLOCK_REALTIME);
-    uint64_t f[] = {before + (after - before) / 2, mono, real};
-    at__ring_note_clock(f[0], mono, real);
+    fields[0] = before + (after - before) / 2;
+    fields[1] = mono;
+    fields[2] = at__clock_ns(CLOCK_REALTIME);
+    at__ring_note_clock(fields[0], fields[1], fields[2]);
+}
+
+int at__meta_clock(void)
+{
+    uint64_t f[3];
+    at__meta_clock_fields(f);
     return append(AT_META_CLOCK, f, 3, NULL, 0);
 }
 

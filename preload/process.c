@@ -1,21 +1,28 @@
 /* The ways a process image ends that skip the destructor: _exit and _Exit, and exec. Before
  * each, the trace is finished, so that every event committed so far is in the file with its
- * end record. exec keeps LD_PRELOAD, so the new image is traced into a file of its own
+ * end record; the wait for the writer has a deadline, since _exit is often called from a
+ * signal handler that interrupted a thread holding a lock (what is not written by then stays
+ * in the ring file). exec keeps LD_PRELOAD, so the new image is traced into a file of its own
  * (tracefile.c). If exec fails, the program goes on untraced: its threads may still hold
  * blocks of the finished trace, which nothing would write.
  *
  * A vfork child runs on its parent's memory until it execs or exits; at__finish sees that the
- * pid is not the recorder's and leaves everything alone. fork is handled by pthread_atfork
+ * pid is not the recorder's and leaves everything alone. A vfork child that calls exit() (a
+ * mistake that works untraced) would run the exit handlers in the parent's memory, using them
+ * up, and the parent's trace would never be finished: here it leaves with _exit instead, after
+ * flushing stdio as exit would. fork is handled by pthread_atfork
  * (lifecycle.c); posix_spawn and system exec without passing through these wrappers, which is
  * what they should do: the parent's recorder is not theirs to finish. */
 #include <errno.h>
 #include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "recorder.h"
 
+static void (*real_exit)(int);
 static void (*real__exit)(int);
 static void (*real__Exit)(int);
 static int (*real_execve)(const char *, char *const[], char *const[]);
@@ -24,18 +31,31 @@ static int (*real_execvp)(const char *, char *const[]);
 static int (*real_execvpe)(const char *, char *const[], char *const[]);
 static int (*real_fexecve)(int, char *const[], char *const[]);
 
-void _exit(int status)
+AT_EXPORT void exit(int status)
+{
+    AT_RESOLVE(real_exit, "exit");
+    AT_RESOLVE(real__exit, "_exit");
+    /* running, yet not the recorder's pid: a vfork child (a forked child's state is reset) */
+    if (at_enabled() && getpid() != at__pid) {
+        fflush(NULL);
+        real__exit(status);
+    }
+    real_exit(status);
+    __builtin_unreachable();
+}
+
+AT_EXPORT void _exit(int status)
 {
     AT_RESOLVE(real__exit, "_exit");
-    at__finish(AT_WAIT_FOREVER);
+    at__finish(AT_FINISH_DEADLINE_NS);
     real__exit(status);
     __builtin_unreachable();
 }
 
-void _Exit(int status)
+AT_EXPORT void _Exit(int status)
 {
     AT_RESOLVE(real__Exit, "_Exit");
-    at__finish(AT_WAIT_FOREVER);
+    at__finish(AT_FINISH_DEADLINE_NS);
     real__Exit(status);
     __builtin_unreachable();
 }
@@ -46,7 +66,7 @@ static int finished_for_exec;
 static void before_exec(void)
 {
     int saved_errno = errno;
-    finished_for_exec = at__finish(AT_WAIT_FOREVER) == 0;
+    finished_for_exec = at__finish(AT_FINISH_DEADLINE_NS) == 0;
     errno = saved_errno;
 }
 
@@ -62,35 +82,35 @@ static int exec_failed(int result)
     return result;
 }
 
-int execve(const char *path, char *const argv[], char *const envp[])
+AT_EXPORT int execve(const char *path, char *const argv[], char *const envp[])
 {
     AT_RESOLVE(real_execve, "execve");
     before_exec();
     return exec_failed(real_execve(path, argv, envp));
 }
 
-int execv(const char *path, char *const argv[])
+AT_EXPORT int execv(const char *path, char *const argv[])
 {
     AT_RESOLVE(real_execv, "execv");
     before_exec();
     return exec_failed(real_execv(path, argv));
 }
 
-int execvp(const char *file, char *const argv[])
+AT_EXPORT int execvp(const char *file, char *const argv[])
 {
     AT_RESOLVE(real_execvp, "execvp");
     before_exec();
     return exec_failed(real_execvp(file, argv));
 }
 
-int execvpe(const char *file, char *const argv[], char *const envp[])
+AT_EXPORT int execvpe(const char *file, char *const argv[], char *const envp[])
 {
     AT_RESOLVE(real_execvpe, "execvpe");
     before_exec();
     return exec_failed(real_execvpe(file, argv, envp));
 }
 
-int fexecve(int fd, char *const argv[], char *const envp[])
+AT_EXPORT int fexecve(int fd, char *const argv[], char *const envp[])
 {
     AT_RESOLVE(real_fexecve, "fexecve");
     before_exec();
@@ -118,7 +138,7 @@ static int exec_list(enum exec_kind kind, const char *path, const char *arg0, va
     return kind == EXEC_SEARCH ? execvp(path, argv) : execv(path, argv);
 }
 
-int execl(const char *path, const char *arg0, ...)
+AT_EXPORT int execl(const char *path, const char *arg0, ...)
 {
     va_list ap;
     va_start(ap, arg0);
@@ -127,7 +147,7 @@ int execl(const char *path, const char *arg0, ...)
     return result;
 }
 
-int execlp(const char *file, const char *arg0, ...)
+AT_EXPORT int execlp(const char *file, const char *arg0, ...)
 {
     va_list ap;
     va_start(ap, arg0);
@@ -136,7 +156,7 @@ int execlp(const char *file, const char *arg0, ...)
     return result;
 }
 
-int execle(const char *path, const char *arg0, ...)
+AT_EXPORT int execle(const char *path, const char *arg0, ...)
 {
     va_list ap;
     va_start(ap, arg0);

@@ -1,10 +1,12 @@
 /* The slow path of recording, and each thread's life as the recorder sees it.
  *
  * at_record (at_record.h) falls through to here when the thread has no block or its block is
- * full. We hand the full block to the writer, take a free one (or wait for one in block mode,
- * or count the event as dropped), and record the event again. Signals are blocked while the
- * thread's state changes, so a handler that records on this thread finds it either before or
- * after the switch. A thread that ends hands over its partial block from a key destructor. */
+ * full. The outermost call on the thread hands the full block to the writer, takes a free one
+ * (or waits for one in block mode, or counts the event as dropped), and records the event
+ * again; the invariants that make this safe against signal handlers recording on the same
+ * thread are written in at_record.h. A signal handler (in_signal, signals.c) never starts the
+ * recorder or the thread's recording, waits, or takes a lock here: what would need it is
+ * dropped and counted. A thread that ends hands over its partial block from a key destructor. */
 #include <errno.h>
 #include <pthread.h>
 #include <sched.h>
@@ -45,59 +47,56 @@ static void note_drops(struct at_thread *self)
     if (self->drop_count == 0)
         return;
     at__meta_lost(self->tid, AT_LOST_DROPPED, self->drop_count, self->drop_first_tsc,
-                  self->drop_last_tsc);
+                  at__rdtsc());
     self->drop_count = 0;
 }
 
+/* The time range of a run of drops is from the first to when it is noted (note_drops): no
+ * clock read per dropped event. */
 static void drop(struct at_thread *self)
 {
-    uint64_t now = at__rdtsc();
     if (self->drop_count++ == 0)
-        self->drop_first_tsc = now;
-    self->drop_last_tsc = now;
+        self->drop_first_tsc = at__rdtsc();
     at__ring_count_lost(AT_LOST_DROPPED, 1);
 }
 
-/* Whether every slot taken in a full block is committed. Only the last one can be pending: a
- * signal handler reaches the slow path while the call it interrupted holds the last slot, and
- * that call stores into the slot after the handler returns. */
-static int last_slot_committed(struct at_ring_block *block)
+/* next and capacity in one store, so that a signal handler sees both old or both new. */
+typedef uint64_t __attribute__((may_alias)) room_word;
+_Static_assert(offsetof(struct at_thread, next) % 8 == 0 &&
+                   offsetof(struct at_thread, capacity) == offsetof(struct at_thread, next) + 4,
+               "next and capacity share one aligned 8-byte word");
+
+static void set_room(struct at_thread *self, uint32_t next, uint32_t capacity)
 {
-    const struct at_event *last = &at__block_slots(block)[block->capacity - 1];
-    return __atomic_load_n(&last->kind, __ATOMIC_ACQUIRE) != 0;
+    /* relaxed: only this thread and its signal handlers read it; the fence keeps the compiler
+     * from moving the block's fields (set before) after it */
+    __atomic_signal_fence(__ATOMIC_SEQ_CST);
+    __atomic_store_n((room_word *)&self->next, (uint64_t)capacity << 32 | next,
+                     __ATOMIC_RELAXED);
+    __atomic_signal_fence(__ATOMIC_SEQ_CST);
 }
 
-/* The block a handler could not hand over yet (see hand_over), once its last slot is in. */
-static void hand_over_deferred(struct at_thread *self, int force)
-{
-    struct at_ring_block *block = self->deferred;
-    if (block && (force || last_slot_committed(block))) {
-        at__writer_submit(block, block->capacity);
-        self->deferred = NULL;
-    }
-}
-
+/* Hands the thread's block to the writer: every slot taken in it is committed (at_record.h).
+ * The room is closed first, so that a handler meanwhile goes to the slow path. */
 static void hand_over(struct at_thread *self)
 {
-    uint32_t used = self->next < self->capacity ? self->next : self->capacity;
-    if (used == self->capacity && !last_slot_committed(self->block)) {
-        hand_over_deferred(self, 1); /* a second nesting level: the older one goes now */
-        self->deferred = self->block;
-    } else {
-        at__writer_submit(self->block, used);
-    }
+    uint32_t capacity = self->capacity, next = self->next;
+    set_room(self, 0, 0);
+    /* a handler meanwhile took no slot below capacity: only the outermost call switches, and
+     * it came here with the block full or the thread ending */
+    uint32_t used = next < capacity ? next : capacity;
+    at__writer_submit(self->block, used);
     self->block = NULL;
     self->slots = NULL;
-    self->capacity = 0;
-    self->next = 0;
-    note_name(self);
+    if (!self->in_signal)
+        note_name(self);
 }
 
 static void first_event(struct at_thread *self)
 {
     if (self->tid == 0) {
         self->tid = (uint32_t)gettid();
-        __atomic_fetch_add(&at__threads_total, 1, __ATOMIC_RELAXED);
+        __atomic_fetch_add(&at__threads_total, 1, __ATOMIC_RELAXED); /* a total, as above */
         note_name(self);
     }
     if (!self->exit_hook) {
@@ -110,8 +109,7 @@ static void first_event(struct at_thread *self)
 /* Overwrite mode's losses, one entry per thread whose blocks were taken back, until the writer
  * turns them into LOST records (before a dump, and at the end): one record per block taken
  * back would make the metadata grow with the length of the run. */
-#define OVERWRITTEN_THREADS 64
-static struct at_lost overwritten[OVERWRITTEN_THREADS]; /* guarded by overwritten_lock */
+static struct at_lost overwritten[AT_OVERWRITTEN_THREADS]; /* guarded by overwritten_lock */
 static unsigned overwritten_count;
 static pthread_mutex_t overwritten_lock = PTHREAD_MUTEX_INITIALIZER;
 
@@ -130,6 +128,18 @@ void at__overwritten_flush(void)
     pthread_mutex_unlock(&overwritten_lock);
 }
 
+unsigned at__overwritten_take(struct at_lost *out, unsigned max, uint64_t timeout_ns)
+{
+    struct timespec until = at__monotonic_after(timeout_ns);
+    if (pthread_mutex_clocklock(&overwritten_lock, CLOCK_MONOTONIC, &until) != 0)
+        return 0;
+    unsigned n = overwritten_count < max ? overwritten_count : max;
+    memcpy(out, overwritten, n * sizeof *out);
+    overwritten_count = 0;
+    pthread_mutex_unlock(&overwritten_lock);
+    return n;
+}
+
 static void note_overwritten(const struct at_lost *lost)
 {
     at__ring_count_lost(AT_LOST_OVERWRITTEN, lost->count);
@@ -137,7 +147,7 @@ static void note_overwritten(const struct at_lost *lost)
     unsigned i = 0;
     while (i < overwritten_count && overwritten[i].tid != lost->tid)
         i++;
-    if (i == OVERWRITTEN_THREADS) {
+    if (i == AT_OVERWRITTEN_THREADS) {
         flush_overwritten_locked();
         i = 0;
     }
@@ -155,18 +165,24 @@ static void note_overwritten(const struct at_lost *lost)
     pthread_mutex_unlock(&overwritten_lock);
 }
 
+/* A free block; in block mode, waits for one (the writer never waits for a lock a program
+ * thread holds, so a signal handler may wait too); in overwrite mode, takes back the oldest
+ * (not in a handler: that takes a lock). */
 static struct at_ring_block *take_block(struct at_thread *self)
 {
     /* One number for the whole process, not per thread: the kernel reuses thread ids, and a
      * later thread with the same id must sort after the earlier one. */
-    uint32_t seq = __atomic_fetch_add(&block_seq, 1, __ATOMIC_RELAXED);
+    uint32_t seq = __atomic_fetch_add(&block_seq, 1, __ATOMIC_RELAXED); /* unique, no order */
     struct at_ring_block *block = at__ring_take(self->tid, seq);
+    /* acquire: pairs with at__finish's CAS to OFF, which ends the wait */
     while (!block && at__config.mode == AT_MODE_BLOCK &&
            __atomic_load_n(&at__state, __ATOMIC_ACQUIRE) == AT_STATE_RUNNING) {
         at__writer_wait_free(BLOCK_WAIT_NS);
         block = at__ring_take(self->tid, seq);
     }
-    for (int tries = 0; !block && at__config.mode == AT_MODE_OVERWRITE && tries < 8; tries++) {
+    for (int tries = 0; !block && at__config.mode == AT_MODE_OVERWRITE && !self->in_signal &&
+                        tries < 8;
+         tries++) {
         struct at_lost lost;
         block = at__ring_take(self->tid, seq);
         if (!block && (block = at__ring_steal_oldest(self->tid, seq, &lost)) && lost.count)
@@ -175,71 +191,164 @@ static struct at_ring_block *take_block(struct at_thread *self)
     return block;
 }
 
-/* Gives the thread a block with room; returns 0 when the event must be dropped instead. */
+/* The recorder's state, started if need be (never from a signal handler: start-up allocates
+ * and takes locks). */
+static int tracing_state(const struct at_thread *self)
+{
+    /* acquire: pairs with lifecycle.c's release store of RUNNING, after the ring is made */
+    int state = __atomic_load_n(&at__state, __ATOMIC_ACQUIRE);
+    if (AT_UNLIKELY(state != AT_STATE_RUNNING) && !self->in_signal)
+        state = at__ensure_started();
+    return state;
+}
+
+/* Whether the thread may take blocks: a thread's first one takes locks and may allocate
+ * (first_event), which a signal handler must not. */
+static int thread_ready(struct at_thread *self)
+{
+    if (self->tid && self->exit_hook)
+        return 1;
+    if (self->in_signal)
+        return 0;
+    first_event(self);
+    return 1;
+}
+
+/* Gives the thread a new current block: the spare if a nested call started one (its events
+ * come next), else a free one. The outermost call only, with signals blocked. */
 static int switch_block(struct at_thread *self)
 {
-    if (self->next < self->capacity)
-        return 1; /* a signal handler switched blocks while we were on our way here */
-    hand_over_deferred(self, 0);
     if (self->block)
         hand_over(self);
-    first_event(self);
-    struct at_ring_block *block = take_block(self);
-    if (!block) {
-        self->next = 0; /* keeps the counter far from wrapping while dropping */
+    if (!thread_ready(self))
         return 0;
+    struct at_ring_block *block = self->spare;
+    uint32_t next = self->spare_next;
+    self->spare = NULL;
+    if (!block) {
+        block = take_block(self);
+        next = 0;
     }
-    note_drops(self);
+    if (!block)
+        return 0;
+    if (!self->in_signal)
+        note_drops(self);
     self->block = block;
     self->slots = at__block_slots(block);
-    self->capacity = block->capacity;
-    self->next = 0;
+    set_room(self, next < block->capacity ? next : block->capacity, block->capacity);
     return 1;
+}
+
+/* Blocks every signal on this thread, keeping the mask to restore in *old. */
+static void signals_off(sigset_t *old)
+{
+    sigset_t all;
+    sigfillset(&all);
+    pthread_sigmask(SIG_SETMASK, &all, old);
+}
+
+static int switch_blocked(struct at_thread *self)
+{
+    sigset_t old;
+    signals_off(&old);
+    int switched = switch_block(self);
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    return switched;
+}
+
+/* A new spare block; the full one goes to the writer first (spare_busy == 0: no interrupted
+ * call holds a slot of it). Signals blocked: a handler in this one would take a second one. */
+static struct at_ring_block *new_spare(struct at_thread *self)
+{
+    sigset_t old;
+    signals_off(&old);
+    if (self->spare)
+        at__writer_submit(self->spare, ((struct at_ring_block *)self->spare)->capacity);
+    self->spare = take_block(self);
+    self->spare_next = 0;
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    return self->spare;
+}
+
+/* A nested call found the block full (the call it interrupted may hold a slot of it, so the
+ * block stays): the event goes into the spare block. Blocks are ordered by their number, so a
+ * full spare may be handed over before the current block. */
+static int record_spare(struct at_thread *self, unsigned kind, uint64_t actor, uint64_t peer,
+                        uint64_t msg, uint32_t name, unsigned path)
+{
+    struct at_ring_block *spare = self->spare;
+    int full = spare && self->spare_next >= spare->capacity;
+    if ((!spare || (full && self->spare_busy == 0)) && self->tid && self->exit_hook)
+        spare = new_spare(self);
+    if (!spare)
+        return 0;
+    /* busy from before the slot is taken until it is committed (as nest in at_record) */
+    __asm__ volatile("incl %0" : "+m"(self->spare_busy)::"memory");
+    uint32_t slot = 1;
+    __asm__ volatile("xaddl %0, %1" : "+r"(slot), "+m"(self->spare_next));
+    int recorded = slot < spare->capacity;
+    if (recorded)
+        at__fill(&at__block_slots(spare)[slot], kind, actor, peer, msg, name, path);
+    __asm__ volatile("decl %0" : "+m"(self->spare_busy)::"memory");
+    return recorded;
+}
+
+/* Drop mode, while no block is free: the event is counted and nothing else is tried (one
+ * load of the pool's free count, no system call, errno untouched), so that a dropped event
+ * costs little and the dropping threads leave the cores to the writer. */
+static int dropping(const struct at_thread *self)
+{
+    return self->block == NULL && self->drop_count && at__config.mode == AT_MODE_DROP &&
+           /* relaxed: a hint; a block freed meanwhile is seen at a later event */
+           __atomic_load_n(&at__ring.free_count, __ATOMIC_RELAXED) == 0 &&
+           /* relaxed: only to stop counting drops once the trace has ended */
+           __atomic_load_n(&at__state, __ATOMIC_RELAXED) == AT_STATE_RUNNING;
 }
 
 void at__record_slow(unsigned kind, uint64_t actor, uint64_t peer, uint64_t msg, uint32_t name,
                      unsigned path)
 {
-    int saved_errno = errno;
     struct at_thread *self = &at__self;
     if (self->internal)
         return; /* capacity stays 0, so every event of this thread comes here */
-    int state = __atomic_load_n(&at__state, __ATOMIC_ACQUIRE);
-    if (AT_UNLIKELY(state != AT_STATE_RUNNING))
-        state = at__ensure_started();
-    if (state != AT_STATE_RUNNING) {
-        self->next = 0;
-        self->capacity = 0; /* after a stop: the block will not be written, keep out of it */
-        if (state == AT_STATE_STARTING)
-            at__ring_count_lost(AT_LOST_DROPPED, 1);
-        errno = saved_errno;
+    if (dropping(self)) {
+        drop(self);
         return;
     }
-    sigset_t all, old;
-    sigfillset(&all);
-    pthread_sigmask(SIG_SETMASK, &all, &old);
-    int room = switch_block(self);
-    if (!room)
-        drop(self);
-    pthread_sigmask(SIG_SETMASK, &old, NULL);
-    if (room)
+    int saved_errno = errno;
+    int state = tracing_state(self);
+    if (state != AT_STATE_RUNNING) {
+        set_room(self, 0, 0); /* after a stop: the block will not be written, keep out of it */
+        if (state != AT_STATE_OFF)
+            drop(self);
+    } else if (self->nest > 1) {
+        if (!record_spare(self, kind, actor, peer, msg, name, path))
+            drop(self);
+    } else if (switch_blocked(self)) {
         at_record(kind, actor, peer, msg, name, path);
+    } else {
+        drop(self);
+    }
     errno = saved_errno;
 }
 
-/* The pthread key destructor: the thread is ending, so its partial block goes to the writer. */
+/* The pthread key destructor: the thread is ending, so its partial blocks go to the writer. */
 void at__thread_exit(void *unused)
 {
     (void)unused;
     struct at_thread *self = &at__self;
-    sigset_t all, old;
-    sigfillset(&all);
-    pthread_sigmask(SIG_SETMASK, &all, &old);
+    sigset_t old;
+    signals_off(&old);
     self->exit_hook = 0;
+    /* acquire: pairs with lifecycle.c's release store of RUNNING */
     if (__atomic_load_n(&at__state, __ATOMIC_ACQUIRE) == AT_STATE_RUNNING) {
         if (self->block)
             hand_over(self);
-        hand_over_deferred(self, 1);
+        struct at_ring_block *spare = self->spare;
+        if (spare)
+            at__writer_submit(spare, self->spare_next < spare->capacity ? self->spare_next
+                                                                        : spare->capacity);
+        self->spare = NULL;
         note_drops(self);
         at__meta_thread_exit(self->tid, at__rdtsc());
     }

@@ -60,6 +60,8 @@ extern int at__state;
 extern pid_t at__pid; /* this process image (a vfork child is another process on its memory) */
 
 #define AT_WAIT_FOREVER UINT64_MAX
+/* How long a fatal signal, _exit or exec waits for the writer to finish the trace. */
+#define AT_FINISH_DEADLINE_NS (5 * 1000 * 1000 * 1000ull)
 
 /* Starts the recorder if nobody has; returns the state after. Safe to call from any thread. */
 int at__ensure_started(void);
@@ -72,6 +74,12 @@ int at__finish(uint64_t timeout_ns);
 /* One line on stderr, prefixed "actortrace: ". No stdio stream, no allocation. */
 void at__warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 uint64_t at__clock_ns(clockid_t clock);
+/* The CLOCK_MONOTONIC time timeout_ns from now, for pthread_mutex_clocklock. */
+static inline struct timespec at__monotonic_after(uint64_t timeout_ns)
+{
+    uint64_t at = at__clock_ns(CLOCK_MONOTONIC) + timeout_ns;
+    return (struct timespec){(time_t)(at / 1000000000u), (long)(at % 1000000000u)};
+}
 
 /* futex(2) by the syscall instruction itself: the recorder's own waits must not pass through
  * libc's syscall(), which a shim may wrap. Returns the kernel's result (negative errno). */
@@ -150,8 +158,11 @@ int at__writer_start(int fd, const char *trace_path);
 void at__writer_submit(struct at_ring_block *block, uint32_t used);
 /* Waits (block mode) until the writer frees a block or `timeout_ns` passes. */
 void at__writer_wait_free(uint64_t timeout_ns);
-/* Drains everything, writes the end record and closes the file; waits up to timeout_ns for the
- * writer to finish. Returns 0 or -ETIMEDOUT. */
+/* Asks the writer to drain everything and write the end record, and waits up to timeout_ns
+ * for it. Only sets a flag, wakes the writer and waits (async-signal-safe): it never joins,
+ * closes, frees or takes a lock, so it may be called from a signal handler or _exit whatever
+ * the program's threads hold. Returns 0 or -ETIMEDOUT (what is not written stays in the ring
+ * file for recovery). */
 int at__writer_stop(uint64_t timeout_ns);
 /* Wakes the writer (to prepare blocks a thread needs). */
 void at__writer_wake(void);
@@ -165,15 +176,23 @@ int at__meta_thread(uint32_t tid, uint64_t tsc, const char *name);
 int at__meta_thread_exit(uint32_t tid, uint64_t tsc);
 int at__meta_lost(uint32_t tid, unsigned reason, uint64_t count, uint64_t first_tsc,
                   uint64_t last_tsc);
-int at__meta_end(uint64_t written, uint64_t dropped, uint64_t threads, uint64_t blocks);
 int at__meta_clock(void);
+void at__meta_clock_fields(uint64_t fields[3]);
 int at__meta_process(const char *ring_path);
 /* The process's start time in clock ticks after boot (field 22 of /proc/self/stat): it tells
  * this process from another with the same pid. 0 when unknown. */
 uint64_t at__start_ticks(void);
-/* Moves the pending records out: *records, *count; the caller frees *records. Returns the size
- * in bytes (0 when nothing is pending). */
-size_t at__meta_take(uint8_t **records, uint32_t *count);
+/* Past this, records are refused (and counted) rather than memory grown; it also keeps one
+ * META frame under the format's 16 MiB payload limit. */
+#define AT_META_MAX_PENDING (8u << 20)
+/* Copies the pending records to out (room for AT_META_MAX_PENDING bytes) and empties the
+ * queue; *count is their number. Waits at most timeout_ns for the lock (AT_WAIT_FOREVER: no
+ * limit): at the end, the thread holding it may be one a fatal signal or _exit stopped for
+ * good. Returns the size in bytes, or -ETIMEDOUT. */
+long at__meta_take(uint8_t *out, uint32_t *count, uint64_t timeout_ns);
+/* Encodes a record of `n` numbers at out (room for 1 + (n + 1) * AT_VARINT_MAX bytes); returns
+ * its length. No lock, no allocation. */
+size_t at__meta_encode(uint8_t *out, unsigned type, const uint64_t *fields, unsigned n);
 void at__meta_lock(void);
 void at__meta_unlock(void);
 /* In a forked child: the parent's pending records are the parent's to write; the names
@@ -185,8 +204,13 @@ extern uint64_t at__names_lost; /* names that could not be kept; atomic */
 
 void at__thread_exit(void *unused);
 void at__record_after_fork(void);
+/* Overwrite mode's losses are kept per thread, for this many threads at a time. */
+#define AT_OVERWRITTEN_THREADS 64
 /* Turns overwrite mode's pending losses into LOST records. */
 void at__overwritten_flush(void);
+/* At the end: moves up to `max` pending losses into out and returns how many, waiting at most
+ * timeout_ns for the lock (0 when it stays held). */
+unsigned at__overwritten_take(struct at_lost *out, unsigned max, uint64_t timeout_ns);
 extern uint64_t at__threads_total; /* atomic, relaxed */
 
 #endif

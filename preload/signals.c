@@ -1,14 +1,19 @@
 /* Fatal signals. A signal whose default action ends the process would end it before the
  * writer has written what the threads committed, so while tracing, the recorder's handler sits
- * in front of the default action: it finishes the trace (waiting for the writer a few seconds
- * at most), puts the default action back and lets the signal end the process as it would have:
- * a fault returns to the faulting instruction, which faults again; a sent signal is raised
- * again. The status the parent sees is the same.
+ * in front of the default action: it asks the writer to finish the trace and waits a few
+ * seconds at most (at__writer_stop only sets a flag, wakes the writer and waits: the thread
+ * that faulted may hold any lock, malloc's included), puts the default action back and lets
+ * the signal end the process as it would have: a fault returns to the faulting instruction,
+ * which faults again; a sent signal is raised again. The status the parent sees is the same.
+ * What the writer could not write by then stays in the ring file, for recovery.
  *
  * The program's own handlers are kept: sigaction() and signal() are wrapped, so the program
  * sees and sets its own dispositions while the kernel's stays ours, and our handler calls the
- * program's when it has one (with the flags and mask it asked for). SIG_IGN is passed to the
- * kernel as it is. In overwrite mode, SIGUSR2 asks for the blocks in memory to be written. */
+ * program's when it has one (with the flags and mask it asked for). Every handler the program
+ * installs, for any signal, runs behind ours, which marks the thread as in a handler: the
+ * recorder then does nothing there that is not async-signal-safe. SIG_IGN is passed to the
+ * kernel as it is. In overwrite mode, SIGUSR2 asks for the blocks in memory to be written; left
+ * at its default action it never ends the program, not even while the trace finishes. */
 #include <errno.h>
 #include <pthread.h>
 #include <signal.h>
@@ -17,7 +22,6 @@
 
 #include "recorder.h"
 
-#define FINISH_TIMEOUT_NS (5 * 1000 * 1000 * 1000ull)
 #define DUMP_SIGNAL SIGUSR2
 
 static int (*real_sigaction)(int, const struct sigaction *, struct sigaction *);
@@ -29,7 +33,7 @@ static const int fatal[] = {SIGHUP,  SIGINT,  SIGQUIT,   SIGILL,  SIGTRAP, SIGAB
                             SIGPROF, SIGIO,   SIGPWR,    SIGSYS};
 
 static struct sigaction program[NSIG]; /* the dispositions as the program set them */
-static uint8_t watched[NSIG];          /* ours is in front for this signal; written once */
+static uint8_t watched[NSIG]; /* ours is in front for this signal; written once, release */
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER; /* orders changes of `program` */
 
 static int is_function(const struct sigaction *act)
@@ -59,11 +63,24 @@ static void die_as_default(int sig, const siginfo_t *info)
         raise(sig);
 }
 
+static int is_fatal(int sig)
+{
+    for (size_t i = 0; i < sizeof fatal / sizeof fatal[0]; i++)
+        if (fatal[i] == sig)
+            return 1;
+    return 0;
+}
+
+/* In front of every handler the program installs, and of the fatal signals' default action.
+ * in_signal tells the recorder that this thread runs a handler (record.c). */
 static void on_signal(int sig, siginfo_t *info, void *context)
 {
     int saved_errno = errno;
-    if (sig == DUMP_SIGNAL && at__config.mode == AT_MODE_OVERWRITE && at_enabled()) {
-        at__writer_request_dump();
+    at__self.in_signal++;
+    __atomic_signal_fence(__ATOMIC_SEQ_CST);
+    if (sig == DUMP_SIGNAL && at__config.mode == AT_MODE_OVERWRITE) {
+        if (at_enabled())
+            at__writer_request_dump();
         if (is_function(&program[sig]))
             call_program(sig, info, context);
     } else if (is_function(&program[sig])) {
@@ -73,9 +90,11 @@ static void on_signal(int sig, siginfo_t *info, void *context)
             program[sig].sa_handler = SIG_DFL;
     } else if (program[sig].sa_handler == SIG_DFL) {
         if (!at__self.internal)
-            at__finish(FINISH_TIMEOUT_NS);
+            at__finish(AT_FINISH_DEADLINE_NS);
         die_as_default(sig, info);
     }
+    __atomic_signal_fence(__ATOMIC_SEQ_CST);
+    at__self.in_signal--;
     errno = saved_errno;
 }
 
@@ -83,7 +102,7 @@ static void on_signal(int sig, siginfo_t *info, void *context)
 static int install(int sig)
 {
     const struct sigaction *act = &program[sig];
-    if (act->sa_handler == SIG_IGN)
+    if (act->sa_handler == SIG_IGN || (act->sa_handler == SIG_DFL && !is_fatal(sig)))
         return real_sigaction(sig, act, NULL);
     struct sigaction ours = {.sa_sigaction = on_signal};
     ours.sa_mask = act->sa_mask;
@@ -96,26 +115,40 @@ static void resolve(void)
     AT_RESOLVE(real_sigaction, "sigaction");
 }
 
+/* Puts ours in front for sig, keeping the program's disposition; under `lock`. */
+static void watch_locked(int sig)
+{
+    if (watched[sig] || real_sigaction(sig, NULL, &program[sig]) < 0)
+        return;
+    if (install(sig) == 0)
+        /* release: pairs with the acquire in sigaction(), which then reads program[sig] */
+        __atomic_store_n(&watched[sig], 1, __ATOMIC_RELEASE);
+}
+
 void at__signals_install(void)
 {
     resolve();
     pthread_mutex_lock(&lock);
-    for (size_t i = 0; i < sizeof fatal / sizeof fatal[0]; i++) {
-        int sig = fatal[i];
-        if (watched[sig] || real_sigaction(sig, NULL, &program[sig]) < 0)
-            continue;
-        if (install(sig) == 0)
-            watched[sig] = 1;
-    }
+    for (size_t i = 0; i < sizeof fatal / sizeof fatal[0]; i++)
+        watch_locked(fatal[i]);
     pthread_mutex_unlock(&lock);
 }
 
-int sigaction(int sig, const struct sigaction *act, struct sigaction *old)
+/* The first handler the program installs for a signal puts ours in front of it, whether or
+ * not tracing has started, so that the recorder knows when it runs in a handler. */
+AT_EXPORT int sigaction(int sig, const struct sigaction *act, struct sigaction *old)
 {
     resolve();
-    if (sig <= 0 || sig >= NSIG || !__atomic_load_n(&watched[sig], __ATOMIC_ACQUIRE))
+    int handler = act && is_function(act) && sig != SIGKILL && sig != SIGSTOP;
+    if (sig <= 0 || sig >= NSIG ||
+        (!handler && !__atomic_load_n(&watched[sig], __ATOMIC_ACQUIRE)))
         return real_sigaction(sig, act, old);
     pthread_mutex_lock(&lock);
+    watch_locked(sig);
+    if (!watched[sig]) {
+        pthread_mutex_unlock(&lock);
+        return real_sigaction(sig, act, old);
+    }
     if (old)
         *old = program[sig];
     int err = 0;
@@ -129,7 +162,7 @@ int sigaction(int sig, const struct sigaction *act, struct sigaction *old)
 
 /* glibc's signal() calls its internal sigaction directly, so it is wrapped too, with its BSD
  * semantics (SA_RESTART, the signal blocked in its handler). */
-sighandler_t signal(int sig, sighandler_t handler)
+AT_EXPORT sighandler_t signal(int sig, sighandler_t handler)
 {
     struct sigaction act = {.sa_handler = handler, .sa_flags = SA_RESTART}, old;
     sigemptyset(&act.sa_mask);

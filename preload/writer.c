@@ -23,6 +23,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
 #include <sys/uio.h>
 #include <unistd.h>
 #define ZSTD_STATIC_LINKING_ONLY /* ZSTD_c_literalCompressionMode */
@@ -32,6 +35,12 @@
 #include "recorder.h"
 
 #define WRITER_POLL_NS (100 * 1000 * 1000ull)
+/* At the end, how long the writer waits for a lock a program thread may hold: one that a fatal
+ * signal or _exit stopped for good never lets go of it. */
+#define END_LOCK_WAIT_NS (100 * 1000 * 1000ull)
+/* The writer never waits long for a lock a program thread may hold, so that a signal handler
+ * that interrupted that thread can wait for a free block (block mode) without a deadlock. */
+#define META_LOCK_WAIT_NS (10 * 1000 * 1000ull)
 #define RECENT_FRAMES 16
 
 /* An EVENTS frame in the file, kept so that it can be given back for the final records. */
@@ -42,11 +51,13 @@ struct written_frame {
 };
 
 static struct {
-    int fd;
+    int fd;                /* -1 once the program closed or replaced it */
+    dev_t dev;             /* the trace file, to know the descriptor is still ours */
+    ino_t ino;
     char path[4096];
-    pthread_t thread;
     ZSTD_CCtx *cctx;
     uint8_t *raw, *packed; /* encode and compress buffers, owned by the writer thread */
+    uint8_t *meta;         /* the metadata taken for a META frame, and a clock sample */
     size_t raw_cap, packed_cap;
     uint32_t meta_seq;
     uint64_t events_written, blocks_written;
@@ -54,9 +65,11 @@ static struct {
     struct written_frame recent[RECENT_FRAMES];
     unsigned recent_count, recent_next;
     int failed;            /* a write failed: nothing more goes to the file until the end */
+    int finishing;         /* in finish(): no allocation, no free, no lock without a deadline */
     uint64_t lost, lost_first_tsc, lost_last_tsc; /* events that did not reach the file */
     uint64_t next_clock_ns;
-    unsigned clock_samples; /* taken by maybe_clock */
+    int clock_due;         /* a clock sample goes with the next META frame */
+    unsigned clock_samples; /* made due by maybe_clock */
     uint32_t stop;         /* set once by at__writer_stop; atomic */
     uint32_t finished;     /* futex word: the writer has written the end; atomic */
     uint32_t dump;         /* overwrite mode: write the blocks now; atomic */
@@ -66,8 +79,43 @@ static struct {
     uint32_t free_waiters; /* threads in at__writer_wait_free; atomic */
 } w = {.fd = -1};
 
+static int is_trace_file(int fd)
+{
+    struct stat st;
+    return fd >= 0 && fstat(fd, &st) == 0 && st.st_dev == w.dev && st.st_ino == w.ino;
+}
+
+/* Checked before each use of the descriptor: a program that closes the descriptors it did not
+ * open (daemons, sandboxes) and opens a file of its own may get our number, and nothing of
+ * ours may go into its file. */
+static int fd_ours(void)
+{
+    if (is_trace_file(w.fd))
+        return 1;
+    if (w.fd >= 0)
+        at__warn("the program closed or reused descriptor %d, the trace file %s; nothing more is "
+                 "written to it", w.fd, w.path);
+    w.fd = -1;
+    w.failed = 1;
+    return 0;
+}
+
+/* A copy of the trace file's descriptor out of the way of the program's own, high up (open()
+ * hands out the lowest free number), close-on-exec; fd itself when there is none. */
+static int high_copy(int fd)
+{
+    struct rlimit limit;
+    rlim_t floor = 64;
+    if (getrlimit(RLIMIT_NOFILE, &limit) == 0 && limit.rlim_cur / 4 * 3 > floor)
+        floor = limit.rlim_cur / 4 * 3 < 1000 ? limit.rlim_cur / 4 * 3 : 1000;
+    int high = fcntl(fd, F_DUPFD_CLOEXEC, (int)floor);
+    return high < 0 ? fd : high;
+}
+
 static int write_all(const struct iovec *iov_in, int n)
 {
+    if (!fd_ours())
+        return -EBADF;
     struct iovec iov[2];
     memcpy(iov, iov_in, (size_t)n * sizeof *iov);
     struct iovec *v = iov;
@@ -93,7 +141,7 @@ static int write_all(const struct iovec *iov_in, int n)
  * a failed write left half written. */
 static void cut_back(uint64_t end)
 {
-    if (ftruncate(w.fd, (off_t)end) == 0 && lseek(w.fd, (off_t)end, SEEK_SET) >= 0)
+    if (fd_ours() && ftruncate(w.fd, (off_t)end) == 0 && lseek(w.fd, (off_t)end, SEEK_SET) >= 0)
         w.file_end = end;
 }
 
@@ -110,8 +158,9 @@ static void count_lost(uint64_t count, uint64_t first_tsc, uint64_t last_tsc)
 
 static void write_failed(int err)
 {
-    at__warn("writing %s failed (%s); the program goes on, the events not written are counted "
-             "in the trace's last record", w.path, strerror(-err));
+    if (w.fd >= 0) /* else fd_ours said why */
+        at__warn("writing %s failed (%s); the program goes on, the events not written are counted "
+                 "in the trace's last record", w.path, strerror(-err));
     w.failed = 1;
     cut_back(w.file_end);
 }
@@ -149,7 +198,9 @@ static int write_frame(struct at_frame_header *h, const uint8_t *raw, size_t raw
     const uint8_t *payload = raw;
     size_t payload_len = raw_len;
     h->encoding = AT_ENC_RAW;
-    if (raw_len > 64 && grow(&w.packed, &w.packed_cap, ZSTD_compressBound(raw_len)) == 0) {
+    size_t bound = ZSTD_compressBound(raw_len);
+    int room = w.finishing ? w.packed_cap >= bound : grow(&w.packed, &w.packed_cap, bound) == 0;
+    if (raw_len > 64 && room) {
         size_t n = ZSTD_compress2(w.cctx, w.packed, w.packed_cap, raw, raw_len);
         if (!ZSTD_isError(n) && n < raw_len) {
             payload = w.packed;
@@ -170,19 +221,31 @@ static int write_frame(struct at_frame_header *h, const uint8_t *raw, size_t raw
     return err;
 }
 
-/* Writes the pending metadata; after a failure it is dropped (the end says what was lost). */
+static int write_meta_frame(const uint8_t *records, size_t len, uint32_t count)
+{
+    struct at_frame_header h = {.type = AT_FRAME_META, .seq = w.meta_seq++, .count = count};
+    return write_frame(&h, records, len);
+}
+
+/* Writes the pending metadata, and a clock sample when one is due; after a failure they are
+ * dropped (the end says what was lost). While finishing, what a stopped thread keeps locked is
+ * left out. */
 static int write_meta(void)
 {
-    uint8_t *records;
     uint32_t count;
-    size_t len = at__meta_take(&records, &count);
-    int err = 0;
-    if (len > 0 && !w.failed) {
-        struct at_frame_header h = {.type = AT_FRAME_META, .seq = w.meta_seq++, .count = count};
-        err = write_frame(&h, records, len);
+    long len = at__meta_take(w.meta, &count, w.finishing ? END_LOCK_WAIT_NS : META_LOCK_WAIT_NS);
+    if (len < 0)
+        len = count = 0;
+    if (w.clock_due) {
+        uint64_t clock[3];
+        at__meta_clock_fields(clock);
+        len += (long)at__meta_encode(w.meta + len, AT_META_CLOCK, clock, 3);
+        count++;
+        w.clock_due = 0;
     }
-    free(records);
-    return err;
+    if (len == 0 || w.failed)
+        return 0;
+    return write_meta_frame(w.meta, (size_t)len, count);
 }
 
 static void remember(uint64_t start, const struct at_block_info *info)
@@ -223,9 +286,25 @@ static void write_block(struct at_ring_block *block, uint32_t used)
 
 static void wake_free_waiters(void)
 {
+    /* release: pairs with the acquire load of freed in at__writer_wait_free */
     __atomic_fetch_add(&w.freed, 1, __ATOMIC_RELEASE);
+    /* pairs with the waiter's seq_cst increment of free_waiters: a waiter that registered
+     * before this load is woken; one after it sees free_count > 0 and does not sleep */
     if (__atomic_load_n(&w.free_waiters, __ATOMIC_ACQUIRE))
         at__futex(&w.freed, FUTEX_WAKE_PRIVATE, INT32_MAX, NULL);
+}
+
+/* Writes a FULL block and frees it; returns 1 if it was FULL. */
+static int write_if_full(struct at_ring_block *block)
+{
+    uint32_t expected = AT_BLOCK_FULL;
+    /* acquire: pairs with the release in at__writer_submit, so the slots are complete */
+    if (!__atomic_compare_exchange_n(&block->state, &expected, AT_BLOCK_WRITING, 0,
+                                     __ATOMIC_ACQUIRE, __ATOMIC_RELAXED))
+        return 0;
+    write_block(block, block->used);
+    at__ring_release(block);
+    return 1;
 }
 
 /* Writes the metadata, and every FULL block unless overwrite mode keeps them in memory. */
@@ -237,17 +316,8 @@ static void drain(int events)
     if (!events)
         return;
     unsigned freed = 0;
-    for (uint32_t i = 0; i < at__ring.block_count; i++) {
-        struct at_ring_block *block = at__ring_block(i);
-        uint32_t expected = AT_BLOCK_FULL;
-        /* acquire: pairs with the release in at__writer_submit, so the slots are complete */
-        if (!__atomic_compare_exchange_n(&block->state, &expected, AT_BLOCK_WRITING, 0,
-                                         __ATOMIC_ACQUIRE, __ATOMIC_RELAXED))
-            continue;
-        write_block(block, block->used);
-        at__ring_release(block);
-        freed++;
-    }
+    for (uint32_t i = 0; i < at__ring.block_count; i++)
+        freed += write_if_full(at__ring_block(i));
     if (freed)
         wake_free_waiters();
 }
@@ -267,7 +337,7 @@ static void maybe_clock(void)
     uint64_t now = at__clock_ns(CLOCK_MONOTONIC);
     if (now < w.next_clock_ns)
         return;
-    at__meta_clock();
+    w.clock_due = 1;
     w.next_clock_ns = now + (w.clock_samples++ == 0 ? 49 : 1000) * 1000 * 1000ull;
 }
 
@@ -275,8 +345,10 @@ static void sleep_unless_pending(uint32_t seen)
 {
     uint64_t now = at__clock_ns(CLOCK_MONOTONIC), wait = WRITER_POLL_NS;
     if (w.next_clock_ns > now && w.next_clock_ns - now < wait)
-        wait = w.next_clock_ns - now;
+        wait = w.next_clock_ns - now; /* a clock sample is due before the poll */
     struct timespec timeout = {0, (long)wait};
+    /* seq_cst, with at__writer_submit's increment of pending then load of sleeping: either
+     * the writer sees the new pending here, or the submitter sees sleeping and wakes it */
     __atomic_store_n(&w.sleeping, 1, __ATOMIC_SEQ_CST);
     if (__atomic_load_n(&w.pending, __ATOMIC_SEQ_CST) == seen &&
         !__atomic_load_n(&w.stop, __ATOMIC_SEQ_CST))
@@ -284,16 +356,21 @@ static void sleep_unless_pending(uint32_t seen)
     __atomic_store_n(&w.sleeping, 0, __ATOMIC_SEQ_CST);
 }
 
-/* The blocks threads still hold, at the end or for a dump: their committed slots, up to the
- * last one. A block dumped goes on filling: what follows is written from where this stops. */
+/* The last pass, or a dump: the blocks threads still hold (their committed slots, up to the
+ * last one), and those handed over since drain() passed them, which one state read tells
+ * apart. A block dumped goes on filling: what follows is written from where this stops. */
 static void write_held_blocks(void)
 {
     for (uint32_t i = 0; i < at__ring.block_count; i++) {
         struct at_ring_block *block = at__ring_block(i);
-        if (__atomic_load_n(&block->state, __ATOMIC_ACQUIRE) != AT_BLOCK_FILLING)
+        /* acquire: pairs with at__ring_take's CAS to FILLING (the slots were cleared) */
+        if (__atomic_load_n(&block->state, __ATOMIC_ACQUIRE) != AT_BLOCK_FILLING) {
+            write_if_full(block);
             continue;
+        }
         const struct at_event *slots = at__block_slots(block);
         uint32_t used = block->capacity;
+        /* acquire: pairs with at__fill's release commit of the slot */
         while (used > 0 && __atomic_load_n(&slots[used - 1].kind, __ATOMIC_ACQUIRE) == 0)
             used--;
         write_block(block, used);
@@ -301,28 +378,60 @@ static void write_held_blocks(void)
     }
 }
 
+/* The last META frame: overwrite mode's losses, a clock sample, the LOST record of a write
+ * failure and END, encoded here into memory set aside for them (no lock, no allocation). The
+ * first two are added once, by finish(); the last two each time the frame is attempted. */
+#define END_RECORD_MAX (1 + 6 * AT_VARINT_MAX)
+static struct {
+    uint8_t data[(AT_OVERWRITTEN_THREADS + 3) * END_RECORD_MAX];
+    size_t len, fixed_len;
+    uint32_t count, fixed_count;
+} end;
+
+static void end_add(unsigned type, const uint64_t *fields, unsigned n)
+{
+    end.len += at__meta_encode(end.data + end.len, type, fields, n);
+    end.count++;
+}
+
+static void end_add_lost(uint32_t tid, unsigned reason, uint64_t count, uint64_t first_tsc,
+                         uint64_t last_tsc)
+{
+    uint64_t f[] = {tid, reason, count, first_tsc, last_tsc};
+    end_add(AT_META_LOST, f, 5);
+}
+
+/* Overwrite mode's losses not yet recorded, and the last clock sample. */
+static void end_begin(void)
+{
+    struct at_lost lost[AT_OVERWRITTEN_THREADS];
+    unsigned n = at__overwritten_take(lost, AT_OVERWRITTEN_THREADS, END_LOCK_WAIT_NS);
+    for (unsigned i = 0; i < n; i++)
+        end_add_lost(lost[i].tid, AT_LOST_OVERWRITTEN, lost[i].count, lost[i].first_tsc,
+                     lost[i].last_tsc);
+    uint64_t clock[3];
+    at__meta_clock_fields(clock);
+    end_add(AT_META_CLOCK, clock, 3);
+    end.fixed_len = end.len;
+    end.fixed_count = end.count;
+}
+
 static int write_end(void)
 {
+    end.len = end.fixed_len;
+    end.count = end.fixed_count;
     if (w.lost)
-        at__meta_lost(0, AT_LOST_WRITE_ERROR, w.lost, w.lost_first_tsc, w.lost_last_tsc);
-    at__meta_clock(); /* with the end, so that even a file cut short after a failure has two */
-    at__meta_end(w.events_written, at__ring_lost_total() + w.lost,
-                 __atomic_load_n(&at__threads_total, __ATOMIC_RELAXED), w.blocks_written);
-    int was_failed = w.failed;
-    w.failed = 0; /* this one frame is attempted even after a failure */
-    int err = write_meta();
-    w.failed = was_failed;
-    return err;
+        end_add_lost(0, AT_LOST_WRITE_ERROR, w.lost, w.lost_first_tsc, w.lost_last_tsc);
+    uint64_t totals[] = {w.events_written, at__ring_lost_total() + w.lost,
+                         __atomic_load_n(&at__threads_total, __ATOMIC_RELAXED), w.blocks_written};
+    end_add(AT_META_END, totals, 4);
+    return write_meta_frame(end.data, end.len, end.count);
 }
 
 /* After a failure: the end records are attempted in the room the last frames took, giving
  * back one frame (counted as lost) each time they do not fit. */
 static void write_end_after_failure(void)
 {
-    uint8_t *unwritten;
-    uint32_t count;
-    at__meta_take(&unwritten, &count);
-    free(unwritten); /* names and the like that cannot be written any more */
     while (write_end() < 0 && w.recent_count > 0) {
         cut_back(w.file_end);
         w.recent_next = (w.recent_next + RECENT_FRAMES - 1) % RECENT_FRAMES;
@@ -335,13 +444,17 @@ static void write_end_after_failure(void)
     }
 }
 
+/* Everything left, then the end. It may run while a thread that a fatal signal or _exit
+ * stopped holds malloc's lock or one of ours: it allocates and frees nothing, and waits for
+ * the recorder's locks only so long (END_LOCK_WAIT_NS). */
 static void finish(void)
 {
+    w.finishing = 1;
     uint64_t names_lost = __atomic_load_n(&at__names_lost, __ATOMIC_RELAXED);
     if (names_lost)
         at__warn("%llu names could not be kept (out of memory); their events have none",
                  (unsigned long long)names_lost);
-    at__overwritten_flush();
+    end_begin();
     drain(1);
     write_held_blocks();
     if (w.failed) {
@@ -362,20 +475,24 @@ static void *writer_main(void *unused)
     at__self.internal = 1; /* what this thread does (futex waits, writes) is not the program's */
     w.next_clock_ns = at__clock_ns(CLOCK_MONOTONIC) + 1000 * 1000ull;
     for (;;) {
+        /* read before draining: a handover after this read makes pending differ, and the
+         * writer does not sleep on it (sleep_unless_pending) */
         uint32_t seen = __atomic_load_n(&w.pending, __ATOMIC_SEQ_CST);
+        /* acquire: pairs with the release store in at__writer_request_dump */
         int dump = __atomic_exchange_n(&w.dump, 0, __ATOMIC_ACQ_REL);
         if (dump)
             at__overwritten_flush();
         grow_ring();
+        maybe_clock();
         drain(at__config.mode != AT_MODE_OVERWRITE || dump);
         if (dump)
             write_held_blocks(); /* the newest events are in the blocks still filling */
-        maybe_clock();
-        if (__atomic_load_n(&w.stop, __ATOMIC_ACQUIRE))
+        if (__atomic_load_n(&w.stop, __ATOMIC_ACQUIRE)) /* pairs with at__writer_stop */
             break;
         sleep_unless_pending(seen);
     }
     finish();
+    /* release: pairs with wait_finished's acquire load: the end is in the file */
     __atomic_store_n(&w.finished, 1, __ATOMIC_RELEASE);
     at__futex(&w.finished, FUTEX_WAKE_PRIVATE, INT32_MAX, NULL);
     return NULL;
@@ -393,16 +510,26 @@ static int write_file_header(void)
     return 0;
 }
 
-int at__writer_start(int fd, const char *trace_path)
+/* Allocates ahead everything the writer uses, the end included. */
+static int allocate(void)
 {
-    w.fd = fd;
-    snprintf(w.path, sizeof w.path, "%s", trace_path);
     w.cctx = ZSTD_createCCtx();
     w.raw_cap = at_events_encode_bound(at__ring.capacity);
-    w.raw = malloc(w.raw_cap);
-    if (!w.cctx || !w.raw)
+    w.raw = calloc(1, w.raw_cap);
+    w.meta = malloc(AT_META_MAX_PENDING + END_RECORD_MAX);
+    if (!w.cctx || !w.raw || !w.meta)
         return -ENOMEM;
     AT_RETURN_IF_ERROR(set_compression(w.cctx, at__config.zstd_level));
+    AT_RETURN_IF_ERROR(grow(&w.packed, &w.packed_cap, ZSTD_compressBound(w.raw_cap)));
+    /* one block's worth compressed once sizes zstd's workspace for the blocks to come */
+    ZSTD_compress2(w.cctx, w.packed, w.packed_cap, w.raw, w.raw_cap);
+    return 0;
+}
+
+static int start_writer(const char *trace_path)
+{
+    snprintf(w.path, sizeof w.path, "%s", trace_path);
+    AT_RETURN_IF_ERROR(allocate());
     AT_RETURN_IF_ERROR(write_file_header());
     /* the PROCESS record and the first clock sample lead the file */
     AT_RETURN_IF_ERROR(write_meta());
@@ -411,9 +538,29 @@ int at__writer_start(int fd, const char *trace_path)
     sigset_t all, old;
     sigfillset(&all);
     pthread_sigmask(SIG_SETMASK, &all, &old);
-    int err = pthread_create(&w.thread, NULL, writer_main, NULL);
+    /* Detached: nobody joins it, since the end may come in a signal handler (at__writer_stop). */
+    pthread_attr_t attr;
+    pthread_attr_init(&attr);
+    pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+    pthread_t thread;
+    int err = pthread_create(&thread, &attr, writer_main, NULL);
+    pthread_attr_destroy(&attr);
     pthread_sigmask(SIG_SETMASK, &old, NULL);
     return -err;
+}
+
+int at__writer_start(int fd, const char *trace_path)
+{
+    struct stat st;
+    if (fstat(fd, &st) < 0)
+        return -errno;
+    w.fd = high_copy(fd);
+    w.dev = st.st_dev;
+    w.ino = st.st_ino;
+    int err = start_writer(trace_path);
+    if (w.fd != fd)
+        close(err == 0 ? fd : w.fd); /* on failure the caller closes fd */
+    return err;
 }
 
 void at__writer_submit(struct at_ring_block *block, uint32_t used)
@@ -421,8 +568,10 @@ void at__writer_submit(struct at_ring_block *block, uint32_t used)
     block->used = used;
     /* release: the slots and `used` are visible to the writer that sees FULL */
     __atomic_store_n(&block->state, AT_BLOCK_FULL, __ATOMIC_RELEASE);
+    /* seq_cst: pairs with sleep_unless_pending (store sleeping, then load pending) */
     __atomic_fetch_add(&w.pending, 1, __ATOMIC_SEQ_CST);
     if (__atomic_load_n(&w.sleeping, __ATOMIC_SEQ_CST) &&
+        /* relaxed: a heuristic for when to wake the writer; block_count grows (ring.c) */
         __atomic_load_n(&at__ring.free_count, __ATOMIC_RELAXED) <
             __atomic_load_n(&at__ring.block_count, __ATOMIC_RELAXED) / 2)
         at__futex(&w.pending, FUTEX_WAKE_PRIVATE, 1, NULL);
@@ -432,8 +581,11 @@ void at__writer_wait_free(uint64_t timeout_ns)
 {
     struct timespec timeout = {(time_t)(timeout_ns / 1000000000u),
                                (long)(timeout_ns % 1000000000u)};
+    /* acquire: pairs with wake_free_waiters' release increment of freed */
     uint32_t seen = __atomic_load_n(&w.freed, __ATOMIC_ACQUIRE);
+    /* seq_cst: pairs with wake_free_waiters' load of free_waiters (see there) */
     __atomic_fetch_add(&w.free_waiters, 1, __ATOMIC_SEQ_CST);
+    /* acquire: pairs with at__ring_release's release increment of free_count */
     if (__atomic_load_n(&at__ring.free_count, __ATOMIC_ACQUIRE) == 0)
         at__futex(&w.freed, FUTEX_WAIT_PRIVATE, seen, &timeout);
     __atomic_fetch_sub(&w.free_waiters, 1, __ATOMIC_SEQ_CST);
@@ -441,14 +593,14 @@ void at__writer_wait_free(uint64_t timeout_ns)
 
 void at__writer_wake(void)
 {
-    __atomic_fetch_add(&w.pending, 1, __ATOMIC_SEQ_CST);
+    __atomic_fetch_add(&w.pending, 1, __ATOMIC_SEQ_CST); /* as in at__writer_submit */
     at__futex(&w.pending, FUTEX_WAKE_PRIVATE, 1, NULL);
 }
 
 /* Async-signal-safe: a flag and a futex wake. */
 void at__writer_request_dump(void)
 {
-    __atomic_store_n(&w.dump, 1, __ATOMIC_RELEASE);
+    __atomic_store_n(&w.dump, 1, __ATOMIC_RELEASE); /* pairs with writer_main's exchange */
     at__writer_wake();
 }
 
@@ -457,6 +609,7 @@ static int wait_finished(uint64_t timeout_ns)
     uint64_t deadline = timeout_ns == AT_WAIT_FOREVER
                             ? UINT64_MAX
                             : at__clock_ns(CLOCK_MONOTONIC) + timeout_ns;
+    /* acquire: pairs with writer_main's release store of finished */
     while (!__atomic_load_n(&w.finished, __ATOMIC_ACQUIRE)) {
         uint64_t now = at__clock_ns(CLOCK_MONOTONIC);
         if (now >= deadline)
@@ -470,31 +623,28 @@ static int wait_finished(uint64_t timeout_ns)
     return 0;
 }
 
+/* The file, the buffers and the zstd context stay: the process is ending (an exec closes the
+ * file, O_CLOEXEC), and freeing could wait for a lock a stopped thread holds. */
 int at__writer_stop(uint64_t timeout_ns)
 {
+    /* release: pairs with the writer's acquire load of stop, after which it finishes */
     __atomic_store_n(&w.stop, 1, __ATOMIC_RELEASE);
+    /* bumped so that a writer about to sleep on `pending` sees a change and does not */
+    __atomic_fetch_add(&w.pending, 1, __ATOMIC_SEQ_CST);
     at__futex(&w.pending, FUTEX_WAKE_PRIVATE, 1, NULL);
-    AT_RETURN_IF_ERROR(wait_finished(timeout_ns));
-    pthread_join(w.thread, NULL);
-    close(w.fd);
-    w.fd = -1;
-    ZSTD_freeCCtx(w.cctx);
-    w.cctx = NULL;
-    free(w.raw);
-    free(w.packed);
-    w.raw = w.packed = NULL;
-    return 0;
+    return wait_finished(timeout_ns);
 }
 
 /* In a forked child: the writer thread did not come along; the file and its offset are the
  * parent's. Close our copy of the descriptor and start from nothing. */
 void at__writer_after_fork(void)
 {
-    if (w.fd >= 0)
+    if (is_trace_file(w.fd))
         close(w.fd);
     ZSTD_freeCCtx(w.cctx);
     free(w.raw);
     free(w.packed);
+    free(w.meta);
     memset(&w, 0, sizeof w);
     w.fd = -1;
 }

@@ -5,8 +5,8 @@ set -eu
 cd "$(dirname "$0")/.."
 trace=build/demo.trace
 rm -f "$trace" build/demo.jsonl
-echo "\$ ACTORTRACE_OUT=$trace LD_PRELOAD=build/libactortrace.so build/examples/pingpong 10000"
-ACTORTRACE_OUT=$trace LD_PRELOAD=build/libactortrace.so build/examples/pingpong 10000
+echo "\$ ACTORTRACE_OUT=$trace LD_PRELOAD=build/tests/libactortrace-refrt.so build/examples/pingpong 10000"
+ACTORTRACE_OUT=$trace LD_PRELOAD=build/tests/libactortrace-refrt.so build/examples/pingpong 10000
 echo
 echo "\$ build/tracedecode -o build/demo.jsonl $trace"
 build/tracedecode -o build/demo.jsonl "$trace"

@@ -689,7 +689,7 @@ static void received(struct end *end, const struct frame *frame, int more)
     }
 }
 
-int zmq_msg_send(zmq_msg_t *msg, void *socket, int flags)
+AT_EXPORT int zmq_msg_send(zmq_msg_t *msg, void *socket, int flags)
 {
     AT_RESOLVE(real_zmq_msg_send, "zmq_msg_send");
     struct end *end = track(socket);
@@ -710,13 +710,13 @@ static int send_buffer(int (*real)(void *, const void *, size_t, int), void *soc
     return result;
 }
 
-int zmq_send(void *socket, const void *buf, size_t len, int flags)
+AT_EXPORT int zmq_send(void *socket, const void *buf, size_t len, int flags)
 {
     AT_RESOLVE(real_zmq_send, "zmq_send");
     return send_buffer(real_zmq_send, socket, buf, len, flags);
 }
 
-int zmq_send_const(void *socket, const void *buf, size_t len, int flags)
+AT_EXPORT int zmq_send_const(void *socket, const void *buf, size_t len, int flags)
 {
     AT_RESOLVE(real_zmq_send_const, "zmq_send_const");
     return send_buffer(real_zmq_send_const, socket, buf, len, flags);
@@ -725,7 +725,7 @@ int zmq_send_const(void *socket, const void *buf, size_t len, int flags)
 /* Without ZMQ_SNDMORE, libzmq sends each of the count buffers as a message of its own; they are
  * forwarded one call each, so that each is recorded. With it, the buffers are the frames of one
  * message, which the call completes. */
-int zmq_sendiov(void *socket, struct iovec *iov, size_t count, int flags)
+AT_EXPORT int zmq_sendiov(void *socket, struct iovec *iov, size_t count, int flags)
 {
     AT_RESOLVE(real_zmq_sendiov, "zmq_sendiov");
     if (!iov || count == 0)
@@ -774,7 +774,7 @@ static int more_frames(void *socket)
     return more;
 }
 
-int zmq_msg_recv(zmq_msg_t *msg, void *socket, int flags)
+AT_EXPORT int zmq_msg_recv(zmq_msg_t *msg, void *socket, int flags)
 {
     AT_RESOLVE(real_zmq_msg_recv, "zmq_msg_recv");
     AT_RESOLVE(real_zmq_msg_more, "zmq_msg_more");
@@ -789,7 +789,7 @@ int zmq_msg_recv(zmq_msg_t *msg, void *socket, int flags)
 
 /* zmq_recv copies the frame into the caller's buffer, cut to len: a cut frame whose name must
  * be read from it is named as binary, and whether more frames follow is asked of the socket. */
-int zmq_recv(void *socket, void *buf, size_t len, int flags)
+AT_EXPORT int zmq_recv(void *socket, void *buf, size_t len, int flags)
 {
     AT_RESOLVE(real_zmq_recv, "zmq_recv");
     struct end *end = track(socket);
@@ -804,7 +804,7 @@ int zmq_recv(void *socket, void *buf, size_t len, int flags)
 }
 
 /* zmq_recviov takes up to *count frames of one message, into buffers it allocates. */
-int zmq_recviov(void *socket, struct iovec *iov, size_t *count, int flags)
+AT_EXPORT int zmq_recviov(void *socket, struct iovec *iov, size_t *count, int flags)
 {
     AT_RESOLVE(real_zmq_recviov, "zmq_recviov");
     struct end *end = track(socket);
@@ -816,7 +816,7 @@ int zmq_recviov(void *socket, struct iovec *iov, size_t *count, int flags)
     return result;
 }
 
-int zmq_close(void *socket)
+AT_EXPORT int zmq_close(void *socket)
 {
     AT_RESOLVE(real_zmq_close, "zmq_close");
     forget(socket);
@@ -834,7 +834,7 @@ struct spawn {
 
 static __thread struct spawn *spawning; /* the zactor_new running on this thread */
 
-zsock_t *zsys_create_pipe(zsock_t **backend_p)
+AT_EXPORT zsock_t *zsys_create_pipe(zsock_t **backend_p)
 {
     AT_RESOLVE(real_zsys_create_pipe, "zsys_create_pipe");
     AT_RESOLVE(real_zsock_resolve, "zsock_resolve");
@@ -880,7 +880,7 @@ static void task_trampoline(zsock_t *pipe, void *arg)
 
 /* zactor_new returns NULL only before it starts the thread (CZMQ 4.2), so the trampoline's
  * state is ours to free then, and the trampoline's once the thread runs. */
-zactor_t *zactor_new(zactor_fn task, void *args)
+AT_EXPORT zactor_t *zactor_new(zactor_fn task, void *args)
 {
     AT_RESOLVE(real_zactor_new, "zactor_new");
     struct spawn *spawn = malloc(sizeof *spawn);
@@ -1013,7 +1013,7 @@ static int timer_trampoline(zloop_t *loop, int timer_id, void *arg)
     return result;
 }
 
-int zloop_reader(zloop_t *loop, zsock_t *sock, zloop_reader_fn handler, void *arg)
+AT_EXPORT int zloop_reader(zloop_t *loop, zsock_t *sock, zloop_reader_fn handler, void *arg)
 {
     AT_RESOLVE(real_zloop_reader, "zloop_reader");
     AT_RESOLVE(real_zsock_resolve, "zsock_resolve");
@@ -1027,7 +1027,7 @@ int zloop_reader(zloop_t *loop, zsock_t *sock, zloop_reader_fn handler, void *ar
     return result;
 }
 
-int zloop_poller(zloop_t *loop, zmq_pollitem_t *item, zloop_fn handler, void *arg)
+AT_EXPORT int zloop_poller(zloop_t *loop, zmq_pollitem_t *item, zloop_fn handler, void *arg)
 {
     AT_RESOLVE(real_zloop_poller, "zloop_poller");
     AT_RESOLVE(real_zsock_resolve, "zsock_resolve");
@@ -1042,7 +1042,8 @@ int zloop_poller(zloop_t *loop, zmq_pollitem_t *item, zloop_fn handler, void *ar
     return result;
 }
 
-int zloop_timer(zloop_t *loop, size_t delay, size_t times, zloop_timer_fn handler, void *arg)
+AT_EXPORT int zloop_timer(zloop_t *loop, size_t delay, size_t times, zloop_timer_fn handler,
+                          void *arg)
 {
     AT_RESOLVE(real_zloop_timer, "zloop_timer");
     struct handler *timer = add_handler(loop, arg, NULL);
@@ -1057,7 +1058,7 @@ int zloop_timer(zloop_t *loop, size_t delay, size_t times, zloop_timer_fn handle
 }
 
 /* Before the loop is freed, so that a new loop at the same address keeps its handlers. */
-void zloop_destroy(zloop_t **self_p)
+AT_EXPORT void zloop_destroy(zloop_t **self_p)
 {
     AT_RESOLVE(real_zloop_destroy, "zloop_destroy");
     zloop_t *loop = self_p ? *self_p : NULL;
@@ -1101,7 +1102,7 @@ static void unpark(int parked, enum label path, uint64_t waker)
     at_leave();
 }
 
-char *zstr_recv(void *source)
+AT_EXPORT char *zstr_recv(void *source)
 {
     AT_RESOLVE(real_zstr_recv, "zstr_recv");
     int parked = park(PATH_RECV);
@@ -1110,7 +1111,7 @@ char *zstr_recv(void *source)
     return string;
 }
 
-zmsg_t *zmsg_recv(void *source)
+AT_EXPORT zmsg_t *zmsg_recv(void *source)
 {
     AT_RESOLVE(real_zmsg_recv, "zmsg_recv");
     int parked = park(PATH_RECV);
@@ -1119,7 +1120,7 @@ zmsg_t *zmsg_recv(void *source)
     return msg;
 }
 
-zframe_t *zframe_recv(void *source)
+AT_EXPORT zframe_t *zframe_recv(void *source)
 {
     AT_RESOLVE(real_zframe_recv, "zframe_recv");
     int parked = park(PATH_RECV);
@@ -1128,7 +1129,7 @@ zframe_t *zframe_recv(void *source)
     return frame;
 }
 
-int zsock_vrecv(void *self, const char *picture, va_list argptr)
+AT_EXPORT int zsock_vrecv(void *self, const char *picture, va_list argptr)
 {
     AT_RESOLVE(real_zsock_vrecv, "zsock_vrecv");
     int parked = park(PATH_RECV);
@@ -1138,7 +1139,7 @@ int zsock_vrecv(void *self, const char *picture, va_list argptr)
 }
 
 /* Variadic: forwarded through zsock_vrecv, as CZMQ's own zsock_recv does. */
-int zsock_recv(void *self, const char *picture, ...)
+AT_EXPORT int zsock_recv(void *self, const char *picture, ...)
 {
     va_list argptr;
     va_start(argptr, picture);
@@ -1148,7 +1149,7 @@ int zsock_recv(void *self, const char *picture, ...)
 }
 
 /* zsock_wait receives until a signal, dropping other messages (each still a recv). */
-int zsock_wait(void *self)
+AT_EXPORT int zsock_wait(void *self)
 {
     AT_RESOLVE(real_zsock_wait, "zsock_wait");
     int parked = park(PATH_WAIT);
@@ -1165,7 +1166,7 @@ static uint64_t waker(void *reader)
     return peer_of(end);
 }
 
-void *zpoller_wait(zpoller_t *self, int timeout)
+AT_EXPORT void *zpoller_wait(zpoller_t *self, int timeout)
 {
     AT_RESOLVE(real_zpoller_wait, "zpoller_wait");
     int parked = park(PATH_POLL);

@@ -134,7 +134,7 @@ static void wake(enum object object, const void *address)
 
 /* ---- pthread condition variables (GLIBC_2.3.2) ---- */
 
-__attribute__((symver("pthread_cond_wait@@" CONDVAR_VERSION))) int
+AT_EXPORT __attribute__((symver("pthread_cond_wait@@" CONDVAR_VERSION))) int
 at__glibc_cond_wait(pthread_cond_t *cond, pthread_mutex_t *mutex)
 {
     RESOLVE_CONDVAR(real_pthread_cond_wait, "pthread_cond_wait");
@@ -147,7 +147,7 @@ at__glibc_cond_wait(pthread_cond_t *cond, pthread_mutex_t *mutex)
     return result;
 }
 
-__attribute__((symver("pthread_cond_timedwait@@" CONDVAR_VERSION))) int
+AT_EXPORT __attribute__((symver("pthread_cond_timedwait@@" CONDVAR_VERSION))) int
 at__glibc_cond_timedwait(pthread_cond_t *cond, pthread_mutex_t *mutex,
                          const struct timespec *abstime)
 {
@@ -161,7 +161,7 @@ at__glibc_cond_timedwait(pthread_cond_t *cond, pthread_mutex_t *mutex,
     return result;
 }
 
-__attribute__((symver("pthread_cond_signal@@" CONDVAR_VERSION))) int
+AT_EXPORT __attribute__((symver("pthread_cond_signal@@" CONDVAR_VERSION))) int
 at__glibc_cond_signal(pthread_cond_t *cond)
 {
     RESOLVE_CONDVAR(real_pthread_cond_signal, "pthread_cond_signal");
@@ -170,7 +170,7 @@ at__glibc_cond_signal(pthread_cond_t *cond)
     return real_pthread_cond_signal(cond);
 }
 
-__attribute__((symver("pthread_cond_broadcast@@" CONDVAR_VERSION))) int
+AT_EXPORT __attribute__((symver("pthread_cond_broadcast@@" CONDVAR_VERSION))) int
 at__glibc_cond_broadcast(pthread_cond_t *cond)
 {
     RESOLVE_CONDVAR(real_pthread_cond_broadcast, "pthread_cond_broadcast");
@@ -180,8 +180,8 @@ at__glibc_cond_broadcast(pthread_cond_t *cond)
 }
 
 /* Since glibc 2.30; one implementation under GLIBC_2.30 and GLIBC_2.34. */
-int pthread_cond_clockwait(pthread_cond_t *cond, pthread_mutex_t *mutex, clockid_t clock,
-                           const struct timespec *abstime)
+AT_EXPORT int pthread_cond_clockwait(pthread_cond_t *cond, pthread_mutex_t *mutex,
+                                     clockid_t clock, const struct timespec *abstime)
 {
     AT_RESOLVE(real_pthread_cond_clockwait, "pthread_cond_clockwait");
     int parked = park(OBJ_COND, cond);
@@ -193,7 +193,7 @@ int pthread_cond_clockwait(pthread_cond_t *cond, pthread_mutex_t *mutex, clockid
 /* ---- POSIX semaphores: each call to a waiting function is a park, whether or not the count
  * let it through at once ---- */
 
-int sem_wait(sem_t *sem)
+AT_EXPORT int sem_wait(sem_t *sem)
 {
     AT_RESOLVE(real_sem_wait, "sem_wait");
     int parked = park(OBJ_SEM, sem);
@@ -202,7 +202,7 @@ int sem_wait(sem_t *sem)
     return result;
 }
 
-int sem_timedwait(sem_t *sem, const struct timespec *abstime)
+AT_EXPORT int sem_timedwait(sem_t *sem, const struct timespec *abstime)
 {
     AT_RESOLVE(real_sem_timedwait, "sem_timedwait");
     int parked = park(OBJ_SEM, sem);
@@ -211,7 +211,7 @@ int sem_timedwait(sem_t *sem, const struct timespec *abstime)
     return result;
 }
 
-int sem_clockwait(sem_t *sem, clockid_t clock, const struct timespec *abstime)
+AT_EXPORT int sem_clockwait(sem_t *sem, clockid_t clock, const struct timespec *abstime)
 {
     AT_RESOLVE(real_sem_clockwait, "sem_clockwait");
     int parked = park(OBJ_SEM, sem);
@@ -220,7 +220,7 @@ int sem_clockwait(sem_t *sem, clockid_t clock, const struct timespec *abstime)
     return result;
 }
 
-int sem_post(sem_t *sem)
+AT_EXPORT int sem_post(sem_t *sem)
 {
     AT_RESOLVE(real_sem_post, "sem_post");
     wake(OBJ_SEM, sem);
@@ -229,7 +229,7 @@ int sem_post(sem_t *sem)
 
 /* ---- C11 threads: cnd_* call glibc's condvar code directly, not pthread_cond_* ---- */
 
-int cnd_wait(cnd_t *cond, mtx_t *mutex)
+AT_EXPORT int cnd_wait(cnd_t *cond, mtx_t *mutex)
 {
     AT_RESOLVE(real_cnd_wait, "cnd_wait");
     int parked = park(OBJ_CND, cond);
@@ -238,8 +238,8 @@ int cnd_wait(cnd_t *cond, mtx_t *mutex)
     return result;
 }
 
-int cnd_timedwait(cnd_t *restrict cond, mtx_t *restrict mutex,
-                  const struct timespec *restrict abstime)
+AT_EXPORT int cnd_timedwait(cnd_t *restrict cond, mtx_t *restrict mutex,
+                            const struct timespec *restrict abstime)
 {
     AT_RESOLVE(real_cnd_timedwait, "cnd_timedwait");
     int parked = park(OBJ_CND, cond);
@@ -248,14 +248,14 @@ int cnd_timedwait(cnd_t *restrict cond, mtx_t *restrict mutex,
     return result;
 }
 
-int cnd_signal(cnd_t *cond)
+AT_EXPORT int cnd_signal(cnd_t *cond)
 {
     AT_RESOLVE(real_cnd_signal, "cnd_signal");
     wake(OBJ_CND, cond);
     return real_cnd_signal(cond);
 }
 
-int cnd_broadcast(cnd_t *cond)
+AT_EXPORT int cnd_broadcast(cnd_t *cond)
 {
     AT_RESOLVE(real_cnd_broadcast, "cnd_broadcast");
     wake(OBJ_CND, cond);
@@ -282,7 +282,7 @@ static int futex_role(long op)
 
 /* The caller passed as many arguments as its system call takes; forwarding six reads a few
  * that it did not pass, which is what libc's syscall() itself does with registers. */
-long syscall(long number, ...)
+AT_EXPORT long syscall(long number, ...)
 {
     AT_RESOLVE(real_syscall, "syscall");
     va_list ap;

@@ -34,7 +34,7 @@ static uint64_t actor_id(const rt_actor *actor)
     return actor ? ((const struct rt_actor_head *)actor)->id : 0;
 }
 
-uint32_t rt_msg_type(const char *name)
+AT_EXPORT uint32_t rt_msg_type(const char *name)
 {
     AT_RESOLVE(real_rt_msg_type, "rt_msg_type");
     uint32_t id = real_rt_msg_type(name);
@@ -42,7 +42,7 @@ uint32_t rt_msg_type(const char *name)
     return id;
 }
 
-rt_actor *rt_spawn(const char *name, rt_behavior behavior, void *state)
+AT_EXPORT rt_actor *rt_spawn(const char *name, rt_behavior behavior, void *state)
 {
     AT_RESOLVE(real_rt_spawn, "rt_spawn");
     rt_actor *child = real_rt_spawn(name, behavior, state);
@@ -56,14 +56,14 @@ rt_actor *rt_spawn(const char *name, rt_behavior behavior, void *state)
     return child;
 }
 
-void rt_send(rt_actor *to, rt_msg *msg)
+AT_EXPORT void rt_send(rt_actor *to, rt_msg *msg)
 {
     AT_RESOLVE(real_rt_send, "rt_send");
     at_record(AT_EV_SEND, actor_id(to), at_current_actor(), msg->id, msg->type, 0);
     real_rt_send(to, msg);
 }
 
-rt_msg *rt_receive(rt_actor *actor)
+AT_EXPORT rt_msg *rt_receive(rt_actor *actor)
 {
     AT_RESOLVE(real_rt_receive, "rt_receive");
     rt_msg *msg = real_rt_receive(actor);
@@ -72,7 +72,7 @@ rt_msg *rt_receive(rt_actor *actor)
     return msg;
 }
 
-int rt_step(rt_actor *actor, rt_msg *msg)
+AT_EXPORT int rt_step(rt_actor *actor, rt_msg *msg)
 {
     AT_RESOLVE(real_rt_step, "rt_step");
     uint64_t id = actor_id(actor), msg_id = msg->id;
@@ -85,7 +85,7 @@ int rt_step(rt_actor *actor, rt_msg *msg)
     return result;
 }
 
-void rt_schedule(rt_actor *actor)
+AT_EXPORT void rt_schedule(rt_actor *actor)
 {
     AT_RESOLVE(real_rt_schedule, "rt_schedule");
     at_record(AT_EV_SCHEDULE, actor_id(actor), at_current_actor(), 0, 0, 0);
@@ -111,7 +111,7 @@ static unsigned worker_path(void)
     return path_worker;
 }
 
-void rt_park(int worker)
+AT_EXPORT void rt_park(int worker)
 {
     AT_RESOLVE(real_rt_park, "rt_park");
     at_record(AT_EV_PARK, worker_id(worker), 0, 0, 0, worker_path());
@@ -120,7 +120,7 @@ void rt_park(int worker)
     at_leave();
 }
 
-void rt_unpark(int worker)
+AT_EXPORT void rt_unpark(int worker)
 {
     AT_RESOLVE(real_rt_unpark, "rt_unpark");
     at_record(AT_EV_UNPARK, worker_id(worker), at_current_actor(), 0, 0, worker_path());
@@ -129,7 +129,7 @@ void rt_unpark(int worker)
     at_leave();
 }
 
-void rt_exit(rt_actor *actor)
+AT_EXPORT void rt_exit(rt_actor *actor)
 {
     AT_RESOLVE(real_rt_exit, "rt_exit");
     at_record(AT_EV_EXIT, actor_id(actor), 0, 0, 0, 0);

@@ -3,7 +3,10 @@
 set -u
 TOP=$(cd "$(dirname "$0")/../.." && pwd)
 B="$TOP/build"
-LIB="$B/libactortrace.so"
+# The product, and the test copy (the product plus the shim of the reference runtime, which
+# the programs on refrt are traced with).
+PRODUCT_LIB="$B/libactortrace.so"
+LIB="$B/tests/libactortrace-refrt.so"
 DECODE="$B/tracedecode"
 ASAN_DECODE="$B/asan/tracedecode"
 TMP=$(mktemp -d "${TMPDIR:-/tmp}/actortrace-test.XXXXXX")

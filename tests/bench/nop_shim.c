@@ -4,7 +4,7 @@
 
 static int (*real_nop_send)(int, int);
 
-int nop_send(int actor, int msg)
+AT_EXPORT int nop_send(int actor, int msg)
 {
     AT_RESOLVE(real_nop_send, "nop_send");
     at_record(AT_EV_SEND, (uint64_t)actor, at_current_actor(), (uint64_t)msg, 1, 0);

@@ -45,11 +45,13 @@ check "exec: the new image's trace is complete" [ $? -eq 0 ]
 equal "exec: sends before exec" "$(sends_of "$TMP/before.jsonl" 1)" $N
 equal "exec: sends of the new image" "$(sends_of "$TMP/after.jsonl" 3)" "$(truth "$TMP/exec.out" image_send)"
 
-for mode in vfork spawn; do
+for mode in vfork vfork_exit spawn; do
     run "$mode" "$mode"
     check "$mode: program succeeds" [ $? -eq 0 ]
     check "$mode: one trace file (the child, /bin/true, records nothing)" [ "$(ls "$TMP/$mode" | wc -l)" -eq 1 ]
     "$DECODE" -o "$TMP/$mode.jsonl" "$TMP/$mode"/*.trace
     check "$mode: parent's trace complete" [ $? -eq 0 ]
+    equal "$mode: parent's trace has its end record" "$(summary "$TMP/$mode.jsonl" truncated)" false
     equal "$mode: parent has every send" "$(sends_of "$TMP/$mode.jsonl" 1)" "$(truth "$TMP/$mode.out" send)"
 done
+equal "vfork_exit: the exit handler ran once, in the parent" "$(sends_of "$TMP/vfork_exit.jsonl" 4)" 1

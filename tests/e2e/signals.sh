@@ -1,23 +1,33 @@
 #!/bin/sh
-# Signal handlers that record on the thread they interrupted: nothing is lost, counted twice
-# or torn, and the interrupted thread's own events keep their order. (Block mode: the loop
-# records faster than any writer can write, and the test is about the handlers, not drops.)
+# Signal handlers that record on the thread they interrupted, 1, 2 and 4 events per handler
+# every 20 us, with 4 KiB blocks so that handlers often meet a full block (between the
+# interrupted call's slot and its commit): nothing is lost, counted twice or torn, and each
+# actor's events keep their order. (Block mode: the loop records faster than any writer can
+# write, and the test is about the handlers, not drops.)
 . "$(dirname "$0")/../lib.sh"
 
-ACTORTRACE_MODE=block ACTORTRACE_OUT="$TMP/s.trace" LD_PRELOAD="$LIB_NOP" \
-    "$B/tests/progs/sigrec" 3000000 >"$TMP/s.out" 2>"$TMP/s.err"
-check "runs traced" [ $? -eq 0 ]
-"$DECODE" -o "$TMP/s.jsonl" "$TMP/s.trace"
-check "decodes cleanly" [ $? -eq 0 ]
-handled=$(truth "$TMP/s.out" handler_send)
-check "the timer interrupted the loop ($handled times)" [ "$handled" -gt 10 ]
-equal "every send is in the trace" "$(kind_count "$TMP/s.jsonl" send)" "$(truth "$TMP/s.out" send)"
-equal "every handler's send is in the trace" "$(sends_of "$TMP/s.jsonl" 2)" "$handled"
-equal "no torn slot" "$(summary "$TMP/s.jsonl" torn)" 0
-equal "dropped" "$(summary "$TMP/s.jsonl" dropped)" 0
-check "the loop's sends are in order, each once" jq -n -e '
-    reduce (inputs | select(.event == "send" and .actor == 1) | .msg // 0) as $m
-        ({ok: true, next: 0}; {ok: (.ok and $m == .next), next: ($m + 1)}) | .ok' "$TMP/s.jsonl"
-check "the handler's sends are in order, each once" jq -n -e '
-    reduce (inputs | select(.event == "send" and .actor == 2) | .msg) as $m
-        ({ok: true, next: 1}; {ok: (.ok and $m == .next), next: ($m + 1)}) | .ok' "$TMP/s.jsonl"
+ordered() { # ordered ACTOR FIRST JSONL: ACTOR's sends carry FIRST, FIRST+1, ... in trace order
+    jq -n -e --argjson a "$1" --argjson first "$2" '
+        reduce (inputs | select(.event == "send" and .actor == $a) | .msg // 0) as $m
+            ({ok: true, next: $first}; {ok: (.ok and $m == .next), next: ($m + 1)}) | .ok' \
+        "$3" >/dev/null
+}
+
+for per in 1 2 4; do
+    ACTORTRACE_MODE=block ACTORTRACE_BLOCK_KB=4 ACTORTRACE_OUT="$TMP/s$per.trace" \
+        LD_PRELOAD="$LIB_NOP" "$B/tests/progs/sigrec" 1000000 $per >"$TMP/s.out" 2>"$TMP/s.err"
+    check "$per per handler: runs traced" [ $? -eq 0 ]
+    "$DECODE" -o "$TMP/s.jsonl" "$TMP/s$per.trace"
+    check "$per per handler: decodes cleanly" [ $? -eq 0 ]
+    handled=$(truth "$TMP/s.out" handler_send)
+    check "$per per handler: the timer interrupted the loop ($handled sends)" [ "$handled" -gt 10 ]
+    equal "$per per handler: every send is in the trace" "$(kind_count "$TMP/s.jsonl" send)" \
+        "$(truth "$TMP/s.out" send)"
+    equal "$per per handler: every handler's send is in the trace" \
+        "$(sends_of "$TMP/s.jsonl" 2)" "$handled"
+    equal "$per per handler: no torn slot" "$(summary "$TMP/s.jsonl" torn)" 0
+    equal "$per per handler: dropped" "$(summary "$TMP/s.jsonl" dropped)" 0
+    check "$per per handler: the loop's sends are in order, each once" ordered 1 0 "$TMP/s.jsonl"
+    check "$per per handler: the handler's sends are in order, each once" \
+        ordered 2 1 "$TMP/s.jsonl"
+done

@@ -2,6 +2,8 @@
  * ends the way its first argument says, while a second thread keeps recording:
  *   segv bus fpe ill abort term int   the fault or signal, default action
  *   exit_ _Exit_                      _exit(7) / _Exit(9)
+ *   double_free                       frees a chunk twice: glibc aborts holding the lock of
+ *                                     malloc's main arena, which it never lets go of
  *   none                              waits until a signal ends it
  *   idle                              the same, with no second thread recording
  *   chain                             a SIGSEGV handler of the program's own, installed after
@@ -49,6 +51,17 @@ static void bus_error(void)
     p[0] = 1; /* the page is past the end of the file now */
 }
 
+static void double_free(void)
+{
+    /* larger than tcache and fastbin chunks, and kept from the top chunk by `guard`, so the
+     * second free reaches the check made under the arena's lock */
+    char *volatile chunk = malloc(4096);
+    char *volatile guard = malloc(4096);
+    free(chunk);
+    free(chunk);
+    free(guard);
+}
+
 static void end(const char *how)
 {
     volatile int zero = 0;
@@ -70,6 +83,8 @@ static void end(const char *how)
         _exit(7);
     else if (!strcmp(how, "_Exit_"))
         _Exit(9);
+    else if (!strcmp(how, "double_free"))
+        double_free();
     for (;;)
         pause(); /* "none", "idle": until a signal ends it */
 }

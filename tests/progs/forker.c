@@ -5,6 +5,8 @@
  *            and sends N+1..2N
  *   exec     1..N, then exec's itself as "image", which sends 1..N to actor 3
  *   vfork    1..N, vfork() + exec of /bin/true in the child, then N+1..2N
+ *   vfork_exit  the same, but the child calls exit() (a mistake that works untraced: it runs
+ *            the exit handlers, here one that sends to actor 4, in the parent's memory)
  *   spawn    the same with posix_spawn
  *   fork_first  fork() before any send; the child sends 1..N to actor 2 and exits; the parent
  *            waits and sends 1..N
@@ -23,6 +25,11 @@ static void sends(int actor, long from, long to)
 {
     for (long i = from; i <= to; i++)
         nop_send(actor, (int)i);
+}
+
+static void send_at_exit(void)
+{
+    nop_send(4, 1);
 }
 
 static int wait_child(pid_t pid)
@@ -67,8 +74,11 @@ int main(int argc, char **argv)
     } else if (!strcmp(mode, "exec")) {
         execl(argv[0], argv[0], "image", argv[2], (char *)NULL);
         return 1;
-    } else if (!strcmp(mode, "vfork")) {
+    } else if (!strncmp(mode, "vfork", 5)) {
+        atexit(send_at_exit);
         pid_t pid = vfork();
+        if (pid == 0 && !strcmp(mode, "vfork_exit"))
+            exit(0);
         if (pid == 0) {
             execl("/bin/true", "true", (char *)NULL);
             _exit(1);

@@ -1,7 +1,7 @@
 /* Records from signal handlers on the thread they interrupt: the main thread sends to actor 1
- * in a loop while a timer's SIGALRM handler sends to actor 2 on the same thread. Every send
- * must be in the trace once, and the main thread's own sends in their order.
- * Usage: sigrec SENDS. Prints {"ground_truth":{"send":N,"handler_send":H}}. */
+ * in a loop while a timer's SIGALRM handler, every 20 us, sends PER_HANDLER messages to actor 2
+ * on the same thread. Every send must be in the trace once, and each actor's in their order.
+ * Usage: sigrec SENDS [PER_HANDLER]. Prints {"ground_truth":{"send":N,"handler_send":H}}. */
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -10,22 +10,26 @@
 int nop_send(int actor, int msg);
 
 static volatile sig_atomic_t handler_sends;
+static int per_handler = 1;
 
 static void on_alarm(int sig)
 {
     (void)sig;
-    nop_send(2, handler_sends + 1);
-    handler_sends++;
+    for (int i = 0; i < per_handler; i++) {
+        nop_send(2, handler_sends + 1);
+        handler_sends++;
+    }
 }
 
 int main(int argc, char **argv)
 {
     long sends = argc > 1 ? atol(argv[1]) : 2000000;
+    per_handler = argc > 2 ? atoi(argv[2]) : 1;
     nop_send(1, 0); /* the first event starts the recorder: the handler comes after it */
     struct sigaction act = {.sa_handler = on_alarm, .sa_flags = SA_RESTART};
     sigemptyset(&act.sa_mask);
     sigaction(SIGALRM, &act, NULL);
-    struct itimerval every = {{0, 50}, {0, 50}}; /* 50 us */
+    struct itimerval every = {{0, 20}, {0, 20}}; /* 20 us */
     setitimer(ITIMER_REAL, &every, NULL);
     for (long i = 1; i <= sends; i++)
         nop_send(1, (int)i);
