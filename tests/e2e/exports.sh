@@ -18,7 +18,17 @@ exported() { # the defined dynamic symbols, without version nodes or versions
     nm -D --defined-only "$1" | awk '$2 != "A" {sub(/@.*/, "", $3); print $3}' | sort -u
 }
 
-marked include/*.h preload/*.c $(ls shim/*.c | grep -v '^shim/refrt\.c$') >"$TMP/want"
+# A wrapper defined under a macro (a C++ runtime's mangled name: #define SYM_X _ZN...) counts
+# under the macro's value.
+unmacro() { # unmacro DEFINES: stdin's names, each macro among them replaced by its value
+    awk 'NR == FNR { if ($1 == "#define" && NF == 3) value[$2] = $3; next }
+         { print ($1 in value) ? value[$1] : $1 }' "$1" - | sort -u
+}
+src="include/*.h preload/*.c $(ls shim/*.c | grep -v '^shim/refrt\.c$')"
+# shellcheck disable=SC2086
+cat $src | sed -e ':a' -e '/\\$/N; s/\\\n//; ta' >"$TMP/src" # continued lines joined
+# shellcheck disable=SC2086
+marked $src | unmacro "$TMP/src" >"$TMP/want"
 exported "$PRODUCT_LIB" >"$TMP/got"
 check "the source marks the API and the wrappers ($(wc -l <"$TMP/want") names)" \
     [ "$(wc -l <"$TMP/want")" -gt 40 ]
