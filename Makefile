@@ -47,14 +47,14 @@ $(DEPS_OK): scripts/install-deps.sh
 
 $(B)/libactortrace.so: $(PRELOAD_SRC) $(COMMON_SRC) $(wildcard include/*.h preload/*.h shim/*.h shim/*.map) | $(DEPS_OK)
 	$(CC) $(CPPFLAGS) $(CFLAGS) $(WARN) $(PRELOAD_FLAGS) -shared -Wl,-z,now -o $@ \
-		$(PRELOAD_SRC) $(COMMON_SRC) -lzstd -ldl -Wl,-z,defs $(SHIM_VERSIONS)
+		$(PRELOAD_SRC) $(COMMON_SRC) -lzstd -ldl $(PATCH_LIBS) -Wl,-z,defs $(SHIM_VERSIONS)
 
 # The test copy: the product plus the shim of the reference runtime, which the tests and
 # examples on refrt are traced with.
 $(TEST_LIB): $(PRELOAD_SRC) shim/refrt.c $(COMMON_SRC) $(wildcard include/*.h preload/*.h shim/*.map tests/rt/refrt.h) | $(DEPS_OK)
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) -Itests/rt $(CFLAGS) $(WARN) $(PRELOAD_FLAGS) -shared -Wl,-z,now -o $@ \
-		$(PRELOAD_SRC) shim/refrt.c $(COMMON_SRC) -lzstd -ldl -Wl,-z,defs $(SHIM_VERSIONS)
+		$(PRELOAD_SRC) shim/refrt.c $(COMMON_SRC) -lzstd -ldl $(PATCH_LIBS) -Wl,-z,defs $(SHIM_VERSIONS)
 
 $(B)/tracedecode: $(DECODER_SRC) $(COMMON_SRC) $(wildcard include/*.h decoder/*.h) | $(DEPS_OK)
 	$(CC) $(CPPFLAGS) $(CFLAGS) $(WARN) -o $@ $(DECODER_SRC) $(COMMON_SRC) -lzstd
@@ -107,7 +107,7 @@ $(B)/bench/hotpath: tests/bench/hotpath.c $(B)/bench/libnop.so
 $(B)/bench/libactortrace-bench.so: $(PRELOAD_SRC) $(COMMON_SRC) tests/bench/nop_shim.c $(wildcard include/*.h preload/*.h shim/*.map)
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) -Itests/rt $(CFLAGS) $(WARN) $(PRELOAD_FLAGS) -shared -Wl,-z,now -o $@ \
-		$(PRELOAD_SRC) $(COMMON_SRC) tests/bench/nop_shim.c -lzstd -ldl -Wl,-z,defs $(SHIM_VERSIONS)
+		$(PRELOAD_SRC) $(COMMON_SRC) tests/bench/nop_shim.c -lzstd -ldl $(PATCH_LIBS) -Wl,-z,defs $(SHIM_VERSIONS)
 # CZMQ round trips per second, run untraced and traced.
 $(B)/bench/czmq_pingpong: tests/bench/czmq_pingpong.c | $(DEPS_OK)
 	@mkdir -p $(@D)
@@ -118,6 +118,14 @@ $(B)/bench/czmq_pingpong: tests/bench/czmq_pingpong.c | $(DEPS_OK)
 $(B)/tests/czmq/%: tests/czmq/%.c | $(DEPS_OK)
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) $(CFLAGS) $(WARN) -rdynamic -pthread -o $@ $< -lczmq -lzmq
+
+# Entry patching (preload/patch*.c) decodes and re-encodes instructions with Zydis. Its unit
+# test patches the hand-written functions of tests/unit/asm/.
+PATCH_LIBS := -lZydis
+$(B)/tests/test_patch: tests/unit/test_patch.c tests/unit/asm/patch_cases.S preload/patch_x86.c preload/patch.h tests/unit/unit.h | $(DEPS_OK)
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS) -Ipreload $(SAN_FLAGS) $(WARN) -o $@ tests/unit/test_patch.c \
+		tests/unit/asm/patch_cases.S preload/patch_x86.c $(PATCH_LIBS)
 
 demo: all
 	@sh scripts/demo.sh

@@ -3,8 +3,8 @@
 # Idempotent: does nothing when all are present. Installing needs root (apt-get).
 set -eu
 
-# build: compiler, zstd, libunwind; tests: jq, clang and its runtime (libFuzzer), CZMQ, protoc.
-packages="build-essential libzstd-dev libunwind-dev jq clang libclang-rt-14-dev libczmq-dev protobuf-compiler"
+# build: compiler, zstd, libunwind, Zydis (entry patching); tests: jq, clang and its runtime (libFuzzer), CZMQ, protoc.
+packages="build-essential libzstd-dev libunwind-dev jq clang libclang-rt-14-dev libczmq-dev protobuf-compiler libzydis-dev"
 
 missing=""
 for p in $packages; do
