@@ -73,6 +73,14 @@ enum at_meta_type {
     AT_META_LOST = 6,
     /* events_written, events_dropped, threads, blocks_written: the recorder stopped cleanly */
     AT_META_END = 7,
+    /* status (enum at_patch_status), string symbol, string object, string why (refused) */
+    AT_META_PATCH = 8,
+};
+
+/* What entry patching did to one function of one object (docs/PATCHING.md). */
+enum at_patch_status {
+    AT_PATCH_DONE = 1,
+    AT_PATCH_REFUSED = 2,
 };
 
 enum at_name_space {

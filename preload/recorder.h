@@ -158,6 +158,8 @@ int at__meta_lost(uint32_t tid, unsigned reason, uint64_t count, uint64_t first_
 int at__meta_clock(void);
 void at__meta_clock_fields(uint64_t fields[3]);
 int at__meta_process(const char *ring_path);
+/* A PATCH record (patch.c); kept, like names, for a forked child's trace too. */
+int at__meta_patch(unsigned status, const char *symbol, const char *object, const char *why);
 /* Past this, records are refused (and counted) rather than memory grown; it also keeps one
  * META frame under the format's 16 MiB payload limit. */
 #define AT_META_MAX_PENDING (8u << 20)

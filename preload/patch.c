@@ -1,0 +1,234 @@
+/* Entry patching at start: the calls LD_PRELOAD cannot see. A runtime linked into the program
+ * (a static archive) or a library whose own calls are direct (-Bsymbolic-functions, hidden
+ * aliases) reaches its functions without the PLT, so the wrappers never run. Before main, while
+ * one thread exists, each function a shim declares patchable (AT_PATCH_TABLE) is looked up in
+ * every loaded object's symbol table (.symtab from its file, else .dynsym); where that object
+ * defines it and does not itself import it through a PLT or GOT slot, its entry is overwritten
+ * with a jump to our wrapper (patch_x86.c), and the wrapper's real_<symbol> becomes the
+ * trampoline to the original. What is patched and what is refused goes into the trace (PATCH
+ * records); a refusal is also said once on stderr. ACTORTRACE_PATCH=0 turns it off. */
+#include <dlfcn.h>
+#include <elf.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <link.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "patch.h"
+#include "recorder.h"
+
+/* The shims' tables, gathered by the linker into one section (none: both NULL). */
+extern struct at_patchable __start_at_patchable[] __attribute__((weak, visibility("hidden")));
+extern struct at_patchable __stop_at_patchable[] __attribute__((weak, visibility("hidden")));
+
+/* An object's file, mapped to read its section headers and symbols. */
+struct elf_file {
+    const uint8_t *data;
+    size_t size;
+    const Elf64_Shdr *sections;
+    unsigned nsections;
+};
+
+/* One loaded object, as dl_iterate_phdr describes it. */
+struct object {
+    const char *path;
+    uintptr_t base;
+    const Elf64_Phdr *phdrs;
+    unsigned nphdrs;
+};
+
+static const char *self_path; /* this library, whose definitions are the wrappers */
+static char exe_path[PATH_MAX];
+static int exe_stripped; /* the executable has no .symtab: what it links in cannot be found */
+
+static int elf_open(struct elf_file *f, const char *path)
+{
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    struct stat st;
+    if (fd < 0)
+        return -1;
+    void *p = fstat(fd, &st) == 0 && (size_t)st.st_size >= sizeof(Elf64_Ehdr)
+                  ? mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0)
+                  : MAP_FAILED;
+    close(fd);
+    if (p == MAP_FAILED)
+        return -1;
+    const Elf64_Ehdr *eh = p;
+    *f = (struct elf_file){p, (size_t)st.st_size, NULL, 0};
+    if (memcmp(eh->e_ident, ELFMAG, SELFMAG) != 0 || eh->e_ident[EI_CLASS] != ELFCLASS64 ||
+        eh->e_shoff + (uint64_t)eh->e_shnum * sizeof(Elf64_Shdr) > f->size) {
+        munmap(p, f->size);
+        return -1;
+    }
+    f->sections = (const Elf64_Shdr *)(f->data + eh->e_shoff);
+    f->nsections = eh->e_shnum;
+    return 0;
+}
+
+/* The first section of `type`, NULL when there is none or it lies outside the file. */
+static const Elf64_Shdr *elf_section(const struct elf_file *f, uint32_t type)
+{
+    for (unsigned i = 0; i < f->nsections; i++) {
+        const Elf64_Shdr *s = &f->sections[i];
+        if (s->sh_type == type && s->sh_link < f->nsections && s->sh_offset + s->sh_size <= f->size)
+            return s;
+    }
+    return NULL;
+}
+
+/* Symbol `i` of symbol section `symtab`, and its name (NULL when out of the file). */
+static const char *elf_symbol(const struct elf_file *f, const Elf64_Shdr *symtab, size_t i,
+                              const Elf64_Sym **sym)
+{
+    const Elf64_Shdr *strtab = &f->sections[symtab->sh_link];
+    if ((i + 1) * sizeof(Elf64_Sym) > symtab->sh_size || strtab->sh_offset + strtab->sh_size > f->size)
+        return NULL;
+    *sym = (const Elf64_Sym *)(f->data + symtab->sh_offset) + i;
+    if ((*sym)->st_name >= strtab->sh_size ||
+        !memchr(f->data + strtab->sh_offset + (*sym)->st_name, 0, strtab->sh_size - (*sym)->st_name))
+        return NULL;
+    return (const char *)f->data + strtab->sh_offset + (*sym)->st_name;
+}
+
+/* 1 when the object's own calls to `name` go through a PLT or GOT slot (a dynamic relocation
+ * names it), so they already reach the wrapper. */
+static int elf_imports(const struct elf_file *f, const char *name)
+{
+    for (unsigned i = 0; i < f->nsections; i++) {
+        const Elf64_Shdr *rel = &f->sections[i];
+        if (rel->sh_type != SHT_RELA || rel->sh_link >= f->nsections ||
+            f->sections[rel->sh_link].sh_type != SHT_DYNSYM ||
+            rel->sh_offset + rel->sh_size > f->size)
+            continue;
+        const Elf64_Rela *r = (const Elf64_Rela *)(f->data + rel->sh_offset);
+        for (size_t j = 0; j < rel->sh_size / sizeof *r; j++) {
+            const Elf64_Sym *sym;
+            uint32_t type = ELF64_R_TYPE(r[j].r_info);
+            const char *s = elf_symbol(f, &f->sections[rel->sh_link], ELF64_R_SYM(r[j].r_info), &sym);
+            if ((type == R_X86_64_JUMP_SLOT || type == R_X86_64_GLOB_DAT) && s && strcmp(s, name) == 0)
+                return 1;
+        }
+    }
+    return 0;
+}
+
+/* The protection of the loaded segment holding addr. */
+static int segment_prot(const struct object *o, uintptr_t addr)
+{
+    for (unsigned i = 0; i < o->nphdrs; i++) {
+        const Elf64_Phdr *ph = &o->phdrs[i];
+        if (ph->p_type == PT_LOAD && addr >= o->base + ph->p_vaddr &&
+            addr < o->base + ph->p_vaddr + ph->p_memsz)
+            return (ph->p_flags & PF_R ? PROT_READ : 0) | (ph->p_flags & PF_W ? PROT_WRITE : 0) |
+                   (ph->p_flags & PF_X ? PROT_EXEC : 0);
+    }
+    return PROT_READ | PROT_EXEC;
+}
+
+static struct at_patchable *declared(const char *name)
+{
+    for (struct at_patchable *d = __start_at_patchable; d < __stop_at_patchable; d++)
+        if (strcmp(d->symbol, name) == 0)
+            return d;
+    return NULL;
+}
+
+/* Says what happened to one function: a PATCH record for the trace, and a line on stderr for
+ * a refusal. */
+static void report(const struct at_patchable *d, const struct object *o, const char *why)
+{
+    at__meta_patch(why ? AT_PATCH_REFUSED : AT_PATCH_DONE, d->symbol, o->path, why ? why : "");
+    if (why)
+        at__warn("not patching %s in %s: %s; its calls from inside that object are not traced",
+                 d->symbol, o->path, why);
+}
+
+static void patch_one(struct at_patchable *d, const struct object *o, const Elf64_Sym *sym,
+                      void *self)
+{
+    struct at_patch p = {.entry = o->base + sym->st_value, .size = sym->st_size};
+    p.wrapper = dlsym(self, d->symbol);
+    p.prot = segment_prot(o, p.entry);
+    if (d->patched_in) {
+        report(d, o, "already patched in another object");
+        return;
+    }
+    if (!p.wrapper || p.wrapper == (void *)p.entry)
+        return;
+    if (at__patch_entry(&p) < 0) {
+        report(d, o, p.why);
+        return;
+    }
+    *d->real = p.trampoline;
+    d->patched_in = o->path;
+    report(d, o, NULL);
+}
+
+/* Patches what object o defines of the declared functions and does not import itself. */
+static void patch_object(const struct object *o, void *self)
+{
+    struct elf_file f;
+    if (elf_open(&f, o->path) < 0)
+        return;
+    const Elf64_Shdr *symtab = elf_section(&f, SHT_SYMTAB);
+    if (!symtab && o->path == exe_path)
+        exe_stripped = 1;
+    if (!symtab)
+        symtab = elf_section(&f, SHT_DYNSYM);
+    for (size_t i = 0; symtab && i < symtab->sh_size / sizeof(Elf64_Sym); i++) {
+        const Elf64_Sym *sym;
+        const char *name = elf_symbol(&f, symtab, i, &sym);
+        struct at_patchable *d = name ? declared(name) : NULL;
+        if (d && ELF64_ST_TYPE(sym->st_info) == STT_FUNC && sym->st_shndx != SHN_UNDEF &&
+            ELF64_ST_BIND(sym->st_info) != STB_LOCAL && !elf_imports(&f, name))
+            patch_one(d, o, sym, self);
+    }
+    munmap((void *)f.data, f.size);
+}
+
+static int visit(struct dl_phdr_info *info, size_t size, void *self)
+{
+    (void)size;
+    struct object o = {info->dlpi_name, info->dlpi_addr, info->dlpi_phdr, info->dlpi_phnum};
+    if (o.path[0] == 0)
+        o.path = exe_path;
+    if (o.path[0] != '/' || strcmp(o.path, self_path) == 0) /* the vdso; ourselves */
+        return 0;
+    patch_object(&o, self);
+    return 0;
+}
+
+static void patch_loaded(void)
+{
+    Dl_info me;
+    if (!dladdr((void *)patch_loaded, &me) || !me.dli_fname)
+        return;
+    void *self = dlopen(me.dli_fname, RTLD_LAZY | RTLD_NOLOAD);
+    ssize_t n = readlink("/proc/self/exe", exe_path, sizeof exe_path - 1);
+    if (!self || n <= 0)
+        return;
+    exe_path[n] = 0;
+    self_path = me.dli_fname;
+    dl_iterate_phdr(visit, self);
+    dlclose(self);
+}
+
+__attribute__((constructor)) static void at_patch_constructor(void)
+{
+    const char *off = getenv("ACTORTRACE_PATCH");
+    if (&__start_at_patchable[0] == &__stop_at_patchable[0] || (off && strcmp(off, "0") == 0))
+        return;
+    patch_loaded();
+}
+
+/* A stripped program that recorded nothing may hold the runtime out of our sight: say so. */
+__attribute__((destructor)) static void at_patch_destructor(void)
+{
+    if (exe_stripped && __atomic_load_n(&at__state, __ATOMIC_ACQUIRE) == AT_STATE_UNINIT)
+        at__warn("no event recorded: %s has no symbol table (stripped), so a runtime linked "
+                 "into it could not be patched; it ran untraced", exe_path);
+}
