@@ -127,11 +127,30 @@ $(B)/tests/test_patch: tests/unit/test_patch.c tests/unit/asm/patch_cases.S prel
 	$(CC) $(CPPFLAGS) -Ipreload $(SAN_FLAGS) $(WARN) -o $@ tests/unit/test_patch.c \
 		tests/unit/asm/patch_cases.S preload/patch_x86.c $(PATCH_LIBS)
 
+# refrt linked into the programs, for tests/e2e/patch.sh: a static archive (-fPIC, so that the
+# compiler keeps each exported function whole rather than inlining it into its callers), the
+# examples linked against it without -rdynamic (found in .symtab) and ring with it (.dynsym
+# exports the functions ahead of the preload), and pingpong stripped.
+STATIC := $(B)/static
+PATCH_PROGS := $(patsubst $(B)/examples/%,$(STATIC)/%,$(EXAMPLES)) $(STATIC)/ring-rdynamic \
+	$(STATIC)/pingpong-stripped
+$(STATIC)/librefrt.a: $(RT_SRC) tests/rt/refrt.h | $(DEPS_OK)
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS) $(CFLAGS) $(WARN) -fPIC -pthread -c -o $(STATIC)/runtime.o $(RT_SRC)
+	ar rcs $@ $(STATIC)/runtime.o
+$(STATIC)/%: tests/rt/examples/%.c tests/rt/examples/args.h tests/rt/refrt.h $(STATIC)/librefrt.a
+	$(CC) $(CPPFLAGS) -Itests/rt $(CFLAGS) $(WARN) -pthread -o $@ $< $(STATIC)/librefrt.a
+$(STATIC)/ring-rdynamic: tests/rt/examples/ring.c tests/rt/examples/args.h $(STATIC)/librefrt.a
+	$(CC) $(CPPFLAGS) -Itests/rt $(CFLAGS) $(WARN) -rdynamic -pthread -o $@ $< $(STATIC)/librefrt.a
+$(STATIC)/pingpong-stripped: $(STATIC)/pingpong
+	strip -o $@ $<
+
 demo: all
 	@sh scripts/demo.sh
 
 FUZZ_PROGS := $(B)/fuzz/fuzz_decode $(B)/fuzz/rawtrace
-test: all $(BENCH) $(B)/asan/tracedecode $(UNIT_TESTS) $(TEST_PROGS) $(CZMQ_PROGS) $(FUZZ_PROGS)
+test: all $(BENCH) $(B)/asan/tracedecode $(UNIT_TESTS) $(TEST_PROGS) $(CZMQ_PROGS) $(FUZZ_PROGS) \
+	$(PATCH_PROGS)
 	@sh tests/run.sh
 
 # The test's fuzz run, longer, on a corpus kept between runs; fails when a check fails.

@@ -3,7 +3,8 @@
  * aliases) reaches its functions without the PLT, so the wrappers never run. Before main, while
  * one thread exists, each function a shim declares patchable (AT_PATCH_TABLE) is looked up in
  * every loaded object's symbol table (.symtab from its file, else .dynsym); where that object
- * defines it and does not itself import it through a PLT or GOT slot, its entry is overwritten
+ * defines it and calls its own functions directly (it imports none of them through a PLT or
+ * GOT slot: the program itself, a library built -Bsymbolic-functions), its entry is overwritten
  * with a jump to our wrapper (patch_x86.c), and the wrapper's real_<symbol> becomes the
  * trampoline to the original. What is patched and what is refused goes into the trace (PATCH
  * records); a refusal is also said once on stderr. ACTORTRACE_PATCH=0 turns it off. */
@@ -168,7 +169,22 @@ static void patch_one(struct at_patchable *d, const struct object *o, const Elf6
     report(d, o, NULL);
 }
 
-/* Patches what object o defines of the declared functions and does not import itself. */
+/* 1 when object o imports one of the declared functions it defines: its own calls to its
+ * exported functions go through its PLT (the default for a shared library), so they all reach
+ * the wrappers already. A library built with -Bsymbolic-functions, or the program itself,
+ * imports none and calls them directly. */
+static int calls_through_plt(const struct elf_file *f, const Elf64_Shdr *symtab)
+{
+    for (size_t i = 0; symtab && i < symtab->sh_size / sizeof(Elf64_Sym); i++) {
+        const Elf64_Sym *sym;
+        const char *name = elf_symbol(f, symtab, i, &sym);
+        if (name && sym->st_shndx != SHN_UNDEF && declared(name) && elf_imports(f, name))
+            return 1;
+    }
+    return 0;
+}
+
+/* Patches the declared functions object o defines, unless it reaches them through its PLT. */
 static void patch_object(const struct object *o, void *self)
 {
     struct elf_file f;
@@ -179,12 +195,13 @@ static void patch_object(const struct object *o, void *self)
         exe_stripped = 1;
     if (!symtab)
         symtab = elf_section(&f, SHT_DYNSYM);
-    for (size_t i = 0; symtab && i < symtab->sh_size / sizeof(Elf64_Sym); i++) {
+    size_t nsyms = symtab && !calls_through_plt(&f, symtab) ? symtab->sh_size / sizeof(Elf64_Sym) : 0;
+    for (size_t i = 0; i < nsyms; i++) {
         const Elf64_Sym *sym;
         const char *name = elf_symbol(&f, symtab, i, &sym);
         struct at_patchable *d = name ? declared(name) : NULL;
         if (d && ELF64_ST_TYPE(sym->st_info) == STT_FUNC && sym->st_shndx != SHN_UNDEF &&
-            ELF64_ST_BIND(sym->st_info) != STB_LOCAL && !elf_imports(&f, name))
+            ELF64_ST_BIND(sym->st_info) != STB_LOCAL)
             patch_one(d, o, sym, self);
     }
     munmap((void *)f.data, f.size);

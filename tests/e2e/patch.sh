@@ -1,0 +1,54 @@
+#!/bin/sh
+# Entry patching (docs/PATCHING.md): refrt linked into the programs as a static archive, where
+# LD_PRELOAD alone sees nothing, traced through patched entries exactly as the shared build is
+# traced through the PLT; the trace says what was patched; ACTORTRACE_PATCH=0 turns it off; a
+# stripped program says so in one line and runs untraced, its exit status unchanged.
+. "$(dirname "$0")/../lib.sh"
+S="$B/static"
+
+# every check of refrt.sh (each event kind = ground truth, order, names, output unchanged) on
+# the examples linked against librefrt.a without -rdynamic (the functions are in .symtab only)
+REFRT_EXAMPLES="$S" sh "$TOP/tests/e2e/refrt.sh" | sed 's/^\(not \)\{0,1\}ok - /&static: /'
+
+# ring with -rdynamic: the program exports the functions, ahead of the preloaded wrappers
+traced "$TMP/rd.trace" "$S/ring-rdynamic" 16 500 >"$TMP/rd.out" 2>"$TMP/rd.err"
+check "ring -rdynamic: runs traced, nothing on stderr" [ $? -eq 0 ] && [ ! -s "$TMP/rd.err" ]
+"$DECODE" -o "$TMP/rd.jsonl" "$TMP/rd.trace"
+for kind in spawn send recv schedule park unpark exit; do
+    equal "ring -rdynamic: $kind events = ground truth" \
+        "$(kind_count "$TMP/rd.jsonl" "$kind")" "$(truth "$TMP/rd.out" "$kind")"
+done
+equal "ring -rdynamic: step_begin events = ground truth" \
+    "$(kind_count "$TMP/rd.jsonl" step_begin)" "$(truth "$TMP/rd.out" step)"
+
+# the summary lists the nine functions of shim/refrt.c's table, patched in the program
+traced "$TMP/pp.trace" "$S/pingpong" 100 >/dev/null 2>&1
+"$DECODE" -o "$TMP/pp.jsonl" "$TMP/pp.trace"
+equal "summary lists each patched function once, in the program" "$(tail -n 1 "$TMP/pp.jsonl" |
+    jq -r --arg exe "$S/pingpong" '[.patches[] | select(.patched and .object == $exe) | .symbol]
+        | sort | join(" ")')" \
+    "rt_exit rt_msg_type rt_park rt_receive rt_schedule rt_send rt_spawn rt_step rt_unpark"
+# the shared build is reached through the PLT: nothing to patch, nothing said
+traced "$TMP/sh.trace" "$B/examples/pingpong" 100 >/dev/null 2>&1
+"$DECODE" -o "$TMP/sh.jsonl" "$TMP/sh.trace"
+equal "shared build: nothing patched" "$(tail -n 1 "$TMP/sh.jsonl" | jq -c .patches)" null
+
+# ACTORTRACE_PATCH=0: the static program runs as if untraced, records nothing
+ACTORTRACE_PATCH=0 traced "$TMP/off.trace" "$S/pingpong" 100 >/dev/null 2>"$TMP/off.err"
+check "ACTORTRACE_PATCH=0: runs, silent" [ $? -eq 0 ] && [ ! -s "$TMP/off.err" ]
+check "ACTORTRACE_PATCH=0: no trace" [ ! -e "$TMP/off.trace" ]
+
+# stripped: one line that says why, no trace, the same output and exit status as untraced
+for args in 100 not-a-number; do
+    "$S/pingpong-stripped" $args 2>/dev/null | grep -v ground_truth >"$TMP/plain.out"
+    "$S/pingpong-stripped" $args >/dev/null 2>&1
+    plain=$?
+    traced "$TMP/strip.trace" "$S/pingpong-stripped" $args >"$TMP/strip.full" 2>"$TMP/strip.err"
+    equal "stripped ($args): exit status unchanged" $? $plain
+    grep -v ground_truth "$TMP/strip.full" >"$TMP/strip.out"
+    equal "stripped ($args): one line on stderr says it is stripped" \
+        "$(grep -c 'actortrace: .*stripped.*untraced' "$TMP/strip.err")/$(grep -c actortrace "$TMP/strip.err")" 1/1
+    check "stripped ($args): no trace" [ ! -e "$TMP/strip.trace" ]
+    # but for the ground truth line, whose park and unpark counts vary from run to run
+    check "stripped ($args): output unchanged" cmp -s "$TMP/plain.out" "$TMP/strip.out"
+done
