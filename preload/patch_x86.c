@@ -251,7 +251,7 @@ static size_t displaced_len(struct at_patch *p, size_t need)
     ZydisDecodedOperand ops[ZYDIS_MAX_OPERAND_COUNT];
     size_t len = 0;
     if (p->size < need) {
-        refuse(p, "it is %lu bytes long, shorter than the jump", p->size);
+        refuse(p, "its %lu bytes are fewer than the jump needs", p->size);
         return 0;
     }
     while (len < need) {

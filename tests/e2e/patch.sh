@@ -52,3 +52,16 @@ for args in 100 not-a-number; do
     # but for the ground truth line, whose park and unpark counts vary from run to run
     check "stripped ($args): output unchanged" cmp -s "$TMP/plain.out" "$TMP/strip.out"
 done
+
+# a function too short to patch: refused, said once on stderr and in the trace, and it still
+# runs; the other function of the program is patched and traced
+traced "$TMP/ref.trace" "$S/refused" >"$TMP/ref.out" 2>"$TMP/ref.err"
+check "refused: runs, its output unchanged" [ $? -eq 0 ] && [ "$(cat "$TMP/ref.out")" = 21006 ]
+equal "refused: one line on stderr names the function and why" \
+    "$(grep -c 'not patching rt_exit in .*refused: its 1 bytes are fewer than the jump needs' \
+        "$TMP/ref.err")/$(wc -l <"$TMP/ref.err")" 1/1
+"$DECODE" -o "$TMP/ref.jsonl" "$TMP/ref.trace"
+equal "refused: the patched function's calls are traced" "$(kind_count "$TMP/ref.jsonl" send)" 3
+equal "refused: the summary says what was patched and what was refused, and why" \
+    "$(tail -n 1 "$TMP/ref.jsonl" | jq -c '.patches | sort_by(.symbol) | map([.symbol, .patched, .why])')" \
+    '[["rt_exit",false,"its 1 bytes are fewer than the jump needs"],["rt_send",true,null]]'

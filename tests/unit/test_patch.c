@@ -88,9 +88,9 @@ int main(void)
     patched_case("call first", case_call, case_call_end, xs, n, times3_plus1);
     patched_case("short conditional branch in the first bytes", case_short_branch,
                  case_short_branch_end, xs, n, plus7_or_minus1);
-    refused_case("3-byte function", case_short, case_short_end, "shorter than the jump");
+    refused_case("3-byte function", case_short, case_short_end, "fewer than the jump needs");
     refused_case("2-byte tail jump", case_jump_short, case_jump_short_end,
-                 "shorter than the jump");
+                 "fewer than the jump needs");
     refused_case("loop back into the first bytes", case_loop, case_loop_end,
                  "goes into the bytes the jump replaces");
     refused_case("jrcxz in the first bytes", case_jrcxz, case_jrcxz_end, "cannot be relocated");
