@@ -133,7 +133,7 @@ $(B)/tests/test_patch: tests/unit/test_patch.c tests/unit/asm/patch_cases.S prel
 # exports the functions ahead of the preload), and pingpong stripped.
 STATIC := $(B)/static
 PATCH_PROGS := $(patsubst $(B)/examples/%,$(STATIC)/%,$(EXAMPLES)) $(STATIC)/ring-rdynamic \
-	$(STATIC)/pingpong-stripped $(STATIC)/refused
+	$(STATIC)/pingpong-stripped $(STATIC)/refused $(B)/symbolic/librefrt.so
 $(STATIC)/librefrt.a: $(RT_SRC) tests/rt/refrt.h | $(DEPS_OK)
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) $(CFLAGS) $(WARN) -fPIC -pthread -c -o $(STATIC)/runtime.o $(RT_SRC)
@@ -144,6 +144,12 @@ $(STATIC)/ring-rdynamic: tests/rt/examples/ring.c tests/rt/examples/args.h $(STA
 	$(CC) $(CPPFLAGS) -Itests/rt $(CFLAGS) $(WARN) -rdynamic -pthread -o $@ $< $(STATIC)/librefrt.a
 $(STATIC)/pingpong-stripped: $(STATIC)/pingpong
 	strip -o $@ $<
+# refrt as a shared library whose own calls are direct (-Bsymbolic-functions), for the examples
+# to run against instead of librefrt.so (LD_LIBRARY_PATH).
+$(B)/symbolic/librefrt.so: $(RT_SRC) tests/rt/refrt.h | $(DEPS_OK)
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS) $(CFLAGS) $(WARN) -fPIC -shared -pthread -Wl,-Bsymbolic-functions \
+		-Wl,-soname,librefrt.so -o $@ $(RT_SRC)
 # A program whose rt_exit is too short to patch.
 $(STATIC)/refused: tests/patch/refused.c tests/rt/refrt.h
 	$(CC) $(CPPFLAGS) -Itests/rt $(CFLAGS) $(WARN) -o $@ $<

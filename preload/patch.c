@@ -213,7 +213,7 @@ static int visit(struct dl_phdr_info *info, size_t size, void *self)
     struct object o = {info->dlpi_name, info->dlpi_addr, info->dlpi_phdr, info->dlpi_phnum};
     if (o.path[0] == 0)
         o.path = exe_path;
-    if (o.path[0] != '/' || strcmp(o.path, self_path) == 0) /* the vdso; ourselves */
+    if (strcmp(o.path, self_path) == 0) /* the vdso has no file, and is skipped by elf_open */
         return 0;
     patch_object(&o, self);
     return 0;

@@ -1,7 +1,8 @@
 #!/bin/sh
 # Entry patching (docs/PATCHING.md): refrt linked into the programs as a static archive, where
-# LD_PRELOAD alone sees nothing, traced through patched entries exactly as the shared build is
-# traced through the PLT; the trace says what was patched; ACTORTRACE_PATCH=0 turns it off; a
+# LD_PRELOAD alone sees nothing, and built -Bsymbolic-functions, where it sees only the program's
+# calls, traced through patched entries exactly as the shared build is traced through the PLT;
+# the trace says what was patched and what was refused; ACTORTRACE_PATCH=0 turns it off; a
 # stripped program says so in one line and runs untraced, its exit status unchanged.
 . "$(dirname "$0")/../lib.sh"
 S="$B/static"
@@ -9,6 +10,21 @@ S="$B/static"
 # every check of refrt.sh (each event kind = ground truth, order, names, output unchanged) on
 # the examples linked against librefrt.a without -rdynamic (the functions are in .symtab only)
 REFRT_EXAMPLES="$S" sh "$TOP/tests/e2e/refrt.sh" | sed 's/^\(not \)\{0,1\}ok - /&static: /'
+
+# librefrt.so built -Bsymbolic-functions: the runtime's calls to its own functions are direct,
+# seen only through the patched entries; the same checks, the examples run against it
+LD_LIBRARY_PATH="$B/symbolic" sh "$TOP/tests/e2e/refrt.sh" | sed 's/^\(not \)\{0,1\}ok - /&symbolic: /'
+# without patching they are not seen; with the library found by a relative path, they are
+(cd "$B" && LD_LIBRARY_PATH=symbolic ACTORTRACE_PATCH=0 traced "$TMP/sy0.trace" \
+    examples/pingpong 100 >/dev/null 2>&1)
+"$DECODE" -o "$TMP/sy0.jsonl" "$TMP/sy0.trace"
+equal "symbolic, ACTORTRACE_PATCH=0: the runtime's own sends are not seen" \
+    "$(kind_count "$TMP/sy0.jsonl" send)" 0
+(cd "$B" && LD_LIBRARY_PATH=symbolic traced "$TMP/sy.trace" examples/pingpong 100 \
+    >"$TMP/sy.out" 2>&1)
+"$DECODE" -o "$TMP/sy.jsonl" "$TMP/sy.trace"
+equal "symbolic, found by a relative path: sends = ground truth" \
+    "$(kind_count "$TMP/sy.jsonl" send)" "$(truth "$TMP/sy.out" send)"
 
 # ring with -rdynamic: the program exports the functions, ahead of the preloaded wrappers
 traced "$TMP/rd.trace" "$S/ring-rdynamic" 16 500 >"$TMP/rd.out" 2>"$TMP/rd.err"
