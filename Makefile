@@ -133,7 +133,7 @@ $(B)/tests/test_patch: tests/unit/test_patch.c tests/unit/asm/patch_cases.S prel
 # exports the functions ahead of the preload), and pingpong stripped.
 STATIC := $(B)/static
 PATCH_PROGS := $(patsubst $(B)/examples/%,$(STATIC)/%,$(EXAMPLES)) $(STATIC)/ring-rdynamic \
-	$(STATIC)/pingpong-stripped $(STATIC)/refused $(B)/symbolic/librefrt.so
+	$(STATIC)/pingpong-stripped $(STATIC)/refused $(STATIC)/dlopen $(B)/symbolic/librefrt.so
 $(STATIC)/librefrt.a: $(RT_SRC) tests/rt/refrt.h | $(DEPS_OK)
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) $(CFLAGS) $(WARN) -fPIC -pthread -c -o $(STATIC)/runtime.o $(RT_SRC)
@@ -150,6 +150,9 @@ $(B)/symbolic/librefrt.so: $(RT_SRC) tests/rt/refrt.h | $(DEPS_OK)
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) $(CFLAGS) $(WARN) -fPIC -shared -pthread -Wl,-Bsymbolic-functions \
 		-Wl,-soname,librefrt.so -o $@ $(RT_SRC)
+# A program that loads refrt with dlopen.
+$(STATIC)/dlopen: tests/patch/dlopen.c tests/rt/refrt.h
+	$(CC) $(CPPFLAGS) -Itests/rt $(CFLAGS) $(WARN) -o $@ $< -ldl
 # A program whose rt_exit is too short to patch.
 $(STATIC)/refused: tests/patch/refused.c tests/rt/refrt.h
 	$(CC) $(CPPFLAGS) -Itests/rt $(CFLAGS) $(WARN) -o $@ $<

@@ -7,12 +7,15 @@
  * GOT slot: the program itself, a library built -Bsymbolic-functions), its entry is overwritten
  * with a jump to our wrapper (patch_x86.c), and the wrapper's real_<symbol> becomes the
  * trampoline to the original. What is patched and what is refused goes into the trace (PATCH
- * records); a refusal is also said once on stderr. ACTORTRACE_PATCH=0 turns it off. */
+ * records); a refusal is also said once on stderr. Objects dlopen loads are patched before it
+ * returns. ACTORTRACE_PATCH=0 turns it off. */
 #include <dlfcn.h>
 #include <elf.h>
+#include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
 #include <link.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -42,9 +45,17 @@ struct object {
     unsigned nphdrs;
 };
 
-static const char *self_path; /* this library, whose definitions are the wrappers */
+/* Patching runs in the constructor and in dlopen, under patch_mutex. */
+static pthread_mutex_t patch_mutex = PTHREAD_MUTEX_INITIALIZER;
+static int patching;     /* on: a shim declares patchable functions, ACTORTRACE_PATCH is not 0 */
+static void *self;       /* this library, kept open: dlsym on it finds the wrappers */
+static const char *self_path;
 static char exe_path[PATH_MAX];
 static int exe_stripped; /* the executable has no .symtab: what it links in cannot be found */
+#define MAX_OBJECTS 4096
+static uintptr_t seen[MAX_OBJECTS]; /* the objects visited, by load address */
+static unsigned nseen;
+static void *(*real_dlopen)(const char *, int);
 
 static int elf_open(struct elf_file *f, const char *path)
 {
@@ -148,8 +159,7 @@ static void report(const struct at_patchable *d, const struct object *o, const c
                  d->symbol, o->path, why);
 }
 
-static void patch_one(struct at_patchable *d, const struct object *o, const Elf64_Sym *sym,
-                      void *self)
+static void patch_one(struct at_patchable *d, const struct object *o, const Elf64_Sym *sym)
 {
     struct at_patch p = {.entry = o->base + sym->st_value, .size = sym->st_size};
     p.wrapper = dlsym(self, d->symbol);
@@ -185,7 +195,7 @@ static int calls_through_plt(const struct elf_file *f, const Elf64_Shdr *symtab)
 }
 
 /* Patches the declared functions object o defines, unless it reaches them through its PLT. */
-static void patch_object(const struct object *o, void *self)
+static void patch_object(const struct object *o)
 {
     struct elf_file f;
     if (elf_open(&f, o->path) < 0)
@@ -202,36 +212,48 @@ static void patch_object(const struct object *o, void *self)
         struct at_patchable *d = name ? declared(name) : NULL;
         if (d && ELF64_ST_TYPE(sym->st_info) == STT_FUNC && sym->st_shndx != SHN_UNDEF &&
             ELF64_ST_BIND(sym->st_info) != STB_LOCAL)
-            patch_one(d, o, sym, self);
+            patch_one(d, o, sym);
     }
     munmap((void *)f.data, f.size);
 }
 
-static int visit(struct dl_phdr_info *info, size_t size, void *self)
+/* 1 the first time object `base` is seen (or when too many were seen to remember). */
+static int first_visit(uintptr_t base)
 {
-    (void)size;
+    for (unsigned i = 0; i < nseen; i++)
+        if (seen[i] == base)
+            return 0;
+    if (nseen < MAX_OBJECTS)
+        seen[nseen++] = base;
+    return 1;
+}
+
+static int visit(struct dl_phdr_info *info, size_t size, void *unused)
+{
+    (void)size, (void)unused;
     struct object o = {info->dlpi_name, info->dlpi_addr, info->dlpi_phdr, info->dlpi_phnum};
     if (o.path[0] == 0)
         o.path = exe_path;
-    if (strcmp(o.path, self_path) == 0) /* the vdso has no file, and is skipped by elf_open */
-        return 0;
-    patch_object(&o, self);
+    /* ourselves; the vdso, which has no file, elf_open skips */
+    if (first_visit(o.base) && strcmp(o.path, self_path) != 0)
+        patch_object(&o);
     return 0;
 }
 
-static void patch_loaded(void)
+static int patch_loaded(void)
 {
     Dl_info me;
-    if (!dladdr((void *)patch_loaded, &me) || !me.dli_fname)
-        return;
-    void *self = dlopen(me.dli_fname, RTLD_LAZY | RTLD_NOLOAD);
+    AT_RESOLVE(real_dlopen, "dlopen");
+    if (!real_dlopen || !dladdr((void *)patch_loaded, &me) || !me.dli_fname)
+        return -ENOENT;
+    self = real_dlopen(me.dli_fname, RTLD_LAZY | RTLD_NOLOAD);
     ssize_t n = readlink("/proc/self/exe", exe_path, sizeof exe_path - 1);
     if (!self || n <= 0)
-        return;
+        return -ENOENT;
     exe_path[n] = 0;
     self_path = me.dli_fname;
-    dl_iterate_phdr(visit, self);
-    dlclose(self);
+    dl_iterate_phdr(visit, NULL);
+    return 0;
 }
 
 __attribute__((constructor)) static void at_patch_constructor(void)
@@ -239,7 +261,23 @@ __attribute__((constructor)) static void at_patch_constructor(void)
     const char *off = getenv("ACTORTRACE_PATCH");
     if (&__start_at_patchable[0] == &__stop_at_patchable[0] || (off && strcmp(off, "0") == 0))
         return;
-    patch_loaded();
+    pthread_mutex_lock(&patch_mutex);
+    patching = patch_loaded() == 0;
+    pthread_mutex_unlock(&patch_mutex);
+}
+
+/* What dlopen loads is patched before it returns. Other threads run meanwhile, but none can be
+ * running the new object's code yet, unless its own constructors started them. */
+AT_EXPORT void *dlopen(const char *file, int mode)
+{
+    AT_RESOLVE(real_dlopen, "dlopen");
+    void *handle = real_dlopen ? real_dlopen(file, mode) : NULL;
+    if (handle && __atomic_load_n(&patching, __ATOMIC_ACQUIRE)) {
+        pthread_mutex_lock(&patch_mutex);
+        dl_iterate_phdr(visit, NULL);
+        pthread_mutex_unlock(&patch_mutex);
+    }
+    return handle;
 }
 
 /* A stripped program that recorded nothing may hold the runtime out of our sight: say so. */

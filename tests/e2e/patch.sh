@@ -26,16 +26,26 @@ equal "symbolic, ACTORTRACE_PATCH=0: the runtime's own sends are not seen" \
 equal "symbolic, found by a relative path: sends = ground truth" \
     "$(kind_count "$TMP/sy.jsonl" send)" "$(truth "$TMP/sy.out" send)"
 
+counts_equal() { # counts_equal NAME JSONL OUTPUT: each event kind = the ground truth
+    for kind in spawn send recv schedule park unpark exit; do
+        equal "$1: $kind events = ground truth" "$(kind_count "$2" "$kind")" "$(truth "$3" "$kind")"
+    done
+    equal "$1: step_begin events = ground truth" "$(kind_count "$2" step_begin)" \
+        "$(truth "$3" step)"
+}
+
 # ring with -rdynamic: the program exports the functions, ahead of the preloaded wrappers
 traced "$TMP/rd.trace" "$S/ring-rdynamic" 16 500 >"$TMP/rd.out" 2>"$TMP/rd.err"
-check "ring -rdynamic: runs traced, nothing on stderr" [ $? -eq 0 ] && [ ! -s "$TMP/rd.err" ]
+check "ring -rdynamic: runs traced, nothing on stderr" [ $? -eq 0 -a ! -s "$TMP/rd.err" ]
 "$DECODE" -o "$TMP/rd.jsonl" "$TMP/rd.trace"
-for kind in spawn send recv schedule park unpark exit; do
-    equal "ring -rdynamic: $kind events = ground truth" \
-        "$(kind_count "$TMP/rd.jsonl" "$kind")" "$(truth "$TMP/rd.out" "$kind")"
-done
-equal "ring -rdynamic: step_begin events = ground truth" \
-    "$(kind_count "$TMP/rd.jsonl" step_begin)" "$(truth "$TMP/rd.out" step)"
+counts_equal "ring -rdynamic" "$TMP/rd.jsonl" "$TMP/rd.out"
+
+# refrt (-Bsymbolic-functions) loaded by dlopen, called through dlsym's pointers: patched
+# before dlopen returns
+traced "$TMP/dl.trace" "$S/dlopen" "$B/symbolic/librefrt.so" 2000 >"$TMP/dl.out" 2>"$TMP/dl.err"
+check "dlopen: runs traced, nothing on stderr" [ $? -eq 0 -a ! -s "$TMP/dl.err" ]
+"$DECODE" -o "$TMP/dl.jsonl" "$TMP/dl.trace"
+counts_equal "dlopen" "$TMP/dl.jsonl" "$TMP/dl.out"
 
 # the summary lists the nine functions of shim/refrt.c's table, patched in the program
 traced "$TMP/pp.trace" "$S/pingpong" 100 >/dev/null 2>&1
@@ -51,7 +61,7 @@ equal "shared build: nothing patched" "$(tail -n 1 "$TMP/sh.jsonl" | jq -c .patc
 
 # ACTORTRACE_PATCH=0: the static program runs as if untraced, records nothing
 ACTORTRACE_PATCH=0 traced "$TMP/off.trace" "$S/pingpong" 100 >/dev/null 2>"$TMP/off.err"
-check "ACTORTRACE_PATCH=0: runs, silent" [ $? -eq 0 ] && [ ! -s "$TMP/off.err" ]
+check "ACTORTRACE_PATCH=0: runs, silent" [ $? -eq 0 -a ! -s "$TMP/off.err" ]
 check "ACTORTRACE_PATCH=0: no trace" [ ! -e "$TMP/off.trace" ]
 
 # stripped: one line that says why, no trace, the same output and exit status as untraced
@@ -72,7 +82,7 @@ done
 # a function too short to patch: refused, said once on stderr and in the trace, and it still
 # runs; the other function of the program is patched and traced
 traced "$TMP/ref.trace" "$S/refused" >"$TMP/ref.out" 2>"$TMP/ref.err"
-check "refused: runs, its output unchanged" [ $? -eq 0 ] && [ "$(cat "$TMP/ref.out")" = 21006 ]
+check "refused: runs, its output unchanged" [ $? -eq 0 -a "$(cat "$TMP/ref.out")" = 21006 ]
 equal "refused: one line on stderr names the function and why" \
     "$(grep -c 'not patching rt_exit in .*refused: its 1 bytes are fewer than the jump needs' \
         "$TMP/ref.err")/$(wc -l <"$TMP/ref.err")" 1/1
