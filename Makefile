@@ -17,7 +17,9 @@ DEPS_OK := $(B)/.deps-ok
 COMMON_SRC  := $(wildcard common/*.c)
 # The product's shims; shim/refrt.c wraps the test-only reference runtime, so it goes only into
 # the test copy of the library (TEST_LIB).
-PRELOAD_SRC := $(wildcard preload/*.c) $(filter-out shim/refrt.c,$(wildcard shim/*.c))
+# preload/patch_dlopen.c wraps dlopen, which only a library with patchable shims needs (see it).
+PRELOAD_SRC := $(filter-out preload/patch_dlopen.c,$(wildcard preload/*.c)) \
+	$(filter-out shim/refrt.c,$(wildcard shim/*.c))
 DECODER_SRC := $(wildcard decoder/*.c)
 RT_SRC      := tests/rt/runtime.c
 EXAMPLES    := $(patsubst tests/rt/examples/%.c,$(B)/examples/%,$(wildcard tests/rt/examples/*.c))
@@ -51,10 +53,10 @@ $(B)/libactortrace.so: $(PRELOAD_SRC) $(COMMON_SRC) $(wildcard include/*.h prelo
 
 # The test copy: the product plus the shim of the reference runtime, which the tests and
 # examples on refrt are traced with.
-$(TEST_LIB): $(PRELOAD_SRC) shim/refrt.c $(COMMON_SRC) $(wildcard include/*.h preload/*.h shim/*.map tests/rt/refrt.h) | $(DEPS_OK)
+$(TEST_LIB): $(PRELOAD_SRC) shim/refrt.c preload/patch_dlopen.c $(COMMON_SRC) $(wildcard include/*.h preload/*.h shim/*.map tests/rt/refrt.h) | $(DEPS_OK)
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) -Itests/rt $(CFLAGS) $(WARN) $(PRELOAD_FLAGS) -shared -Wl,-z,now -o $@ \
-		$(PRELOAD_SRC) shim/refrt.c $(COMMON_SRC) -lzstd -ldl $(PATCH_LIBS) -Wl,-z,defs $(SHIM_VERSIONS)
+		$(PRELOAD_SRC) shim/refrt.c preload/patch_dlopen.c $(COMMON_SRC) -lzstd -ldl $(PATCH_LIBS) -Wl,-z,defs $(SHIM_VERSIONS)
 
 $(B)/tracedecode: $(DECODER_SRC) $(COMMON_SRC) $(wildcard include/*.h decoder/*.h) | $(DEPS_OK)
 	$(CC) $(CPPFLAGS) $(CFLAGS) $(WARN) -o $@ $(DECODER_SRC) $(COMMON_SRC) -lzstd
@@ -133,7 +135,8 @@ $(B)/tests/test_patch: tests/unit/test_patch.c tests/unit/asm/patch_cases.S prel
 # exports the functions ahead of the preload), and pingpong stripped.
 STATIC := $(B)/static
 PATCH_PROGS := $(patsubst $(B)/examples/%,$(STATIC)/%,$(EXAMPLES)) $(STATIC)/ring-rdynamic \
-	$(STATIC)/pingpong-stripped $(STATIC)/refused $(STATIC)/dlopen $(B)/symbolic/librefrt.so
+	$(STATIC)/pingpong-stripped $(STATIC)/refused $(STATIC)/dlopen $(B)/symbolic/librefrt.so \
+	$(B)/bench/hotpath-static $(B)/bench/libactortrace-patchbench.so
 $(STATIC)/librefrt.a: $(RT_SRC) tests/rt/refrt.h | $(DEPS_OK)
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) $(CFLAGS) $(WARN) -fPIC -pthread -c -o $(STATIC)/runtime.o $(RT_SRC)
@@ -150,6 +153,16 @@ $(B)/symbolic/librefrt.so: $(RT_SRC) tests/rt/refrt.h | $(DEPS_OK)
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) $(CFLAGS) $(WARN) -fPIC -shared -pthread -Wl,-Bsymbolic-functions \
 		-Wl,-soname,librefrt.so -o $@ $(RT_SRC)
+# The benchmark's nop_send linked into its caller, reached through a patched entry. Built with
+# -fcf-protection so that its entry (endbr64, lea, ret) is long enough to patch.
+# libactortrace-patchbench.so is the benchmark's copy of the library with nop_send patchable.
+$(B)/bench/hotpath-static: tests/bench/hotpath.c tests/bench/nop.c
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) $(WARN) -fcf-protection=branch -o $@ tests/bench/hotpath.c tests/bench/nop.c
+$(B)/bench/libactortrace-patchbench.so: $(PRELOAD_SRC) $(COMMON_SRC) tests/bench/nop_shim.c $(wildcard include/*.h preload/*.h shim/*.map)
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS) -DAT_BENCH_PATCH $(CFLAGS) $(WARN) $(PRELOAD_FLAGS) -shared -Wl,-z,now -o $@ \
+		$(PRELOAD_SRC) $(COMMON_SRC) tests/bench/nop_shim.c -lzstd -ldl $(PATCH_LIBS) -Wl,-z,defs $(SHIM_VERSIONS)
 # A program that loads refrt with dlopen.
 $(STATIC)/dlopen: tests/patch/dlopen.c tests/rt/refrt.h
 	$(CC) $(CPPFLAGS) -Itests/rt $(CFLAGS) $(WARN) -o $@ $< -ldl
@@ -171,7 +184,7 @@ fuzz: all $(FUZZ_PROGS)
 		tee $(B)/fuzz/fuzz.log
 	@grep -q '^ok - fuzzer ran' $(B)/fuzz/fuzz.log && ! grep -q '^not ok' $(B)/fuzz/fuzz.log
 
-bench: all $(BENCH)
+bench: all $(BENCH) $(PATCH_PROGS)
 	@sh tests/bench/run.sh
 
 clean:

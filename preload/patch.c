@@ -8,7 +8,7 @@
  * with a jump to our wrapper (patch_x86.c), and the wrapper's real_<symbol> becomes the
  * trampoline to the original. What is patched and what is refused goes into the trace (PATCH
  * records); a refusal is also said once on stderr. Objects dlopen loads are patched before it
- * returns. ACTORTRACE_PATCH=0 turns it off. */
+ * returns, in a library that wraps dlopen (patch_dlopen.c). ACTORTRACE_PATCH=0 turns it off. */
 #include <dlfcn.h>
 #include <elf.h>
 #include <errno.h>
@@ -55,7 +55,6 @@ static int exe_stripped; /* the executable has no .symtab: what it links in cann
 #define MAX_OBJECTS 4096
 static uintptr_t seen[MAX_OBJECTS]; /* the objects visited, by load address */
 static unsigned nseen;
-static void *(*real_dlopen)(const char *, int);
 
 static int elf_open(struct elf_file *f, const char *path)
 {
@@ -243,10 +242,10 @@ static int visit(struct dl_phdr_info *info, size_t size, void *unused)
 static int patch_loaded(void)
 {
     Dl_info me;
-    AT_RESOLVE(real_dlopen, "dlopen");
-    if (!real_dlopen || !dladdr((void *)patch_loaded, &me) || !me.dli_fname)
+    void *(*open_object)(const char *, int) = at_resolve("dlopen"); /* not a wrapper of it */
+    if (!open_object || !dladdr((void *)patch_loaded, &me) || !me.dli_fname)
         return -ENOENT;
-    self = real_dlopen(me.dli_fname, RTLD_LAZY | RTLD_NOLOAD);
+    self = open_object(me.dli_fname, RTLD_LAZY | RTLD_NOLOAD);
     ssize_t n = readlink("/proc/self/exe", exe_path, sizeof exe_path - 1);
     if (!self || n <= 0)
         return -ENOENT;
@@ -266,18 +265,13 @@ __attribute__((constructor)) static void at_patch_constructor(void)
     pthread_mutex_unlock(&patch_mutex);
 }
 
-/* What dlopen loads is patched before it returns. Other threads run meanwhile, but none can be
- * running the new object's code yet, unless its own constructors started them. */
-AT_EXPORT void *dlopen(const char *file, int mode)
+void at__patch_new_objects(void)
 {
-    AT_RESOLVE(real_dlopen, "dlopen");
-    void *handle = real_dlopen ? real_dlopen(file, mode) : NULL;
-    if (handle && __atomic_load_n(&patching, __ATOMIC_ACQUIRE)) {
-        pthread_mutex_lock(&patch_mutex);
-        dl_iterate_phdr(visit, NULL);
-        pthread_mutex_unlock(&patch_mutex);
-    }
-    return handle;
+    if (!__atomic_load_n(&patching, __ATOMIC_ACQUIRE))
+        return;
+    pthread_mutex_lock(&patch_mutex);
+    dl_iterate_phdr(visit, NULL);
+    pthread_mutex_unlock(&patch_mutex);
 }
 
 /* A stripped program that recorded nothing may hold the runtime out of our sight: say so. */

@@ -178,6 +178,11 @@ void at__meta_unlock(void);
 void at__meta_after_fork(void);
 extern uint64_t at__names_lost; /* names that could not be kept; atomic */
 
+/* ---- patch.c: entry patching ---- */
+
+/* Patches the objects loaded since the last call (patch_dlopen.c, after dlopen). */
+void at__patch_new_objects(void);
+
 /* ---- record.c: the slow path and per-thread lifecycle ---- */
 
 void at__thread_exit(void *unused);

@@ -18,7 +18,9 @@ exported() { # the defined dynamic symbols, without version nodes or versions
     nm -D --defined-only "$1" | awk '$2 != "A" {sub(/@.*/, "", $3); print $3}' | sort -u
 }
 
-marked include/*.h preload/*.c $(ls shim/*.c | grep -v '^shim/refrt\.c$') >"$TMP/want"
+# (the test copy's own files: refrt's shim, and the dlopen wrapper entry patching adds)
+marked include/*.h $(ls preload/*.c shim/*.c | grep -v '^shim/refrt\.c$\|^preload/patch_dlopen\.c$') \
+    >"$TMP/want"
 exported "$PRODUCT_LIB" >"$TMP/got"
 check "the source marks the API and the wrappers ($(wc -l <"$TMP/want") names)" \
     [ "$(wc -l <"$TMP/want")" -gt 40 ]
@@ -33,3 +35,7 @@ equal "internal names exported" "$(grep '^at__' "$TMP/got" | tr '\n' ' ')" \
 equal "reference runtime's names in the product" "$(grep -c '^rt_' "$TMP/got")" 0
 exported "$LIB" >"$TMP/test_copy"
 check "the test copy wraps the reference runtime" grep -qx rt_send "$TMP/test_copy"
+# wrapping dlopen would make this library the caller whose run path glibc searches
+# (preload/patch_dlopen.c): only the test copy, whose refrt shim is patchable, does
+check "the product leaves dlopen alone" sh -c "! grep -qx dlopen '$TMP/got'"
+check "the test copy patches what dlopen loads" grep -qx dlopen "$TMP/test_copy"

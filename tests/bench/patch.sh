@@ -1,0 +1,48 @@
+#!/bin/sh
+# Entry patching's costs (docs/PATCHING.md), run by tests/bench/run.sh: the cost per event of a
+# wrapper reached through a patched entry against the same wrapper reached through the PLT, and
+# the start-up time patching adds. Figures are medians of interleaved runs; nothing is asserted.
+set -u
+cd "$(dirname "$0")/../.."
+B=build
+RUNS=${RUNS:-5}
+TMP=$(mktemp -d "${TMPDIR:-/tmp}/actortrace-bench.XXXXXX")
+trap 'rm -rf "$TMP"' EXIT
+LIB="$B/bench/libactortrace-bench.so"
+PATCH_LIB="$B/bench/libactortrace-patchbench.so" # the same, nop_send patchable
+median() { sort -n | awk '{v[NR] = $1} END {print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2}'; }
+
+echo "== patched entry vs PLT: nop_send() 5,000,000 times, linked in (patched) or from libnop.so"
+CALLS=5000000
+traced() { # traced LIB PROGRAM ARGS...
+    local lib=$1
+    shift
+    ACTORTRACE_BUFFER_MB=512 ACTORTRACE_OUT="$TMP/t.trace" LD_PRELOAD="$lib" "$@"
+    rm -f "$TMP/t.trace"
+}
+for i in $(seq "$RUNS"); do
+    "$B/bench/hotpath-static" "$CALLS" >>"$TMP/static.plain"
+    traced "$PATCH_LIB" "$B/bench/hotpath-static" "$CALLS" >>"$TMP/static.traced"
+    "$B/bench/hotpath" "$CALLS" >>"$TMP/plt.plain"
+    traced "$LIB" "$B/bench/hotpath" "$CALLS" >>"$TMP/plt.traced"
+done
+awk -v sp="$(median <"$TMP/static.plain")" -v st="$(median <"$TMP/static.traced")" \
+    -v pp="$(median <"$TMP/plt.plain")" -v pt="$(median <"$TMP/plt.traced")" 'BEGIN {
+    printf "  linked in: untraced %.2f, traced %.2f ns/call: added %.2f ns per event\n", sp, st, st - sp
+    printf "  via PLT:   untraced %.2f, traced %.2f ns/call: added %.2f ns per event\n", pp, pt, pt - pp
+    printf "  patched - PLT: %.2f ns per event (target: within 1 ns)\n", (st - sp) - (pt - pp) }'
+
+echo "== start-up: the static pingpong (9 functions patched), 1 round, patching on vs off"
+STARTS=$((8 * RUNS))
+for i in $(seq "$STARTS"); do
+    for patch in 1 0; do
+        start=$(date +%s%N)
+        ACTORTRACE_PATCH=$patch ACTORTRACE_OUT="$TMP/s.trace" \
+            LD_PRELOAD="$B/tests/libactortrace-refrt.so" "$B/static/pingpong" 1 >/dev/null
+        echo $(($(date +%s%N) - start)) >>"$TMP/start.$patch"
+        rm -f "$TMP/s.trace"
+    done
+done
+awk -v on="$(median <"$TMP/start.1")" -v off="$(median <"$TMP/start.0")" 'BEGIN {
+    printf "  whole run: %.2f ms patching, %.2f ms not (medians of '"$STARTS"'): %.3f ms added\n",
+        on / 1e6, off / 1e6, (on - off) / 1e6 }'
