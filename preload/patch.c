@@ -47,8 +47,8 @@ struct object {
 
 /* Patching runs in the constructor and in dlopen, under patch_mutex. */
 static pthread_mutex_t patch_mutex = PTHREAD_MUTEX_INITIALIZER;
-static int patching;     /* on: a shim declares patchable functions, ACTORTRACE_PATCH is not 0 */
-static void *self;       /* this library, kept open: dlsym on it finds the wrappers */
+static int patching; /* on: a shim declares patchable functions, ACTORTRACE_PATCH is not 0 */
+static void *self;   /* this library, kept open: dlsym on it finds the wrappers */
 static const char *self_path;
 static char exe_path[PATH_MAX];
 static int exe_stripped; /* the executable has no .symtab: what it links in cannot be found */
@@ -95,14 +95,17 @@ static const Elf64_Shdr *elf_section(const struct elf_file *f, uint32_t type)
 static const char *elf_symbol(const struct elf_file *f, const Elf64_Shdr *symtab, size_t i,
                               const Elf64_Sym **sym)
 {
+    if (symtab->sh_link >= f->nsections || (i + 1) * sizeof(Elf64_Sym) > symtab->sh_size)
+        return NULL;
     const Elf64_Shdr *strtab = &f->sections[symtab->sh_link];
-    if ((i + 1) * sizeof(Elf64_Sym) > symtab->sh_size || strtab->sh_offset + strtab->sh_size > f->size)
+    if (strtab->sh_offset + strtab->sh_size > f->size)
         return NULL;
     *sym = (const Elf64_Sym *)(f->data + symtab->sh_offset) + i;
+    const char *name = (const char *)f->data + strtab->sh_offset + (*sym)->st_name;
     if ((*sym)->st_name >= strtab->sh_size ||
-        !memchr(f->data + strtab->sh_offset + (*sym)->st_name, 0, strtab->sh_size - (*sym)->st_name))
+        !memchr(name, 0, strtab->sh_size - (*sym)->st_name)) /* the name ends in its table */
         return NULL;
-    return (const char *)f->data + strtab->sh_offset + (*sym)->st_name;
+    return name;
 }
 
 /* 1 when the object's own calls to `name` go through a PLT or GOT slot (a dynamic relocation
@@ -119,8 +122,11 @@ static int elf_imports(const struct elf_file *f, const char *name)
         for (size_t j = 0; j < rel->sh_size / sizeof *r; j++) {
             const Elf64_Sym *sym;
             uint32_t type = ELF64_R_TYPE(r[j].r_info);
-            const char *s = elf_symbol(f, &f->sections[rel->sh_link], ELF64_R_SYM(r[j].r_info), &sym);
-            if ((type == R_X86_64_JUMP_SLOT || type == R_X86_64_GLOB_DAT) && s && strcmp(s, name) == 0)
+            const char *s =
+                type == R_X86_64_JUMP_SLOT || type == R_X86_64_GLOB_DAT
+                    ? elf_symbol(f, &f->sections[rel->sh_link], ELF64_R_SYM(r[j].r_info), &sym)
+                    : NULL;
+            if (s && strcmp(s, name) == 0)
                 return 1;
         }
     }
@@ -204,7 +210,8 @@ static void patch_object(const struct object *o)
         exe_stripped = 1;
     if (!symtab)
         symtab = elf_section(&f, SHT_DYNSYM);
-    size_t nsyms = symtab && !calls_through_plt(&f, symtab) ? symtab->sh_size / sizeof(Elf64_Sym) : 0;
+    size_t nsyms =
+        symtab && !calls_through_plt(&f, symtab) ? symtab->sh_size / sizeof(Elf64_Sym) : 0;
     for (size_t i = 0; i < nsyms; i++) {
         const Elf64_Sym *sym;
         const char *name = elf_symbol(&f, symtab, i, &sym);
@@ -279,5 +286,6 @@ __attribute__((destructor)) static void at_patch_destructor(void)
 {
     if (exe_stripped && __atomic_load_n(&at__state, __ATOMIC_ACQUIRE) == AT_STATE_UNINIT)
         at__warn("no event recorded: %s has no symbol table (stripped), so a runtime linked "
-                 "into it could not be patched; it ran untraced", exe_path);
+                 "into it could not be patched; it ran untraced",
+                 exe_path);
 }

@@ -8,12 +8,12 @@
 /* One function to patch. The caller fills entry, size, wrapper and prot; at__patch_entry sets
  * trampoline, or why. */
 struct at_patch {
-    uintptr_t entry; /* the function's first byte */
-    size_t size;     /* its length, from the symbol table */
-    void *wrapper;   /* where calls to it go once patched */
-    int prot;        /* the protection of its pages, restored after the write */
+    uintptr_t entry;  /* the function's first byte */
+    size_t size;      /* its length, from the symbol table */
+    void *wrapper;    /* where calls to it go once patched */
+    int prot;         /* the protection of its pages, restored after the write */
     void *trampoline; /* runs the displaced instructions and jumps back into the function */
-    char why[96];    /* why it was refused: "it is 3 bytes long, shorter than the jump" */
+    char why[96];     /* why it was refused: "its 3 bytes are fewer than the jump needs" */
 };
 
 /* Patches p->entry to jump to p->wrapper and builds the trampoline that calls the original.

@@ -19,12 +19,12 @@
 
 #include "patch.h"
 
-#define NEAR_JUMP_LEN 5   /* jmp rel32 */
-#define FAR_JUMP_LEN 14   /* jmp [rip+0]; .quad target */
-#define REACH (0x7fffffffll - CHUNK_SIZE)
-#define CHUNK_SIZE (64u << 10)
-#define MAX_CHUNKS 64
-#define MAX_DISPLACED 32  /* displaced bytes: at most the far jump plus one instruction */
+#define NEAR_JUMP_LEN  5  /* jmp rel32 */
+#define FAR_JUMP_LEN   14 /* jmp [rip+0]; .quad target */
+#define REACH          (0x7fffffffll - CHUNK_SIZE)
+#define CHUNK_SIZE     (64u << 10)
+#define MAX_CHUNKS     64
+#define MAX_DISPLACED  32 /* displaced bytes: at most the far jump plus one instruction */
 #define TRAMPOLINE_MAX (MAX_DISPLACED * 2 + 4 * ZYDIS_MAX_INSTRUCTION_LENGTH + FAR_JUMP_LEN)
 
 /* Mapped code memory, handed out from the start; kept for the life of the process. */
@@ -77,8 +77,8 @@ static struct chunk *chunk_new(uintptr_t entry)
             base = map_at(aligned + d);
     }
     if (!base) {
-        void *p = mmap(NULL, CHUNK_SIZE, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
-                       -1, 0);
+        void *p =
+            mmap(NULL, CHUNK_SIZE, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
         if (p == MAP_FAILED)
             return NULL;
         base = p;
@@ -182,8 +182,7 @@ static int check_branches(struct at_patch *p, size_t displaced)
         }
         uintptr_t target = branch_target(&ins, ops, at);
         if (target > p->entry && target < p->entry + displaced) {
-            refuse(p, "a branch at +%lu goes into the bytes the jump replaces",
-                   at - p->entry);
+            refuse(p, "a branch at +%lu goes into the bytes the jump replaces", at - p->entry);
             return -EINVAL;
         }
     }
@@ -232,8 +231,8 @@ static size_t build_trampoline(struct at_patch *p, size_t displaced, uintptr_t t
     size_t len = 0;
     for (uintptr_t at = p->entry; at < p->entry + displaced; at += ins.length) {
         decode(at, p->entry + displaced - at, &ins, ops); /* decoded once already */
-        size_t n = relocate(&ins, ops, at, tramp_at + len, out + len,
-                            TRAMPOLINE_MAX - FAR_JUMP_LEN - len);
+        size_t n =
+            relocate(&ins, ops, at, tramp_at + len, out + len, TRAMPOLINE_MAX - FAR_JUMP_LEN - len);
         if (n == 0) {
             refuse(p, "its instruction at +%lu cannot be relocated", at - p->entry);
             return 0;

@@ -11,7 +11,9 @@
 
 typedef int (*fn)(int);
 
-#define CASE(name) extern int name(int); extern char name##_end[];
+#define CASE(name)                                                                                 \
+    extern int name(int);                                                                          \
+    extern char name##_end[];
 CASE(case_riprel)
 CASE(case_short)
 CASE(case_loop)
@@ -32,8 +34,10 @@ static int wrapper(int x)
 
 static int patch(fn f, const char *end, struct at_patch *p)
 {
-    *p = (struct at_patch){.entry = (uintptr_t)f, .size = (size_t)(end - (const char *)f),
-                           .wrapper = (void *)wrapper, .prot = PROT_READ | PROT_EXEC};
+    *p = (struct at_patch){.entry = (uintptr_t)f,
+                           .size = (size_t)(end - (const char *)f),
+                           .wrapper = (void *)wrapper,
+                           .prot = PROT_READ | PROT_EXEC};
     int err = at__patch_entry(p);
     real = (fn)p->trampoline;
     return err;
@@ -74,10 +78,22 @@ static void refused_case(const char *name, fn f, const char *end, const char *be
     check(memcmp(before, (const void *)f, size) == 0 && p.trampoline == NULL, label);
 }
 
-static int plus42(int x) { return x + 42; }
-static int times3(int x) { return x * 3; }
-static int times3_plus1(int x) { return x * 3 + 1; }
-static int plus7_or_minus1(int x) { return x ? x + 7 : -1; }
+static int plus42(int x)
+{
+    return x + 42;
+}
+static int times3(int x)
+{
+    return x * 3;
+}
+static int times3_plus1(int x)
+{
+    return x * 3 + 1;
+}
+static int plus7_or_minus1(int x)
+{
+    return x ? x + 7 : -1;
+}
 
 int main(void)
 {
