@@ -163,6 +163,18 @@ $(B)/bench/libactortrace-patchbench.so: $(PRELOAD_SRC) $(COMMON_SRC) tests/bench
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) -DAT_BENCH_PATCH $(CFLAGS) $(WARN) $(PRELOAD_FLAGS) -shared -Wl,-z,now -o $@ \
 		$(PRELOAD_SRC) $(COMMON_SRC) tests/bench/nop_shim.c -lzstd -ldl $(PATCH_LIBS) -Wl,-z,defs $(SHIM_VERSIONS)
+# 100 functions in a program, and a copy of the library with a patchable wrapper for each: the
+# start-up cost of patching (tests/bench/many.sh writes both).
+MANY := $(B)/bench/many
+$(MANY)/prog.c: tests/bench/many.sh
+	@mkdir -p $(@D)
+	sh tests/bench/many.sh $(MANY)
+$(MANY)/shim.c: $(MANY)/prog.c
+$(MANY)/prog: $(MANY)/prog.c
+	$(CC) $(CFLAGS) $(WARN) -o $@ $<
+$(MANY)/libactortrace-many.so: $(PRELOAD_SRC) $(COMMON_SRC) $(MANY)/shim.c $(wildcard include/*.h preload/*.h shim/*.map)
+	$(CC) $(CPPFLAGS) $(CFLAGS) $(WARN) $(PRELOAD_FLAGS) -shared -Wl,-z,now -o $@ \
+		$(PRELOAD_SRC) $(COMMON_SRC) $(MANY)/shim.c -lzstd -ldl $(PATCH_LIBS) -Wl,-z,defs $(SHIM_VERSIONS)
 # A program that loads refrt with dlopen.
 $(STATIC)/dlopen: tests/patch/dlopen.c tests/rt/refrt.h
 	$(CC) $(CPPFLAGS) -Itests/rt $(CFLAGS) $(WARN) -o $@ $< -ldl
@@ -184,7 +196,7 @@ fuzz: all $(FUZZ_PROGS)
 		tee $(B)/fuzz/fuzz.log
 	@grep -q '^ok - fuzzer ran' $(B)/fuzz/fuzz.log && ! grep -q '^not ok' $(B)/fuzz/fuzz.log
 
-bench: all $(BENCH) $(PATCH_PROGS)
+bench: all $(BENCH) $(PATCH_PROGS) $(MANY)/prog $(MANY)/libactortrace-many.so
 	@sh tests/bench/run.sh
 
 clean:

@@ -258,7 +258,9 @@ static int patch_loaded(void)
         return -ENOENT;
     exe_path[n] = 0;
     self_path = me.dli_fname;
+    at__patch_batch_begin(); /* before main: this is the only thread */
     dl_iterate_phdr(visit, NULL);
+    at__patch_batch_end();
     return 0;
 }
 

@@ -21,4 +21,10 @@ struct at_patch {
  * other thread can run the function. */
 int at__patch_entry(struct at_patch *p);
 
+/* Between these, the pages at__patch_entry writes stay writable (never executable) and get their
+ * protection back at the end: only while no other thread runs, and while no code in those pages
+ * runs (the functions patched, and what the patching calls, must be in different pages). */
+void at__patch_batch_begin(void);
+void at__patch_batch_end(void);
+
 #endif

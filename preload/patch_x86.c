@@ -105,18 +105,61 @@ static struct chunk *chunk_for(uintptr_t entry, size_t len)
     return c;
 }
 
+/* In a batch, pages made writable stay so (never executable meanwhile) until the batch ends,
+ * which spares two mprotect calls per function at start. */
+#define MAX_OPEN_PAGES 256
+static struct open_page {
+    uintptr_t page;
+    int prot; /* given back at the end of the batch */
+} open_pages[MAX_OPEN_PAGES];
+static unsigned nopen;
+static int batching;
+
+void at__patch_batch_begin(void)
+{
+    batching = 1;
+}
+
+void at__patch_batch_end(void)
+{
+    for (unsigned i = 0; i < nopen; i++)
+        mprotect((void *)open_pages[i].page, page_size, open_pages[i].prot);
+    nopen = 0;
+    batching = 0;
+}
+
+/* Makes one page writable; in a batch, once, remembering its protection. */
+static int open_page(uintptr_t page, int prot)
+{
+    for (unsigned i = 0; batching && i < nopen; i++)
+        if (open_pages[i].page == page)
+            return 0;
+    if (batching && nopen == MAX_OPEN_PAGES) {
+        at__patch_batch_end();
+        batching = 1;
+    }
+    if (mprotect((void *)page, page_size, PROT_READ | PROT_WRITE) != 0)
+        return -errno;
+    if (batching)
+        open_pages[nopen++] = (struct open_page){page, prot};
+    return 0;
+}
+
 /* Copies len bytes to `to` in code memory whose protection is `prot`: the pages are made
- * writable (not executable) for the copy, then get `prot` back. */
+ * writable (not executable) for the copy, then get `prot` back, at once or at the batch's end. */
 static int write_code(void *to, const void *from, size_t len, int prot)
 {
     if (!page_size)
         page_size = (size_t)sysconf(_SC_PAGESIZE);
     uintptr_t first = (uintptr_t)to & ~(page_size - 1);
-    size_t span = ((uintptr_t)to + len - first + page_size - 1) & ~(page_size - 1);
-    if (mprotect((void *)first, span, PROT_READ | PROT_WRITE) != 0)
-        return -errno;
+    uintptr_t end = (uintptr_t)to + len;
+    for (uintptr_t page = first; page < end; page += page_size) {
+        int err = open_page(page, prot);
+        if (err < 0)
+            return err;
+    }
     memcpy(to, from, len);
-    if (mprotect((void *)first, span, prot) != 0)
+    if (!batching && mprotect((void *)first, end - first, prot) != 0)
         return -errno;
     __builtin___clear_cache((char *)to, (char *)to + len);
     return 0;

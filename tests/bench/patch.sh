@@ -28,18 +28,25 @@ awk -v sp="$(median <"$TMP/static.plain")" -v st="$(median <"$TMP/static.traced"
 awk -v s="$(sort -n "$TMP/static.traced" | head -n 1)" -v p="$(sort -n "$TMP/plt.traced" | head -n 1)" \
     'BEGIN { printf "  fastest traced runs: linked in %.2f, via PLT %.2f ns/call\n", s, p }'
 
-echo "== start-up: the static pingpong (9 functions patched) with patching on vs off"
-# With a bad argument it exits before its first runtime call: no event, so the recorder never
-# starts and the difference is the patching alone (reading every object's symbols included).
-STARTS=$((20 * RUNS))
-for i in $(seq "$STARTS"); do
-    for patch in 1 0; do
-        start=$(date +%s%N)
-        ACTORTRACE_PATCH=$patch LD_PRELOAD="$B/tests/libactortrace-refrt.so" \
-            "$B/static/pingpong" not-a-number 2>/dev/null
-        echo $(($(date +%s%N) - start)) >>"$TMP/start.$patch"
+# Start-up: a program that exits before its first call of a patched function records no event,
+# so the recorder never starts and the difference is the patching alone (reading every object's
+# symbols included).
+startup() { # startup NAME LIB PROGRAM ARGS...: patching on vs off, medians of STARTS pairs
+    local name=$1 lib=$2
+    shift 2
+    for i in $(seq "$STARTS"); do
+        for patch in 1 0; do
+            start=$(date +%s%N)
+            ACTORTRACE_PATCH=$patch LD_PRELOAD="$lib" "$@" >/dev/null 2>&1
+            echo $(($(date +%s%N) - start)) >>"$TMP/$name.$patch"
+        done
     done
-done
-awk -v on="$(median <"$TMP/start.1")" -v off="$(median <"$TMP/start.0")" 'BEGIN {
-    printf "  process run: %.3f ms patching, %.3f ms not (medians of '"$STARTS"'): %.3f ms added\n",
-        on / 1e6, off / 1e6, (on - off) / 1e6 }'
+    awk -v on="$(median <"$TMP/$name.1")" -v off="$(median <"$TMP/$name.0")" 'BEGIN {
+        printf "  process run: %.3f ms patching, %.3f ms not: %.3f ms added\n",
+            on / 1e6, off / 1e6, (on - off) / 1e6 }'
+}
+STARTS=$((20 * RUNS))
+echo "== start-up, $STARTS runs each: the static pingpong (9 functions patched)"
+startup pingpong "$B/tests/libactortrace-refrt.so" "$B/static/pingpong" not-a-number
+echo "== start-up, $STARTS runs each: 100 functions patched (tests/bench/many.sh; target <= 1 ms)"
+startup many "$B/bench/many/libactortrace-many.so" "$B/bench/many/prog"

@@ -1,6 +1,7 @@
 /* A program with its own rt_send and rt_exit, for tests/e2e/patch.sh: rt_send is long enough to
  * patch, so its calls are traced; rt_exit is one byte (a bare ret), shorter than the jump, so
- * the tracer must refuse it, say so, and leave it working. Prints the sum rt_send saw. */
+ * the tracer must refuse it, say so, and leave it working. Prints the sum rt_send saw, and how
+ * many of its mappings are writable and executable at once (patching must leave none). */
 #include <stdio.h>
 
 #include "refrt.h"
@@ -18,6 +19,19 @@ __asm__(".text\n"
 
 static volatile uint64_t seen;
 
+static int writable_and_executable(void)
+{
+    FILE *maps = fopen("/proc/self/maps", "r");
+    char line[512], perms[5];
+    int count = 0;
+    while (maps && fgets(line, sizeof line, maps))
+        if (sscanf(line, "%*s %4s", perms) == 1 && perms[1] == 'w' && perms[2] == 'x')
+            count++;
+    if (maps)
+        fclose(maps);
+    return count;
+}
+
 __attribute__((noipa)) void rt_send(rt_actor *to, rt_msg *msg)
 {
     seen += to->id * 1000 + msg->id;
@@ -31,6 +45,6 @@ int main(void)
         rt_send(&actor, &msg);
     }
     rt_exit(&actor);
-    printf("%llu\n", (unsigned long long)seen);
+    printf("%llu %d\n", (unsigned long long)seen, writable_and_executable());
     return 0;
 }
