@@ -146,12 +146,19 @@ static int segment_prot(const struct object *o, uintptr_t addr)
     return PROT_READ | PROT_EXEC;
 }
 
+static int by_symbol(const void *a, const void *b)
+{
+    return strcmp(((const struct at_patchable *)a)->symbol,
+                  ((const struct at_patchable *)b)->symbol);
+}
+
+/* The declaration of `name`, NULL when none: a binary search of the tables, sorted by symbol
+ * at start, since every symbol of every object is looked up. */
 static struct at_patchable *declared(const char *name)
 {
-    for (struct at_patchable *d = __start_at_patchable; d < __stop_at_patchable; d++)
-        if (strcmp(d->symbol, name) == 0)
-            return d;
-    return NULL;
+    struct at_patchable key = {.symbol = name};
+    return bsearch(&key, __start_at_patchable, (size_t)(__stop_at_patchable - __start_at_patchable),
+                   sizeof key, by_symbol);
 }
 
 /* Says what happened to one function: a PATCH record for the trace, and a line on stderr for
@@ -258,6 +265,8 @@ static int patch_loaded(void)
         return -ENOENT;
     exe_path[n] = 0;
     self_path = me.dli_fname;
+    qsort(__start_at_patchable, (size_t)(__stop_at_patchable - __start_at_patchable),
+          sizeof *__start_at_patchable, by_symbol);
     at__patch_batch_begin(); /* before main: this is the only thread */
     dl_iterate_phdr(visit, NULL);
     at__patch_batch_end();
