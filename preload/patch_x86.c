@@ -8,7 +8,8 @@
  * a 5-byte jump (to a stub in the chunk that jumps on to the wrapper) and RIP-relative operands
  * still reach from the trampoline; where no chunk can be mapped that close the entry gets a
  * 14-byte absolute jump. No page is ever writable and executable at once. Not thread-safe: the
- * caller patches while no other thread runs (before main, or inside dlopen). */
+ * caller serializes the calls (patch.c, under its mutex), and patches only functions no other
+ * thread can be running (before main, or in an object dlopen has just loaded). */
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
