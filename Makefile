@@ -28,7 +28,9 @@ COMMON_SRC  := $(wildcard common/*.c)
 CLI_SRC     := $(wildcard cli/*.c)
 # The product's shims; shim/refrt.c wraps the test-only reference runtime, so it goes only into
 # the test copy of the library (TEST_LIB).
-PRELOAD_SRC := $(wildcard preload/*.c) $(filter-out shim/refrt.c,$(wildcard shim/*.c))
+# preload/patch_dlopen.c wraps dlopen, which only a library with patchable shims needs (see it).
+PRELOAD_SRC := $(filter-out preload/patch_dlopen.c,$(wildcard preload/*.c)) \
+	$(filter-out shim/refrt.c,$(wildcard shim/*.c))
 DECODER_SRC := $(wildcard decoder/*.c)
 RT_SRC      := tests/rt/runtime.c
 EXAMPLES    := $(patsubst tests/rt/examples/%.c,$(B)/examples/%,$(wildcard tests/rt/examples/*.c))
@@ -60,14 +62,14 @@ $(DEPS_OK): scripts/install-deps.sh
 
 $(B)/libactortrace.so: $(PRELOAD_SRC) $(COMMON_SRC) $(wildcard include/*.h preload/*.h shim/*.h shim/*.map) | $(DEPS_OK)
 	$(CC) $(CPPFLAGS) $(CFLAGS) $(WARN) $(PRELOAD_FLAGS) -shared -Wl,-z,now -o $@ \
-		$(PRELOAD_SRC) $(COMMON_SRC) -lzstd -ldl -Wl,-z,defs $(SHIM_VERSIONS)
+		$(PRELOAD_SRC) $(COMMON_SRC) -lzstd -ldl $(PATCH_LIBS) -Wl,-z,defs $(SHIM_VERSIONS)
 
 # The test copy: the product plus the shim of the reference runtime, which the tests and
 # examples on refrt are traced with.
-$(TEST_LIB): $(PRELOAD_SRC) shim/refrt.c $(COMMON_SRC) $(wildcard include/*.h preload/*.h shim/*.map tests/rt/refrt.h) | $(DEPS_OK)
+$(TEST_LIB): $(PRELOAD_SRC) shim/refrt.c preload/patch_dlopen.c $(COMMON_SRC) $(wildcard include/*.h preload/*.h shim/*.map tests/rt/refrt.h) | $(DEPS_OK)
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) -Itests/rt $(CFLAGS) $(WARN) $(PRELOAD_FLAGS) -shared -Wl,-z,now -o $@ \
-		$(PRELOAD_SRC) shim/refrt.c $(COMMON_SRC) -lzstd -ldl -Wl,-z,defs $(SHIM_VERSIONS)
+		$(PRELOAD_SRC) shim/refrt.c preload/patch_dlopen.c $(COMMON_SRC) -lzstd -ldl $(PATCH_LIBS) -Wl,-z,defs $(SHIM_VERSIONS)
 
 $(B)/tracedecode: $(DECODER_SRC) $(COMMON_SRC) $(wildcard include/*.h decoder/*.h) | $(DEPS_OK)
 	$(CC) $(CPPFLAGS) $(CFLAGS) $(WARN) -o $@ $(DECODER_SRC) $(COMMON_SRC) -lzstd
@@ -130,7 +132,7 @@ $(B)/bench/hotpath: tests/bench/hotpath.c $(B)/bench/libnop.so
 $(B)/bench/libactortrace-bench.so: $(PRELOAD_SRC) $(COMMON_SRC) tests/bench/nop_shim.c $(wildcard include/*.h preload/*.h shim/*.map)
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) -Itests/rt $(CFLAGS) $(WARN) $(PRELOAD_FLAGS) -shared -Wl,-z,now -o $@ \
-		$(PRELOAD_SRC) $(COMMON_SRC) tests/bench/nop_shim.c -lzstd -ldl -Wl,-z,defs $(SHIM_VERSIONS)
+		$(PRELOAD_SRC) $(COMMON_SRC) tests/bench/nop_shim.c -lzstd -ldl $(PATCH_LIBS) -Wl,-z,defs $(SHIM_VERSIONS)
 # Preloaded in front of the tracer: the CPU time of its writer thread.
 $(B)/bench/libthreadcpu.so: tests/bench/threadcpu.c
 	@mkdir -p $(@D)
@@ -176,13 +178,73 @@ $(B)/tests/aether/guard/libother.so: tests/aether/guard/other.c | $(DEPS_OK)
 	$(CC) $(CPPFLAGS) $(CFLAGS) $(WARN) -fPIC -shared -Wl,-soname,libother.so -o $@ $<
 $(B)/tests/aether/guard/prog: tests/aether/guard/prog.c $(B)/tests/aether/guard/libother.so
 	$(CC) $(CPPFLAGS) $(CFLAGS) $(WARN) -o $@ $< $(B)/tests/aether/guard/libother.so -Wl,-rpath,'$$ORIGIN'
+# Entry patching (preload/patch*.c) decodes and re-encodes instructions with Zydis. Its unit
+# test patches the hand-written functions of tests/unit/asm/.
+PATCH_LIBS := -lZydis
+$(B)/tests/test_patch: tests/unit/test_patch.c tests/unit/asm/patch_cases.S preload/patch_x86.c preload/patch.h tests/unit/unit.h | $(DEPS_OK)
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS) -Ipreload $(SAN_FLAGS) $(WARN) -o $@ tests/unit/test_patch.c \
+		tests/unit/asm/patch_cases.S preload/patch_x86.c $(PATCH_LIBS)
+
+# refrt linked into the programs, for tests/e2e/patch.sh: a static archive (-fPIC, so that the
+# compiler keeps each exported function whole rather than inlining it into its callers), the
+# examples linked against it without -rdynamic (found in .symtab) and ring with it (.dynsym
+# exports the functions ahead of the preload), and pingpong stripped.
+STATIC := $(B)/static
+PATCH_PROGS := $(patsubst $(B)/examples/%,$(STATIC)/%,$(EXAMPLES)) $(STATIC)/ring-rdynamic \
+	$(STATIC)/pingpong-stripped $(STATIC)/refused $(STATIC)/dlopen $(B)/symbolic/librefrt.so \
+	$(B)/bench/hotpath-static $(B)/bench/libactortrace-patchbench.so
+$(STATIC)/librefrt.a: $(RT_SRC) tests/rt/refrt.h | $(DEPS_OK)
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS) $(CFLAGS) $(WARN) -fPIC -pthread -c -o $(STATIC)/runtime.o $(RT_SRC)
+	ar rcs $@ $(STATIC)/runtime.o
+$(STATIC)/%: tests/rt/examples/%.c tests/rt/examples/args.h tests/rt/refrt.h $(STATIC)/librefrt.a
+	$(CC) $(CPPFLAGS) -Itests/rt $(CFLAGS) $(WARN) -pthread -o $@ $< $(STATIC)/librefrt.a
+$(STATIC)/ring-rdynamic: tests/rt/examples/ring.c tests/rt/examples/args.h $(STATIC)/librefrt.a
+	$(CC) $(CPPFLAGS) -Itests/rt $(CFLAGS) $(WARN) -rdynamic -pthread -o $@ $< $(STATIC)/librefrt.a
+$(STATIC)/pingpong-stripped: $(STATIC)/pingpong
+	strip -o $@ $<
+# refrt as a shared library whose own calls are direct (-Bsymbolic-functions), for the examples
+# to run against instead of librefrt.so (LD_LIBRARY_PATH).
+$(B)/symbolic/librefrt.so: $(RT_SRC) tests/rt/refrt.h | $(DEPS_OK)
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS) $(CFLAGS) $(WARN) -fPIC -shared -pthread -Wl,-Bsymbolic-functions \
+		-Wl,-soname,librefrt.so -o $@ $(RT_SRC)
+# The benchmark's nop_send linked into its caller, reached through a patched entry. Built with
+# -fcf-protection so that its entry (endbr64, lea, ret) is long enough to patch.
+# libactortrace-patchbench.so is the benchmark's copy of the library with nop_send patchable.
+$(B)/bench/hotpath-static: tests/bench/hotpath.c tests/bench/nop.c
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) $(WARN) -fcf-protection=branch -o $@ tests/bench/hotpath.c tests/bench/nop.c
+$(B)/bench/libactortrace-patchbench.so: $(PRELOAD_SRC) $(COMMON_SRC) tests/bench/nop_shim.c $(wildcard include/*.h preload/*.h shim/*.map)
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS) -DAT_BENCH_PATCH $(CFLAGS) $(WARN) $(PRELOAD_FLAGS) -shared -Wl,-z,now -o $@ \
+		$(PRELOAD_SRC) $(COMMON_SRC) tests/bench/nop_shim.c -lzstd -ldl $(PATCH_LIBS) -Wl,-z,defs $(SHIM_VERSIONS)
+# 100 functions in a program, and a copy of the library with a patchable wrapper for each: the
+# start-up cost of patching (tests/bench/many.sh writes both).
+MANY := $(B)/bench/many
+$(MANY)/prog.c: tests/bench/many.sh
+	@mkdir -p $(@D)
+	sh tests/bench/many.sh $(MANY)
+$(MANY)/shim.c: $(MANY)/prog.c
+$(MANY)/prog: $(MANY)/prog.c
+	$(CC) $(CFLAGS) $(WARN) -o $@ $<
+$(MANY)/libactortrace-many.so: $(PRELOAD_SRC) $(COMMON_SRC) $(MANY)/shim.c $(wildcard include/*.h preload/*.h shim/*.map)
+	$(CC) $(CPPFLAGS) $(CFLAGS) $(WARN) $(PRELOAD_FLAGS) -shared -Wl,-z,now -o $@ \
+		$(PRELOAD_SRC) $(COMMON_SRC) $(MANY)/shim.c -lzstd -ldl $(PATCH_LIBS) -Wl,-z,defs $(SHIM_VERSIONS)
+# A program that loads refrt with dlopen.
+$(STATIC)/dlopen: tests/patch/dlopen.c tests/rt/refrt.h
+	$(CC) $(CPPFLAGS) -Itests/rt $(CFLAGS) $(WARN) -o $@ $< -ldl
+# A program whose rt_exit is too short to patch.
+$(STATIC)/refused: tests/patch/refused.c tests/rt/refrt.h
+	$(CC) $(CPPFLAGS) -Itests/rt $(CFLAGS) $(WARN) -o $@ $<
 
 demo: all
 	@sh scripts/demo.sh
 
 FUZZ_PROGS := $(B)/fuzz/fuzz_decode $(B)/fuzz/rawtrace $(B)/fuzz/bombtrace
 test: all $(BENCH) $(B)/asan/tracedecode $(UNIT_TESTS) $(TEST_PROGS) $(CZMQ_PROGS) $(CAF_PROGS) $(AETHER_PROGS) \
-	$(FUZZ_PROGS)
+	$(FUZZ_PROGS) $(PATCH_PROGS)
 	@sh tests/run.sh
 
 # The test's fuzz run, longer, on a corpus kept between runs; fails when a check fails.
@@ -191,7 +253,7 @@ fuzz: all $(FUZZ_PROGS)
 		tee $(B)/fuzz/fuzz.log
 	@grep -q '^ok - fuzzer ran' $(B)/fuzz/fuzz.log && ! grep -q '^not ok' $(B)/fuzz/fuzz.log
 
-bench: all $(BENCH) $(AETHER_PROGS)
+bench: all $(BENCH) $(AETHER_PROGS) $(PATCH_PROGS) $(MANY)/prog $(MANY)/libactortrace-many.so
 	@sh tests/bench/run.sh
 
 # make install PREFIX=/usr/local DESTDIR=: the command and tracedecode in bin/, the library in
@@ -248,13 +310,6 @@ SHIMGEN_SRC := $(wildcard tools/shimgen/*.c)
 $(B)/shimgen: $(SHIMGEN_SRC) $(wildcard tools/shimgen/*.h) include/at_events.h
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) $(CFLAGS) $(WARN) -DSHIMGEN_INCLUDE='"$(CURDIR)/include"' -o $@ $(SHIMGEN_SRC)
-# The library without shim/refrt.c, for tracing with a generated refrt shim: with both, the
-# first preloaded rt_send would win and the generated one would record nothing.
-SHIMGEN_CORE_SRC := $(filter-out shim/refrt.c,$(PRELOAD_SRC))
-$(B)/shimgen-test/libactortrace-core.so: $(SHIMGEN_CORE_SRC) $(COMMON_SRC) $(wildcard include/*.h preload/*.h shim/*.h shim/*.map) | $(DEPS_OK)
-	@mkdir -p $(@D)
-	$(CC) $(CPPFLAGS) $(CFLAGS) $(WARN) $(PRELOAD_FLAGS) -shared -Wl,-z,now -o $@ \
-		$(SHIMGEN_CORE_SRC) $(COMMON_SRC) -lzstd -ldl -Wl,-z,defs $(SHIM_VERSIONS)
 # mbox, the runtime shimgen's test traces, and its program (tests/shimgen/).
 $(B)/shimgen-test/libmbox.so: tests/shimgen/mbox.c tests/shimgen/mbox.h
 	@mkdir -p $(@D)
@@ -265,7 +320,7 @@ $(B)/shimgen-test/mbox_demo: tests/shimgen/mbox_demo.c tests/shimgen/mbox.h $(B)
 $(B)/asan/shimgen: $(SHIMGEN_SRC) $(wildcard tools/shimgen/*.h) include/at_events.h
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) $(SAN_FLAGS) $(WARN) -DSHIMGEN_INCLUDE='"$(CURDIR)/include"' -o $@ $(SHIMGEN_SRC)
-SHIMGEN_TEST := $(B)/shimgen $(B)/asan/shimgen $(B)/shimgen-test/libactortrace-core.so \
+SHIMGEN_TEST := $(B)/shimgen $(B)/asan/shimgen \
 	$(B)/shimgen-test/libmbox.so $(B)/shimgen-test/mbox_demo
 all: $(B)/shimgen
 test: $(SHIMGEN_TEST)

@@ -135,6 +135,40 @@ static int put_lost(struct out *o, const struct decode *d)
     return 0;
 }
 
+/* The "patches" array: every PATCH record of every trace. */
+static int put_patches(struct out *o, const struct decode *d)
+{
+    bool first = true;
+    for (size_t i = 0; i < d->ntraces; i++) {
+        const struct trace *t = &d->traces[i];
+        for (size_t j = 0; j < t->npatches; j++, first = false) {
+            const struct patch_record *r = &t->patches[j];
+            size_t ls = strlen(r->symbol), lo = strlen(r->object), lw = strlen(r->why);
+            char *p = at__out_reserve(o, LINE_FIXED + at__json_str_bound(ls) +
+                                             at__json_str_bound(lo) + at__json_str_bound(lw));
+            if (!p)
+                return -ENOMEM;
+            p = first ? AT_PUT(p, "{\"symbol\":") : AT_PUT(p, ",{\"symbol\":");
+            p = at__fmt_json_str(p, r->symbol, ls);
+            p = at__fmt_json_str(AT_PUT(p, ",\"object\":"), r->object, lo);
+            if (r->status == AT_PATCH_DONE)
+                p = AT_PUT(p, ",\"patched\":true");
+            else
+                p = at__fmt_json_str(AT_PUT(p, ",\"patched\":false,\"why\":"), r->why, lw);
+            at__out_commit(o, AT_PUT(p, "}"));
+        }
+    }
+    return 0;
+}
+
+static bool any_patches(const struct decode *d)
+{
+    for (size_t i = 0; i < d->ntraces; i++)
+        if (d->traces[i].npatches)
+            return true;
+    return false;
+}
+
 static int jsonl_end(struct out *o, const struct decode *d, const struct summary *s)
 {
     char *p = at__out_reserve(o, LINE_FIXED);
@@ -152,6 +186,12 @@ static int jsonl_end(struct out *o, const struct decode *d, const struct summary
     if (err < 0 || !(p = at__out_reserve(o, LINE_FIXED)))
         return err < 0 ? err : -ENOMEM;
     p = at__fmt_u64(AT_PUT(p, "],\"files\":"), s->files);
+    if (any_patches(d)) { /* only for traces of patched programs */
+        at__out_commit(o, AT_PUT(p, ",\"patches\":["));
+        if ((err = put_patches(o, d)) < 0 || !(p = at__out_reserve(o, LINE_FIXED)))
+            return err < 0 ? err : -ENOMEM;
+        p = AT_PUT(p, "]");
+    }
     at__out_commit(o, AT_PUT(p, "}\n"));
     return 0;
 }

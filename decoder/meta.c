@@ -201,6 +201,30 @@ static int on_recovered(struct trace *t, struct body *b)
     return 0;
 }
 
+/* The three strings of a PATCH record copied into one allocation. */
+static int on_patch(struct trace *t, struct body *b)
+{
+    struct patch_record r = {.status = small(b)};
+    size_t len[3];
+    const uint8_t *s[3];
+    for (int i = 0; i < 3; i++)
+        s[i] = str(b, &len[i]);
+    if (b->bad)
+        return -EINVAL;
+    if (reserve((void **)&t->patches, &t->patches_cap, t->npatches, sizeof r) < 0 ||
+        !(r.symbol = malloc(len[0] + len[1] + len[2] + 3)))
+        return -ENOMEM;
+    r.object = r.symbol + len[0] + 1;
+    r.why = r.object + len[1] + 1;
+    char *to[3] = {r.symbol, r.object, r.why};
+    for (int i = 0; i < 3; i++) {
+        memcpy(to[i], s[i], len[i]);
+        to[i][len[i]] = '\0';
+    }
+    t->patches[t->npatches++] = r;
+    return 0;
+}
+
 static int apply(struct trace *t, uint8_t type, struct body *b)
 {
     switch (type) {
@@ -220,6 +244,8 @@ static int apply(struct trace *t, uint8_t type, struct body *b)
         return on_end(t, b);
     case AT_META_RECOVERED:
         return on_recovered(t, b);
+    case AT_META_PATCH:
+        return on_patch(t, b);
     default:
         return 0;
     }

@@ -496,6 +496,9 @@ void at__trace_close(struct trace *t)
     at__clock_free(&t->clock);
     free(t->samples);
     free(t->lost);
+    for (size_t i = 0; i < t->npatches; i++)
+        free(t->patches[i].symbol);
+    free(t->patches);
     free(t->process.exe);
     free(t->process.ring_path);
     free(t->recovered);

@@ -41,6 +41,13 @@ struct lost {
     uint64_t count, first_tsc, last_tsc;
 };
 
+/* A PATCH record: what entry patching did to one function. One allocation holds the three
+ * strings, from symbol. */
+struct patch_record {
+    uint8_t status; /* enum at_patch_status */
+    char *symbol, *object, *why;
+};
+
 struct process {
     bool known;
     uint64_t pid, ppid, block_slots;
@@ -77,6 +84,8 @@ struct trace {
     struct idmap thread_index; /* tid -> index into threads */
     struct lost *lost;
     size_t nlost, lost_cap;
+    struct patch_record *patches;
+    size_t npatches, patches_cap;
 
     uint64_t meta_raw; /* decoded bytes of the META frames loaded (reader.c's budget) */
     uint64_t damaged; /* damaged frames, found by the reader or when decoding a block */

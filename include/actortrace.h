@@ -115,6 +115,29 @@ AT_EXPORT void *at_resolve_versioned(const char *symbol, const char *version);
             *(void **)&(real) = at_resolve(symbol);                        \
     } while (0)
 
+/* ===== Entry patching ======================================================================
+ * A wrapper is reached through the PLT only. When the runtime is linked into the program (a
+ * static archive) or calls its own functions directly, the recorder instead patches the
+ * function's entry at start to jump to the wrapper, and sets the wrapper's real_<symbol> to a
+ * trampoline that runs the original (docs/PATCHING.md). A shim declares which of its wrappers
+ * may be used so, in one table at file scope, after the real_<symbol> pointers:
+ *
+ *     AT_PATCH_TABLE(AT_PATCHABLE(rt_send), AT_PATCHABLE(rt_step));
+ *
+ * A wrapper in the table must forward through real_<symbol> resolved with AT_RESOLVE (which
+ * keeps the trampoline once it is set), and be one a patched entry may run in place of the
+ * original: same arguments, same return. */
+struct at_patchable {
+    const char *symbol;
+    void **real;            /* the wrapper's real_<symbol> */
+    const char *patched_in; /* the object whose entry was patched; set by the recorder */
+};
+
+#define AT_PATCHABLE(symbol) {#symbol, (void **)&real_##symbol, 0}
+#define AT_PATCH_TABLE(...)                                                                 \
+    __attribute__((section("at_patchable"), used)) static struct at_patchable at__patchable[] = \
+        {__VA_ARGS__}
+
 /* 1 when the recorder is on (the process is being traced and has not failed or stopped).
  * Shims may skip work that only feeds the recorder (reading a message name) when it is 0. */
 AT_EXPORT int at_enabled(void);

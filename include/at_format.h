@@ -80,6 +80,14 @@ enum at_meta_type {
     /* events, string ring_path: `tracedecode --recover` appended the events the ring file held
      * (as EVENTS frames, with the ring's losses and clock samples) and removed the ring */
     AT_META_RECOVERED = 8,
+    /* status (enum at_patch_status), string symbol, string object, string why (refused) */
+    AT_META_PATCH = 9,
+};
+
+/* What entry patching did to one function of one object (docs/PATCHING.md). */
+enum at_patch_status {
+    AT_PATCH_DONE = 1,
+    AT_PATCH_REFUSED = 2,
 };
 
 enum at_name_space {

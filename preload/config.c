@@ -84,7 +84,7 @@ static int is_known(const char *var)
 {
     static const char *const own[] = {
         "ACTORTRACE_OUT",  "ACTORTRACE_RING_DIR",   "ACTORTRACE_BLOCK_KB", "ACTORTRACE_BUFFER_MB",
-        "ACTORTRACE_MODE", "ACTORTRACE_ZSTD_LEVEL", "ACTORTRACE_GLIBC"};
+        "ACTORTRACE_MODE", "ACTORTRACE_ZSTD_LEVEL", "ACTORTRACE_GLIBC", "ACTORTRACE_PATCH"};
     size_t len = strcspn(var, "=");
     for (size_t i = 0; i < sizeof own / sizeof own[0]; i++)
         if (strlen(own[i]) == len && strncmp(var, own[i], len) == 0)

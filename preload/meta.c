@@ -23,8 +23,8 @@ struct records {
 
 static pthread_mutex_t meta_mutex = PTHREAD_MUTEX_INITIALIZER;
 static struct records pending;   /* guarded by meta_mutex: for the writer's next META frame */
-static struct records names_log; /* guarded by meta_mutex: every NAME record, for a forked
-                                  * child's trace */
+static struct records names_log; /* guarded by meta_mutex: every NAME and PATCH record, for a
+                                  * forked child's trace */
 uint64_t at__names_lost;
 
 static char *paths[256]; /* guarded by meta_mutex; index 0 unused */
@@ -102,7 +102,7 @@ static int append(unsigned type, const uint64_t *fields, unsigned n, const char 
     int err = reserve(&pending, bound);
     if (err == 0) {
         size_t len = encode(pending.data + pending.len, type, fields, n, strs, nstr);
-        if (type == AT_META_NAME)
+        if (type == AT_META_NAME || type == AT_META_PATCH)
             copy_record(&names_log, pending.data + pending.len, len);
         pending.len += len;
         pending.count++;
@@ -206,6 +206,13 @@ int at__meta_process(const char *ring_path)
                     at__config.mode};
     const char *strs[] = {exe, ring_path};
     return append(AT_META_PROCESS, f, 4, strs, 2);
+}
+
+int at__meta_patch(unsigned status, const char *symbol, const char *object, const char *why)
+{
+    uint64_t f[] = {status};
+    const char *strs[] = {symbol, object, why};
+    return append(AT_META_PATCH, f, 1, strs, 3);
 }
 
 /* ---- Names (the public API of actortrace.h) ---- */

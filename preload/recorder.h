@@ -182,6 +182,8 @@ int at__meta_process(const char *ring_path);
 /* The process's start time in clock ticks after boot (field 22 of /proc/self/stat): it tells
  * this process from another with the same pid. 0 when unknown. */
 uint64_t at__start_ticks(void);
+/* A PATCH record (patch.c); kept, like names, for a forked child's trace too. */
+int at__meta_patch(unsigned status, const char *symbol, const char *object, const char *why);
 /* Past this, records are refused (and counted) rather than memory grown; it also keeps one
  * META frame under the format's 16 MiB payload limit. */
 #define AT_META_MAX_PENDING (8u << 20)
@@ -199,6 +201,11 @@ void at__meta_unlock(void);
  * registered so far are queued again for the child's trace. */
 void at__meta_after_fork(void);
 extern uint64_t at__names_lost; /* names that could not be kept; atomic */
+
+/* ---- patch.c: entry patching ---- */
+
+/* Patches the objects loaded since the last call (patch_dlopen.c, after dlopen). */
+void at__patch_new_objects(void);
 
 /* ---- record.c: the slow path and per-thread lifecycle ---- */
 

@@ -3,9 +3,9 @@
 # Idempotent: does nothing when all are present. Installing needs root (apt-get).
 set -eu
 
-# build: compiler, zstd, libunwind; tests: jq, clang and its runtime (libFuzzer), CZMQ, protoc,
+# build: compiler, zstd, libunwind, Zydis (entry patching); tests: jq, clang and its runtime (libFuzzer), CZMQ, protoc,
 # GNU time (peak memory), pgrep (procps); benchmarks: perf (linux-perf).
-packages="build-essential libzstd-dev libunwind-dev jq clang libclang-rt-14-dev libczmq-dev protobuf-compiler time procps linux-perf"
+packages="build-essential libzstd-dev libunwind-dev jq clang libclang-rt-14-dev libczmq-dev protobuf-compiler libzydis-dev time procps linux-perf"
 # tests of the actortrace command: man page linters, man and col, pkg-config for a shim
 packages="$packages mandoc groff-base man-db bsdextrautils pkgconf"
 # tests of the CAF shim: CAF itself, and valgrind for a traced run under memcheck

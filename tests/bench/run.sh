@@ -223,3 +223,4 @@ awk -v n="$(median <"$TMP/sink.ns")" -v t="$(median <"$TMP/sink.cpu")" -v e="$si
 rm -f "$TMP/sink.trace"
 
 sh tests/bench/startup.sh
+. tests/bench/patch.sh

@@ -3,6 +3,8 @@
 # runtime's own count, nothing is dropped, timestamps never go back, each message is sent,
 # received and handled in that order, and tracing does not change what the program prints.
 . "$(dirname "$0")/../lib.sh"
+# the programs to run: the examples on librefrt.so, or those of another build of refrt
+EX=${REFRT_EXAMPLES:-$B/examples}
 
 run_case() { # run_case NAME PROGRAM ARGS...
     name=$1
@@ -60,9 +62,9 @@ run_case() { # run_case NAME PROGRAM ARGS...
         '[inputs | select(.event == "send")] | all(has("msg_name"))' "$j"
 }
 
-run_case pingpong "$B/examples/pingpong" 10000
-run_case fanout "$B/examples/fanout" 4 20000
-run_case ring "$B/examples/ring" 16 500
+run_case pingpong "$EX/pingpong" 10000
+run_case fanout "$EX/fanout" 4 20000
+run_case ring "$EX/ring" 16 500
 
 # PING and PONG alternate, in order, starting with PING
 check "pingpong: PING/PONG sends alternate" jq -n -e '

@@ -2,12 +2,12 @@
 # shimgen: a shim generated from a spec traces mbox (a runtime written for this test) exactly as
 # its own log says; the one generated from refrt's spec counts what refrt counts and what the
 # hand-written shim records; every bad spec gets each of its mistakes, with its line, and
-# nothing is generated from it. Generated shims are preloaded after a copy of the library
-# without shim/refrt.c (with both, the first rt_send preloaded would win).
+# nothing is generated from it. Generated shims are preloaded after the product library, which
+# has no shim of its own for refrt.
 . "$(dirname "$0")/../lib.sh"
 
 SHIMGEN="$B/shimgen"
-CORE="$B/shimgen-test/libactortrace-core.so"
+CORE="$PRODUCT_LIB"
 SPECS="$TOP/tests/shimgen"
 
 generated() { # generated TRACE SHIM PROGRAM ARGS...: runs PROGRAM with the core and SHIM

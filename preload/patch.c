@@ -1,0 +1,302 @@
+/* Entry patching at start: the calls LD_PRELOAD cannot see. A runtime linked into the program
+ * (a static archive) or a library whose own calls are direct (-Bsymbolic-functions, hidden
+ * aliases) reaches its functions without the PLT, so the wrappers never run. Before main, while
+ * one thread exists, each function a shim declares patchable (AT_PATCH_TABLE) is looked up in
+ * every loaded object's symbol table (.symtab from its file, else .dynsym); where that object
+ * defines it and calls its own functions directly (it imports none of them through a PLT or
+ * GOT slot: the program itself, a library built -Bsymbolic-functions), its entry is overwritten
+ * with a jump to our wrapper (patch_x86.c), and the wrapper's real_<symbol> becomes the
+ * trampoline to the original. What is patched and what is refused goes into the trace (PATCH
+ * records); a refusal is also said once on stderr. Objects dlopen loads are patched before it
+ * returns, in a library that wraps dlopen (patch_dlopen.c). ACTORTRACE_PATCH=0 turns it off. */
+#include <dlfcn.h>
+#include <elf.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <link.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "patch.h"
+#include "recorder.h"
+
+/* The shims' tables, gathered by the linker into one section (none: both NULL). */
+extern struct at_patchable __start_at_patchable[] __attribute__((weak, visibility("hidden")));
+extern struct at_patchable __stop_at_patchable[] __attribute__((weak, visibility("hidden")));
+
+/* An object's file, mapped to read its section headers and symbols. */
+struct elf_file {
+    const uint8_t *data;
+    size_t size;
+    const Elf64_Shdr *sections;
+    unsigned nsections;
+};
+
+/* One loaded object, as dl_iterate_phdr describes it. */
+struct object {
+    const char *path;
+    uintptr_t base;
+    const Elf64_Phdr *phdrs;
+    unsigned nphdrs;
+};
+
+/* Patching runs in the constructor and in dlopen, under patch_mutex. */
+static pthread_mutex_t patch_mutex = PTHREAD_MUTEX_INITIALIZER;
+static int patching; /* on: a shim declares patchable functions, ACTORTRACE_PATCH is not 0 */
+static void *self;   /* this library, kept open: dlsym on it finds the wrappers */
+static const char *self_path;
+static char exe_path[PATH_MAX];
+static int exe_stripped; /* the executable has no .symtab: what it links in cannot be found */
+#define MAX_OBJECTS 4096
+static uintptr_t seen[MAX_OBJECTS]; /* the objects visited, by load address */
+static unsigned nseen;
+
+static int elf_open(struct elf_file *f, const char *path)
+{
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    struct stat st;
+    if (fd < 0)
+        return -1;
+    void *p = fstat(fd, &st) == 0 && (size_t)st.st_size >= sizeof(Elf64_Ehdr)
+                  ? mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0)
+                  : MAP_FAILED;
+    close(fd);
+    if (p == MAP_FAILED)
+        return -1;
+    const Elf64_Ehdr *eh = p;
+    *f = (struct elf_file){p, (size_t)st.st_size, NULL, 0};
+    if (memcmp(eh->e_ident, ELFMAG, SELFMAG) != 0 || eh->e_ident[EI_CLASS] != ELFCLASS64 ||
+        eh->e_shoff + (uint64_t)eh->e_shnum * sizeof(Elf64_Shdr) > f->size) {
+        munmap(p, f->size);
+        return -1;
+    }
+    f->sections = (const Elf64_Shdr *)(f->data + eh->e_shoff);
+    f->nsections = eh->e_shnum;
+    return 0;
+}
+
+/* The first section of `type`, NULL when there is none or it lies outside the file. */
+static const Elf64_Shdr *elf_section(const struct elf_file *f, uint32_t type)
+{
+    for (unsigned i = 0; i < f->nsections; i++) {
+        const Elf64_Shdr *s = &f->sections[i];
+        if (s->sh_type == type && s->sh_link < f->nsections && s->sh_offset + s->sh_size <= f->size)
+            return s;
+    }
+    return NULL;
+}
+
+/* Symbol `i` of symbol section `symtab`, and its name (NULL when out of the file). */
+static const char *elf_symbol(const struct elf_file *f, const Elf64_Shdr *symtab, size_t i,
+                              const Elf64_Sym **sym)
+{
+    if (symtab->sh_link >= f->nsections || (i + 1) * sizeof(Elf64_Sym) > symtab->sh_size)
+        return NULL;
+    const Elf64_Shdr *strtab = &f->sections[symtab->sh_link];
+    if (strtab->sh_offset + strtab->sh_size > f->size)
+        return NULL;
+    *sym = (const Elf64_Sym *)(f->data + symtab->sh_offset) + i;
+    const char *name = (const char *)f->data + strtab->sh_offset + (*sym)->st_name;
+    if ((*sym)->st_name >= strtab->sh_size ||
+        !memchr(name, 0, strtab->sh_size - (*sym)->st_name)) /* the name ends in its table */
+        return NULL;
+    return name;
+}
+
+/* 1 when the object's own calls to `name` go through a PLT or GOT slot (a dynamic relocation
+ * names it), so they already reach the wrapper. */
+static int elf_imports(const struct elf_file *f, const char *name)
+{
+    for (unsigned i = 0; i < f->nsections; i++) {
+        const Elf64_Shdr *rel = &f->sections[i];
+        if (rel->sh_type != SHT_RELA || rel->sh_link >= f->nsections ||
+            f->sections[rel->sh_link].sh_type != SHT_DYNSYM ||
+            rel->sh_offset + rel->sh_size > f->size)
+            continue;
+        const Elf64_Rela *r = (const Elf64_Rela *)(f->data + rel->sh_offset);
+        for (size_t j = 0; j < rel->sh_size / sizeof *r; j++) {
+            const Elf64_Sym *sym;
+            uint32_t type = ELF64_R_TYPE(r[j].r_info);
+            const char *s =
+                type == R_X86_64_JUMP_SLOT || type == R_X86_64_GLOB_DAT
+                    ? elf_symbol(f, &f->sections[rel->sh_link], ELF64_R_SYM(r[j].r_info), &sym)
+                    : NULL;
+            if (s && strcmp(s, name) == 0)
+                return 1;
+        }
+    }
+    return 0;
+}
+
+/* The protection of the loaded segment holding addr. */
+static int segment_prot(const struct object *o, uintptr_t addr)
+{
+    for (unsigned i = 0; i < o->nphdrs; i++) {
+        const Elf64_Phdr *ph = &o->phdrs[i];
+        if (ph->p_type == PT_LOAD && addr >= o->base + ph->p_vaddr &&
+            addr < o->base + ph->p_vaddr + ph->p_memsz)
+            return (ph->p_flags & PF_R ? PROT_READ : 0) | (ph->p_flags & PF_W ? PROT_WRITE : 0) |
+                   (ph->p_flags & PF_X ? PROT_EXEC : 0);
+    }
+    return PROT_READ | PROT_EXEC;
+}
+
+static int by_symbol(const void *a, const void *b)
+{
+    return strcmp(((const struct at_patchable *)a)->symbol,
+                  ((const struct at_patchable *)b)->symbol);
+}
+
+/* The declaration of `name`, NULL when none: a binary search of the tables, sorted by symbol
+ * at start, since every symbol of every object is looked up. */
+static struct at_patchable *declared(const char *name)
+{
+    struct at_patchable key = {.symbol = name};
+    return bsearch(&key, __start_at_patchable, (size_t)(__stop_at_patchable - __start_at_patchable),
+                   sizeof key, by_symbol);
+}
+
+/* Says what happened to one function: a PATCH record for the trace, and a line on stderr for
+ * a refusal. */
+static void report(const struct at_patchable *d, const struct object *o, const char *why)
+{
+    at__meta_patch(why ? AT_PATCH_REFUSED : AT_PATCH_DONE, d->symbol, o->path, why ? why : "");
+    if (why)
+        at__warn("not patching %s in %s: %s; its calls from inside that object are not traced",
+                 d->symbol, o->path, why);
+}
+
+static void patch_one(struct at_patchable *d, const struct object *o, const Elf64_Sym *sym)
+{
+    struct at_patch p = {.entry = o->base + sym->st_value, .size = sym->st_size};
+    p.wrapper = dlsym(self, d->symbol);
+    p.prot = segment_prot(o, p.entry);
+    if (d->patched_in) {
+        report(d, o, "already patched in another object");
+        return;
+    }
+    if (!p.wrapper || p.wrapper == (void *)p.entry)
+        return;
+    if (at__patch_entry(&p) < 0) {
+        report(d, o, p.why);
+        return;
+    }
+    *d->real = p.trampoline;
+    d->patched_in = o->path;
+    report(d, o, NULL);
+}
+
+/* 1 when object o imports one of the declared functions it defines: its own calls to its
+ * exported functions go through its PLT (the default for a shared library), so they all reach
+ * the wrappers already. A library built with -Bsymbolic-functions, or the program itself,
+ * imports none and calls them directly. */
+static int calls_through_plt(const struct elf_file *f, const Elf64_Shdr *symtab)
+{
+    for (size_t i = 0; symtab && i < symtab->sh_size / sizeof(Elf64_Sym); i++) {
+        const Elf64_Sym *sym;
+        const char *name = elf_symbol(f, symtab, i, &sym);
+        if (name && sym->st_shndx != SHN_UNDEF && declared(name) && elf_imports(f, name))
+            return 1;
+    }
+    return 0;
+}
+
+/* Patches the declared functions object o defines, unless it reaches them through its PLT. */
+static void patch_object(const struct object *o)
+{
+    struct elf_file f;
+    if (elf_open(&f, o->path) < 0)
+        return;
+    const Elf64_Shdr *symtab = elf_section(&f, SHT_SYMTAB);
+    if (!symtab && o->path == exe_path)
+        exe_stripped = 1;
+    if (!symtab)
+        symtab = elf_section(&f, SHT_DYNSYM);
+    size_t nsyms =
+        symtab && !calls_through_plt(&f, symtab) ? symtab->sh_size / sizeof(Elf64_Sym) : 0;
+    for (size_t i = 0; i < nsyms; i++) {
+        const Elf64_Sym *sym;
+        const char *name = elf_symbol(&f, symtab, i, &sym);
+        struct at_patchable *d = name ? declared(name) : NULL;
+        if (d && ELF64_ST_TYPE(sym->st_info) == STT_FUNC && sym->st_shndx != SHN_UNDEF &&
+            ELF64_ST_BIND(sym->st_info) != STB_LOCAL)
+            patch_one(d, o, sym);
+    }
+    munmap((void *)f.data, f.size);
+}
+
+/* 1 the first time object `base` is seen (or when too many were seen to remember). */
+static int first_visit(uintptr_t base)
+{
+    for (unsigned i = 0; i < nseen; i++)
+        if (seen[i] == base)
+            return 0;
+    if (nseen < MAX_OBJECTS)
+        seen[nseen++] = base;
+    return 1;
+}
+
+static int visit(struct dl_phdr_info *info, size_t size, void *unused)
+{
+    (void)size, (void)unused;
+    struct object o = {info->dlpi_name, info->dlpi_addr, info->dlpi_phdr, info->dlpi_phnum};
+    if (o.path[0] == 0)
+        o.path = exe_path;
+    /* ourselves; the vdso, which has no file, elf_open skips */
+    if (first_visit(o.base) && strcmp(o.path, self_path) != 0)
+        patch_object(&o);
+    return 0;
+}
+
+static int patch_loaded(void)
+{
+    Dl_info me;
+    void *(*open_object)(const char *, int) = at_resolve("dlopen"); /* not a wrapper of it */
+    if (!open_object || !dladdr((void *)patch_loaded, &me) || !me.dli_fname)
+        return -ENOENT;
+    self = open_object(me.dli_fname, RTLD_LAZY | RTLD_NOLOAD);
+    ssize_t n = readlink("/proc/self/exe", exe_path, sizeof exe_path - 1);
+    if (!self || n <= 0)
+        return -ENOENT;
+    exe_path[n] = 0;
+    self_path = me.dli_fname;
+    qsort(__start_at_patchable, (size_t)(__stop_at_patchable - __start_at_patchable),
+          sizeof *__start_at_patchable, by_symbol);
+    at__patch_batch_begin(); /* before main: this is the only thread */
+    dl_iterate_phdr(visit, NULL);
+    at__patch_batch_end();
+    return 0;
+}
+
+__attribute__((constructor)) static void at_patch_constructor(void)
+{
+    const char *off = getenv("ACTORTRACE_PATCH");
+    if (&__start_at_patchable[0] == &__stop_at_patchable[0] || (off && strcmp(off, "0") == 0))
+        return;
+    pthread_mutex_lock(&patch_mutex);
+    patching = patch_loaded() == 0;
+    pthread_mutex_unlock(&patch_mutex);
+}
+
+void at__patch_new_objects(void)
+{
+    if (!__atomic_load_n(&patching, __ATOMIC_ACQUIRE))
+        return;
+    pthread_mutex_lock(&patch_mutex);
+    dl_iterate_phdr(visit, NULL);
+    pthread_mutex_unlock(&patch_mutex);
+}
+
+/* A stripped program that recorded nothing may hold the runtime out of our sight: say so. */
+__attribute__((destructor)) static void at_patch_destructor(void)
+{
+    if (exe_stripped && __atomic_load_n(&at__state, __ATOMIC_ACQUIRE) == AT_STATE_UNINIT)
+        at__warn("no event recorded: %s has no symbol table (stripped), so a runtime linked "
+                 "into it could not be patched; it ran untraced",
+                 exe_path);
+}

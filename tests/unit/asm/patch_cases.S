@@ -1,0 +1,84 @@
+/* Small functions whose first bytes test entry patching (tests/unit/test_patch.c). Each is
+ * followed by a label at its end, which gives the test its size. They sit on pages of their own,
+ * so that making their pages writable never touches the code doing it. */
+        .intel_syntax noprefix
+        .section .text.patch_cases, "ax", @progbits
+        .p2align 12
+
+/* int case_riprel(int x): x + value, loaded RIP-relative by the first instruction. */
+        .globl case_riprel, case_riprel_end
+case_riprel:
+        mov eax, DWORD PTR [rip + value]
+        add eax, edi
+        ret
+case_riprel_end:
+
+/* int case_short(int x): x, in 3 bytes, shorter than a jump. */
+        .globl case_short, case_short_end
+case_short:
+        mov eax, edi
+        ret
+case_short_end:
+
+/* int case_loop(int x): 3 * x (x > 0) by a loop whose branch goes back to +4, inside the bytes
+ * the jump would replace. */
+        .globl case_loop, case_loop_end
+case_loop:
+        mov ecx, edi
+        xor eax, eax
+1:      add eax, 3
+        dec ecx
+        jnz 1b
+        ret
+case_loop_end:
+
+/* int case_jump(int x): a tail jump to triple (x * 3) as its only instruction, rel32. */
+        .globl case_jump, case_jump_end
+case_jump:
+        .byte 0xe9
+        .long triple - . - 4
+case_jump_end:
+
+/* The same jump in its 2-byte form: shorter than the patch's jump. */
+        .globl case_jump_short, case_jump_short_end
+case_jump_short:
+        jmp triple
+case_jump_short_end:
+
+/* int case_call(int x): triple(x) + 1, calling first. */
+        .globl case_call, case_call_end
+case_call:
+        call triple
+        add eax, 1
+        ret
+case_call_end:
+
+/* int case_short_branch(int x): x ? x + 7 : -1, a 2-byte jz among the first 5 bytes. */
+        .globl case_short_branch, case_short_branch_end
+case_short_branch:
+        test edi, edi
+        jz 2f
+        lea eax, [rdi + 7]
+        ret
+2:      mov eax, -1
+        ret
+case_short_branch_end:
+
+/* int case_jrcxz(int x): x, or 0 when rcx is 0: jrcxz has only a rel8 form, so it cannot be
+ * re-encoded at a trampoline out of its reach. */
+        .globl case_jrcxz, case_jrcxz_end
+case_jrcxz:
+        xor eax, eax
+        jrcxz 3f
+        mov eax, edi
+3:      ret
+case_jrcxz_end:
+
+triple:
+        lea eax, [rdi + rdi * 2]
+        ret
+        .p2align 12
+
+        .data
+value:  .long 42
+        .section .note.GNU-stack, "", @progbits

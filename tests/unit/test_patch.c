@@ -1,0 +1,115 @@
+/* Entry patching (preload/patch_x86.c) on the hand-written functions of asm/patch_cases.S:
+ * what can be relocated is patched, and the patched function, called as before, passes through
+ * its wrapper and still returns what it did; what cannot is refused and left byte for byte as
+ * it was. */
+#include <stdio.h>
+#include <string.h>
+#include <sys/mman.h>
+
+#include "patch.h"
+#include "unit.h"
+
+typedef int (*fn)(int);
+
+#define CASE(name)                                                                                 \
+    extern int name(int);                                                                          \
+    extern char name##_end[];
+CASE(case_riprel)
+CASE(case_short)
+CASE(case_loop)
+CASE(case_jump)
+CASE(case_jump_short)
+CASE(case_call)
+CASE(case_short_branch)
+CASE(case_jrcxz)
+
+static fn real; /* the trampoline of the case under test */
+static int wrapper_calls;
+
+static int wrapper(int x)
+{
+    wrapper_calls++;
+    return real(x);
+}
+
+static int patch(fn f, const char *end, struct at_patch *p)
+{
+    *p = (struct at_patch){.entry = (uintptr_t)f,
+                           .size = (size_t)(end - (const char *)f),
+                           .wrapper = (void *)wrapper,
+                           .prot = PROT_READ | PROT_EXEC};
+    int err = at__patch_entry(p);
+    real = (fn)p->trampoline;
+    return err;
+}
+
+/* Patches f and checks that f(x) == want for each x, each call through the wrapper once. */
+static void patched_case(const char *name, fn f, const char *end, const int *xs, int n,
+                         int (*want)(int))
+{
+    struct at_patch p;
+    char label[128];
+    int err = patch(f, end, &p);
+    snprintf(label, sizeof label, "%s: patched (%s)", name, err ? p.why : "ok");
+    check(err == 0, label);
+    if (err)
+        return;
+    int right = 1;
+    wrapper_calls = 0;
+    for (int i = 0; i < n; i++)
+        right &= f(xs[i]) == want(xs[i]);
+    snprintf(label, sizeof label, "%s: returns the same values, each call through the wrapper",
+             name);
+    check(right && wrapper_calls == n, label);
+}
+
+/* Checks that patching f is refused with a reason containing `because` and changes nothing. */
+static void refused_case(const char *name, fn f, const char *end, const char *because)
+{
+    uint8_t before[64];
+    size_t size = (size_t)(end - (const char *)f);
+    memcpy(before, (const void *)f, size);
+    struct at_patch p;
+    char label[192];
+    int err = patch(f, end, &p);
+    snprintf(label, sizeof label, "%s: refused (%s)", name, p.why);
+    check(err < 0 && strstr(p.why, because) != NULL, label);
+    snprintf(label, sizeof label, "%s: left unchanged", name);
+    check(memcmp(before, (const void *)f, size) == 0 && p.trampoline == NULL, label);
+}
+
+static int plus42(int x)
+{
+    return x + 42;
+}
+static int times3(int x)
+{
+    return x * 3;
+}
+static int times3_plus1(int x)
+{
+    return x * 3 + 1;
+}
+static int plus7_or_minus1(int x)
+{
+    return x ? x + 7 : -1;
+}
+
+int main(void)
+{
+    static const int xs[] = {0, 1, -5, 1000, 123456};
+    int n = (int)(sizeof xs / sizeof xs[0]);
+    patched_case("rip-relative load first", case_riprel, case_riprel_end, xs, n, plus42);
+    patched_case("tail jump first", case_jump, case_jump_end, xs, n, times3);
+    patched_case("call first", case_call, case_call_end, xs, n, times3_plus1);
+    patched_case("short conditional branch in the first bytes", case_short_branch,
+                 case_short_branch_end, xs, n, plus7_or_minus1);
+    refused_case("3-byte function", case_short, case_short_end, "fewer than the jump needs");
+    refused_case("2-byte tail jump", case_jump_short, case_jump_short_end,
+                 "fewer than the jump needs");
+    refused_case("loop back into the first bytes", case_loop, case_loop_end,
+                 "goes into the bytes the jump replaces");
+    refused_case("jrcxz in the first bytes", case_jrcxz, case_jrcxz_end, "cannot be relocated");
+    check(case_loop(4) == 12 && case_short(9) == 9, "refused functions still run");
+    return failures != 0;
+}
