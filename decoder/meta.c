@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "at_codec.h"
+#include "stacks.h"
 #include "trace.h"
 
 /* A cursor over one record body; reading past its end sets bad instead of failing each call. */
@@ -209,6 +210,9 @@ static int apply(struct trace *t, uint8_t type, struct body *b)
         return on_lost(t, b);
     case AT_META_END:
         return on_end(t, b);
+    case AT_META_MODULE:
+    case AT_META_STACK:
+        return at__stacks_load(t, type, b->p, (size_t)(b->end - b->p));
     default:
         return 0;
     }

@@ -33,6 +33,8 @@ struct thread {
     struct frame_ref *frames; /* sorted by seq, then file offset */
     size_t nframes, frames_cap;
     uint64_t events, torn; /* sums over the frames' headers */
+    uint32_t pending_stack; /* a "stack" companion's id, for the next event of pending_kind */
+    uint8_t pending_kind;
 };
 
 struct lost {
@@ -84,6 +86,8 @@ struct trace {
     uint8_t *recovered; /* the columns of blocks recovered from the ring file (recover.c) */
     size_t recovered_len, recovered_cap;
     uint64_t recovered_events;
+
+    struct stack_table *stacks; /* MODULE and STACK records (stacks.c); NULL when none */
 };
 
 struct unpacker;

@@ -73,6 +73,13 @@ enum at_meta_type {
     AT_META_LOST = 6,
     /* events_written, events_dropped, threads, blocks_written: the recorder stopped cleanly */
     AT_META_END = 7,
+    /* id, string path, string build_id (hex, "" when none): a loaded object stack frames
+     * point into (docs/STACKS.md) */
+    AT_META_MODULE = 8,
+    /* id, frames, then per frame: module id (0 = none), address (the ELF virtual address in
+     * the module; the raw pc when module is 0), string function ("" = unknown), offset into
+     * the function: a call stack, innermost frame first */
+    AT_META_STACK = 9,
 };
 
 enum at_name_space {

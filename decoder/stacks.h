@@ -1,0 +1,27 @@
+/* Call stacks in a trace (MODULE and STACK records, docs/STACKS.md) and the companion events
+ * of kind "stack" that attach them to the event recorded next on the same thread. */
+#ifndef STACKS_H
+#define STACKS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "merge.h"
+#include "names.h"
+
+struct stack_table;
+
+/* Loads one MODULE or STACK record body into t's table. Returns 0, -EINVAL for a malformed
+ * body, or -ENOMEM. */
+int at__stacks_load(struct trace *t, uint8_t type, const uint8_t *body, size_t len);
+
+void at__stacks_free(struct stack_table *s);
+
+/* For each merged event: true when it is a "stack" companion (it is kept for the thread's
+ * next event of the kind it names, and not an event of its own). Otherwise *json is the JSON
+ * array of the event's stack ("[\"func+0x1a (module)\",...]", *len bytes), or NULL. */
+bool at__stacks_event(const struct merged *e, const struct name *kind, const char **json,
+                      size_t *len);
+
+#endif
