@@ -168,31 +168,59 @@ void at__stacks_free(struct stack_table *s)
     free(s);
 }
 
+/* What an event whose capture the recorder skipped shows. */
+static const char SKIPPED[] = "null,\"stack_skipped\":true";
+
 static bool is_companion(const struct at_event *ev, const struct name *kind)
 {
     return ev->kind >= AT_EV_FIRST_REGISTERED && kind && kind->len == 5 &&
            memcmp(kind->s, "stack", 5) == 0;
 }
 
+/* Keeps a companion for its event; the oldest goes when a thread nests deeper than kept. */
+static void push_pending(struct thread *th, const struct at_event *ev)
+{
+    const size_t max = sizeof th->pending_stacks / sizeof th->pending_stacks[0];
+    if (th->npending_stacks == max) {
+        memmove(th->pending_stacks, th->pending_stacks + 1, (max - 1) * sizeof th->pending_stacks[0]);
+        th->npending_stacks--;
+    }
+    th->pending_stacks[th->npending_stacks++] =
+        (struct pending_stack){ev->actor, (uint32_t)ev->msg, (uint8_t)ev->name};
+}
+
+/* The id of the companion of ev, newest first: a handler that interrupted the recording of an
+ * event comes between its companion and it. Companions newer than the match lost their event
+ * and go. -1 when there is none. */
+static int64_t pop_pending(struct thread *th, const struct at_event *ev)
+{
+    for (size_t i = th->npending_stacks; i-- > 0;) {
+        const struct pending_stack *p = &th->pending_stacks[i];
+        if (p->kind == ev->kind && p->actor == ev->actor) {
+            th->npending_stacks = (uint8_t)i;
+            return p->id;
+        }
+    }
+    return -1;
+}
+
 bool at__stacks_event(const struct merged *e, const struct name *kind, const char **json,
                       size_t *len)
 {
-    const struct at_event *ev = e->ev;
-    struct thread *th = e->thread;
     *json = NULL;
     *len = 0;
-    if (is_companion(ev, kind)) {
-        th->pending_stack = (uint32_t)ev->msg;
-        th->pending_kind = (uint8_t)ev->name;
+    if (is_companion(e->ev, kind)) {
+        push_pending(e->thread, e->ev);
         return true;
     }
-    /* an event of another kind (a signal handler's) may come between */
-    if (!th->pending_stack || th->pending_kind != ev->kind)
+    if (!e->thread->npending_stacks)
         return false;
+    int64_t id = pop_pending(e->thread, e->ev);
     const struct stack_table *s = e->trace->stacks;
-    uint32_t id = th->pending_stack;
-    th->pending_stack = 0;
-    if (s && id <= s->nstacks && s->stacks[id - 1].s) {
+    if (id == 0) {
+        *json = SKIPPED;
+        *len = sizeof SKIPPED - 1;
+    } else if (id > 0 && s && (uint64_t)id <= s->nstacks && s->stacks[id - 1].s) {
         *json = s->stacks[id - 1].s;
         *len = s->stacks[id - 1].len;
     }

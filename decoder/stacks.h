@@ -19,8 +19,9 @@ int at__stacks_load(struct trace *t, uint8_t type, const uint8_t *body, size_t l
 void at__stacks_free(struct stack_table *s);
 
 /* For each merged event: true when it is a "stack" companion (it is kept for the thread's
- * next event of the kind it names, and not an event of its own). Otherwise *json is the JSON
- * array of the event's stack ("[\"func+0x1a (module)\",...]", *len bytes), or NULL. */
+ * next event of the kind it names, and not an event of its own). Otherwise *json is what follows
+ * "stack": for the event (*len bytes): the JSON array ["func+0x1a (module)",...], or, when the
+ * recorder skipped the capture, null and a "stack_skipped":true member; NULL when none. */
 bool at__stacks_event(const struct merged *e, const struct name *kind, const char **json,
                       size_t *len);
 

@@ -33,8 +33,13 @@ struct thread {
     struct frame_ref *frames; /* sorted by seq, then file offset */
     size_t nframes, frames_cap;
     uint64_t events, torn; /* sums over the frames' headers */
-    uint32_t pending_stack; /* a "stack" companion's id, for the next event of pending_kind */
-    uint8_t pending_kind;
+    /* "stack" companions waiting for their event (stacks.c); signal handlers nest them */
+    struct pending_stack {
+        uint64_t actor;
+        uint32_t id; /* 0: the capture was skipped */
+        uint8_t kind;
+    } pending_stacks[4];
+    uint8_t npending_stacks;
 };
 
 struct lost {

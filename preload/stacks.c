@@ -4,7 +4,7 @@
  * claims an entry of one process-wide table with a single CAS; the entry's index is the stack's
  * id, recorded as an event of the registered kind "stack" just before the event it belongs to.
  * No lock, no allocation. A capture that a signal handler starts while the same thread is
- * inside one is skipped and counted, and so is one that finds the table full.
+ * inside one is skipped, and so is one that finds the table full: its companion has id 0.
  *
  * Writer side (at__stacks_publish): each new entry is symbolized (module by dl_iterate_phdr at
  * that moment, function from the module file's .symtab, else .dynsym) and queued as MODULE and
@@ -28,7 +28,6 @@
 #include "recorder.h"
 
 uint64_t at__stack_kinds;
-uint64_t at__stacks_skipped; /* captures left out: nested in a handler, or table full; atomic */
 
 #define TABLE_SIZE 4096 /* distinct stacks one process keeps; a power of two */
 #define PROBES 64
@@ -98,15 +97,13 @@ static int own_frame(uintptr_t pc)
     return (pc >= own[0].lo && pc < own[0].hi) || (pc >= own[1].lo && pc < own[1].hi);
 }
 
-static void skipped(void)
-{
-    __atomic_fetch_add(&at__stacks_skipped, 1, __ATOMIC_RELAXED);
-}
-
+/* Id 0 in the companion says the capture was skipped: a handler interrupted a capture on this
+ * thread (libunwind's per-thread state is in use), or the table is full around the stack. */
 AT_EXPORT void at__stack_capture(unsigned kind, uint64_t actor)
 {
+    uint32_t id = 0;
     if (stack_self.busy) {
-        skipped();
+        at_record(stack_kind, actor, 0, 0, kind, 0);
         return;
     }
     if (at__config.stack_every > 1 && stack_self.tick++ % at__config.stack_every)
@@ -120,12 +117,10 @@ AT_EXPORT void at__stack_capture(unsigned kind, uint64_t actor)
     unsigned depth = (unsigned)(n - first);
     if (depth > at__config.stack_depth)
         depth = at__config.stack_depth;
-    uint32_t id = depth ? intern((uintptr_t *)pc + first, depth) : 0;
+    if (depth)
+        id = intern((uintptr_t *)pc + first, depth);
     stack_self.busy = 0;
-    if (id)
-        at_record(stack_kind, actor, 0, id, kind, 0);
-    else
-        skipped();
+    at_record(stack_kind, actor, 0, id, kind, 0);
 }
 
 /* ---- Symbolization, on the writer thread ---- */
@@ -214,9 +209,9 @@ static void queue(unsigned type, const uint8_t *body, size_t len)
     record[0] = (uint8_t)type;
     size_t n = 1 + at_varint_put(record + 1, len);
     memcpy(record + n, body, len);
-    /* at the end, a thread stopped for good may hold the lock */
-    if (at__meta_append_raw(record, n + len, 100 * 1000 * 1000) < 0)
-        skipped();
+    /* At the end, a thread stopped for good may hold the lock. A record that cannot be queued
+     * leaves its events without a stack. */
+    at__meta_append_raw(record, n + len, 100 * 1000 * 1000);
 }
 
 /* The id of the module l found, publishing it when new. */

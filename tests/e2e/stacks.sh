@@ -77,3 +77,20 @@ equal "stripped: the program's frames are offsets in it" \
         grep -cE '^0x[0-9a-f]+ \(stacks\)$')" 4
 equal "stripped: the library's frames keep their names" "$(frames "$TMP/stripped.jsonl" 2 2)" \
     "lib_inner (libstacklinked.so) stacklinked_send (libstacklinked.so) "
+
+# A SIGALRM storm while chain 1 sends: a handler that interrupts a capture on its thread skips
+# its own ("stack":null, "stack_skipped":true); every other send keeps its stack, the one the
+# handler interrupted included.
+traced_nop "$TMP/storm.trace" env ACTORTRACE_STACKS=send "$PROG" 5000 "$DL" storm >/dev/null 2>&1
+"$ASAN_DECODE" -o "$TMP/storm.jsonl" "$TMP/storm.trace"
+check "storm: decodes cleanly" [ $? -eq 0 ]
+s="$TMP/storm.jsonl"
+echo "# storm: $(jq -c 'select(.actor == 5)' "$s" | wc -l) handler sends, $(grep -c stack_skipped "$s") skipped"
+equal "storm: every send has a stack or says it was skipped" \
+    "$(jq -c 'select(.event == "send" and (has("stack") | not))' "$s" | wc -l)" 0
+equal "storm: only handlers skip" \
+    "$(jq -c 'select(.stack_skipped and .actor != 5)' "$s" | wc -l)" 0
+equal "storm: chain 1 keeps its stacks" \
+    "$(jq -c 'select(.actor == 1 and .stack[0] != null and (.stack[0] | startswith("inner_send+")))' "$s" | wc -l)" 5000
+equal "storm: the handler's own stacks name it" \
+    "$(jq -c 'select(.actor == 5 and .stack != null and (.stack[0] | startswith("on_alarm+") | not))' "$s" | wc -l)" 0

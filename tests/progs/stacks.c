@@ -4,11 +4,15 @@
  *   2: main > stacklinked_send (libstacklinked.so) > lib_inner (static there) > nop_send
  *   3: the same in libstackdl.so, loaded with dlopen from DL_PATH
  *   4: a SIGUSR1 handler, on_signal > nop_send
- * Usage: stacks ROUNDS DL_PATH */
+ *   5: with "storm", a SIGALRM handler every 20 us while chain 1 runs, so that some land
+ *      inside a capture
+ * Usage: stacks ROUNDS DL_PATH [storm] */
 #include <dlfcn.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
+#include <sys/time.h>
 
 int nop_send(int actor, int msg);
 int stacklinked_send(int actor, int msg);
@@ -45,6 +49,26 @@ static void on_signal(int sig)
     KEEP_FRAME();
 }
 
+static void on_alarm(int sig)
+{
+    nop_send(5, sig);
+    KEEP_FRAME();
+}
+
+static void start_storm(void)
+{
+    struct sigaction sa = {.sa_handler = on_alarm, .sa_flags = SA_RESTART};
+    sigaction(SIGALRM, &sa, NULL);
+    struct itimerval every = {{0, 20}, {0, 20}};
+    setitimer(ITIMER_REAL, &every, NULL);
+}
+
+static void stop_storm(void)
+{
+    struct itimerval off = {{0, 0}, {0, 0}};
+    setitimer(ITIMER_REAL, &off, NULL);
+}
+
 static int send_from_dlopened(const char *path)
 {
     void *lib = dlopen(path, RTLD_NOW);
@@ -59,13 +83,17 @@ static int send_from_dlopened(const char *path)
 
 int main(int argc, char **argv)
 {
-    if (argc != 3) {
-        fprintf(stderr, "usage: stacks ROUNDS DL_PATH\n");
+    if (argc < 3) {
+        fprintf(stderr, "usage: stacks ROUNDS DL_PATH [storm]\n");
         return 2;
     }
-    int rounds = atoi(argv[1]);
+    int rounds = atoi(argv[1]), storm = argc > 3 && strcmp(argv[3], "storm") == 0;
+    if (storm)
+        start_storm();
     for (int i = 0; i < rounds; i++)
         outer_send(i);
+    if (storm)
+        stop_storm();
     stacklinked_send(2, 0);
     if (send_from_dlopened(argv[2]) < 0)
         return 1;
