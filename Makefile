@@ -122,6 +122,10 @@ $(B)/bench/libactortrace-bench.so: $(PRELOAD_SRC) $(COMMON_SRC) tests/bench/nop_
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) -Itests/rt $(CFLAGS) $(WARN) $(PRELOAD_FLAGS) -shared -Wl,-z,now -o $@ \
 		$(PRELOAD_SRC) $(COMMON_SRC) tests/bench/nop_shim.c -lzstd -ldl -Wl,-z,defs $(SHIM_VERSIONS)
+# Sends DEPTH frames down, for the cost of a captured stack (tests/bench/stacks.sh).
+BENCH += $(B)/bench/stackdepth
+$(B)/bench/stackdepth: tests/bench/stackdepth.c $(B)/bench/libnop.so
+	$(CC) $(CFLAGS) $(WARN) -o $@ $< $(B)/bench/libnop.so -Wl,-rpath,'$$ORIGIN'
 # CZMQ round trips per second, run untraced and traced.
 $(B)/bench/czmq_pingpong: tests/bench/czmq_pingpong.c | $(DEPS_OK)
 	@mkdir -p $(@D)
