@@ -8,6 +8,7 @@
 
 #include "at_codec.h"
 #include "at_events.h"
+#include "body.h"
 #include "output.h"
 #include "stacks.h"
 #include "trace.h"
@@ -28,23 +29,10 @@ struct stack_table {
     size_t nstacks;
 };
 
-struct body {
-    const uint8_t *p, *end;
-    bool bad;
-};
-
-static uint64_t num(struct body *b)
-{
-    uint64_t v = 0;
-    if (!b->bad && at_varint_get(&b->p, b->end, &v) < 0)
-        b->bad = true;
-    return b->bad ? 0 : v;
-}
-
 /* A string field: its bytes stay in the record. */
 static const char *str(struct body *b, size_t *len)
 {
-    uint64_t n = num(b);
+    uint64_t n = at__body_num(b);
     if (b->bad || n > (uint64_t)(b->end - b->p)) {
         b->bad = true;
         *len = 0;
@@ -74,7 +62,7 @@ static int grow(void **items, size_t *n, size_t size, uint64_t id)
 
 static int on_module(struct stack_table *s, struct body *b)
 {
-    uint64_t id = num(b);
+    uint64_t id = at__body_num(b);
     size_t len;
     const char *path = str(b, &len);
     if (b->bad)
@@ -96,10 +84,10 @@ static int on_module(struct stack_table *s, struct body *b)
  * outside any module. */
 static size_t frame_text(const struct stack_table *s, struct body *b, char *out)
 {
-    uint64_t module = num(b), addr = num(b), offset;
+    uint64_t module = at__body_num(b), addr = at__body_num(b), offset;
     size_t func_len;
     const char *func = str(b, &func_len);
-    offset = num(b);
+    offset = at__body_num(b);
     const char *mod = module && module <= s->nmodules ? s->modules[module - 1] : NULL;
     int n;
     if (func_len > 512)
@@ -120,7 +108,7 @@ static size_t frame_text(const struct stack_table *s, struct body *b, char *out)
 
 static int on_stack(struct stack_table *s, struct body *b)
 {
-    uint64_t id = num(b), frames = num(b);
+    uint64_t id = at__body_num(b), frames = at__body_num(b);
     if (b->bad || frames > FRAMES_MAX)
         return -EINVAL;
     int err = grow((void **)&s->stacks, &s->nstacks, sizeof *s->stacks, id);
@@ -147,12 +135,11 @@ static int on_stack(struct stack_table *s, struct body *b)
     return 0;
 }
 
-int at__stacks_load(struct trace *t, uint8_t type, const uint8_t *body, size_t len)
+int at__stacks_load(struct trace *t, uint8_t type, struct body *b)
 {
     if (!t->stacks && !(t->stacks = calloc(1, sizeof *t->stacks)))
         return -ENOMEM;
-    struct body b = {body, body + len, false};
-    return type == AT_META_MODULE ? on_module(t->stacks, &b) : on_stack(t->stacks, &b);
+    return type == AT_META_MODULE ? on_module(t->stacks, b) : on_stack(t->stacks, b);
 }
 
 void at__stacks_free(struct stack_table *s)

@@ -11,10 +11,11 @@
 #include "names.h"
 
 struct stack_table;
+struct body;
 
 /* Loads one MODULE or STACK record body into t's table. Returns 0, -EINVAL for a malformed
  * body, or -ENOMEM. */
-int at__stacks_load(struct trace *t, uint8_t type, const uint8_t *body, size_t len);
+int at__stacks_load(struct trace *t, uint8_t type, struct body *b);
 
 void at__stacks_free(struct stack_table *s);
 

@@ -142,4 +142,4 @@ awk -v s="$(stat -c %s "$TMP/views.pftrace")" -v e="$vevents" 'BEGIN {
 rm -f "$TMP/views.pftrace"
 rss=$( { /usr/bin/time -f %M "$B/tracedecode" -f stats -o /dev/null "$TMP/views.trace"; } 2>&1 | tail -n 1)
 echo "  stats peak RSS ${rss} KiB, of which the mapped trace file is up to $((vsize / 1024)) KiB"
-sh tests/bench/stacks.sh
+. tests/bench/stacks.sh

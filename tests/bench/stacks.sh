@@ -1,22 +1,13 @@
-#!/bin/sh
-# Call stacks (docs/STACKS.md): the cost of a captured stack at depths 8 and 16, of a send when
-# stacks are on for another kind only, and the bytes a stack on every send adds to a trace.
-# Each figure is the median over RUNS interleaved pairs, measured in this run.
-set -u
-cd "$(dirname "$0")/../.."
-B=build
-RUNS=${RUNS:-5}
-TMP=$(mktemp -d "${TMPDIR:-/tmp}/actortrace-stacks.XXXXXX")
-trap 'rm -rf "$TMP"' EXIT
-LIB="$B/bench/libactortrace-bench.so"
-median() { sort -n | awk '{v[NR] = $1} END {print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2}'; }
+# Call stacks (docs/STACKS.md), sourced by run.sh (B, RUNS, TMP, median): the cost of a captured
+# stack at depths 8 and 16, of a send when stacks are on for another kind only, and the bytes a
+# stack on every send adds to a trace. Each figure is the median over RUNS interleaved pairs.
 
 depth_run() { # depth_run DEPTH ENV-ARGS...: ns per send, traced, DEPTH frames down
     local depth=$1
     shift
-    env "$@" ACTORTRACE_BUFFER_MB=256 ACTORTRACE_OUT="$TMP/d.trace" LD_PRELOAD="$LIB" \
+    env "$@" ACTORTRACE_BUFFER_MB=256 ACTORTRACE_OUT="$TMP/stacks.d.trace" LD_PRELOAD="$B/bench/libactortrace-bench.so" \
         "$B/bench/stackdepth" "$depth" 1000000
-    rm -f "$TMP/d.trace"
+    rm -f "$TMP/stacks.d.trace"
 }
 
 echo "== stacks: cost per captured stack (1,000,000 sends, the same stack each time), $RUNS pairs"
@@ -24,26 +15,26 @@ for depth in 8 16; do
     for i in $(seq "$RUNS"); do
         plain=$(depth_run "$depth" -u ACTORTRACE_STACKS)
         stack=$(depth_run "$depth" ACTORTRACE_STACKS=send ACTORTRACE_STACK_DEPTH="$depth")
-        echo "$stack - $plain" | bc -l >>"$TMP/cost.$depth"
+        echo "$stack - $plain" | bc -l >>"$TMP/stacks.cost.$depth"
     done
-    awk -v d="$depth" -v c="$(median <"$TMP/cost.$depth")" 'BEGIN {
+    awk -v d="$depth" -v c="$(median <"$TMP/stacks.cost.$depth")" 'BEGIN {
         printf "  depth %d: %.0f ns per captured stack (target <= 1000 at depth 16)\n", d, c }'
 done
 for i in $(seq "$RUNS"); do
     plain=$(depth_run 1 -u ACTORTRACE_STACKS)
     other=$(depth_run 1 ACTORTRACE_STACKS=spawn)
-    echo "$other - $plain" | bc -l >>"$TMP/other"
+    echo "$other - $plain" | bc -l >>"$TMP/stacks.other"
 done
-awk -v c="$(median <"$TMP/other")" 'BEGIN {
+awk -v c="$(median <"$TMP/stacks.other")" 'BEGIN {
     printf "  a send while stacks are on for spawn only: %+.2f ns (the test of one bit)\n", c }'
 
 echo "== stacks: bytes per event, pingpong 1000000 in block mode, a stack on every send or none"
 for s in none send; do
     ACTORTRACE_STACKS=$([ $s = send ] && echo send) ACTORTRACE_MODE=block \
-        ACTORTRACE_OUT="$TMP/pp.$s.trace" LD_PRELOAD="$B/tests/libactortrace-refrt.so" \
+        ACTORTRACE_OUT="$TMP/stacks.pp.$s.trace" LD_PRELOAD="$B/tests/libactortrace-refrt.so" \
         "$B/examples/pingpong" 1000000 >/dev/null
 done
-events=$("$B/tracedecode" "$TMP/pp.none.trace" | tail -n 1 | jq .events)
-awk -v a="$(stat -c %s "$TMP/pp.none.trace")" -v b="$(stat -c %s "$TMP/pp.send.trace")" -v e="$events" 'BEGIN {
+events=$("$B/tracedecode" "$TMP/stacks.pp.none.trace" | tail -n 1 | jq .events)
+awk -v a="$(stat -c %s "$TMP/stacks.pp.none.trace")" -v b="$(stat -c %s "$TMP/stacks.pp.send.trace")" -v e="$events" 'BEGIN {
     printf "  %d events: %d bytes without stacks, %d with: %+.2f bytes per event (target <= 2)\n",
         e, a, b, (b - a) / e }'
