@@ -41,8 +41,10 @@ void at__config_stacks(void);
 
 #define AT_STACK_DEPTH_MAX 32
 /* The writer thread: symbolizes the stacks captured since the last call and queues their
- * MODULE and STACK records. Never called on the recording path. */
-void at__stacks_publish(void);
+ * MODULE and STACK records. Never called on the recording path. While finishing (a thread
+ * stopped for good may hold malloc's lock) it allocates nothing: what does not fit the
+ * metadata queue's memory is left out. */
+void at__stacks_publish(int finishing);
 
 /* ---- tracefile.c ---- */
 
@@ -182,8 +184,9 @@ long at__meta_take(uint8_t *out, uint32_t *count, uint64_t timeout_ns);
  * its length. No lock, no allocation. */
 size_t at__meta_encode(uint8_t *out, unsigned type, const uint64_t *fields, unsigned n);
 /* Queues one record encoded by the caller (type byte, length, body), waiting at most
- * timeout_ns for the lock. Returns 0 or a negative errno. */
-int at__meta_append_raw(const uint8_t *record, size_t len, uint64_t timeout_ns);
+ * timeout_ns for the lock; without may_allocate, only into the queue's memory as it is.
+ * Returns 0 or a negative errno. */
+int at__meta_append_raw(const uint8_t *record, size_t len, uint64_t timeout_ns, int may_allocate);
 void at__meta_lock(void);
 void at__meta_unlock(void);
 /* In a forked child: the parent's pending records are the parent's to write; the names

@@ -201,6 +201,8 @@ static size_t put_str(uint8_t *p, const char *s)
     return n + len;
 }
 
+static int publish_finishing; /* at__stacks_publish's argument; writer only */
+
 /* Queues a record of type with body[0..len). */
 static void queue(unsigned type, const uint8_t *body, size_t len)
 {
@@ -211,7 +213,7 @@ static void queue(unsigned type, const uint8_t *body, size_t len)
     memcpy(record + n, body, len);
     /* At the end, a thread stopped for good may hold the lock. A record that cannot be queued
      * leaves its events without a stack. */
-    at__meta_append_raw(record, n + len, 100 * 1000 * 1000);
+    at__meta_append_raw(record, n + len, 100 * 1000 * 1000, !publish_finishing);
 }
 
 /* The id of the module l found, publishing it when new. */
@@ -350,10 +352,11 @@ static void publish(uint32_t id, const struct stack_entry *e)
     queue(AT_META_STACK, body, len);
 }
 
-void at__stacks_publish(void)
+void at__stacks_publish(int finishing)
 {
     if (!__atomic_exchange_n(&unpublished, 0, __ATOMIC_ACQ_REL))
         return;
+    publish_finishing = finishing;
     for (uint32_t i = 0; i < TABLE_SIZE; i++) {
         struct stack_entry *e = &table[i];
         if (__atomic_load_n(&e->state, __ATOMIC_ACQUIRE) != ENTRY_READY)

@@ -94,3 +94,14 @@ equal "storm: chain 1 keeps its stacks" \
     "$(jq -c 'select(.actor == 1 and .stack[0] != null and (.stack[0] | startswith("inner_send+")))' "$s" | wc -l)" 5000
 equal "storm: the handler's own stacks name it" \
     "$(jq -c 'select(.actor == 5 and .stack != null and (.stack[0] | startswith("on_alarm+") | not))' "$s" | wc -l)" 0
+
+# A forked child's trace names the stacks it uses, the ones captured before the fork included.
+mkdir -p "$TMP/fork"
+ACTORTRACE_STACKS=send traced_nop "$TMP/fork/t-%p.trace" "$B/tests/progs/forker" fork 5 >/dev/null 2>&1
+for f in "$TMP"/fork/t-*.trace; do
+    "$DECODE" "$f" >"$f.jsonl" 2>/dev/null
+    equal "fork: every send of $(basename "$f") has a named stack" \
+        "$(jq -c 'select(.event == "send" and (.stack[0] // "" | test("^[a-z_]+\\+0x")))' "$f.jsonl" | wc -l)" \
+        "$(kind_count "$f.jsonl" send)"
+done
+equal "fork: two traces" "$(ls "$TMP"/fork/t-*.trace | wc -l)" 2
