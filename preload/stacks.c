@@ -97,18 +97,10 @@ static int own_frame(uintptr_t pc)
     return (pc >= own[0].lo && pc < own[0].hi) || (pc >= own[1].lo && pc < own[1].hi);
 }
 
-/* Id 0 in the companion says the capture was skipped: a handler interrupted a capture on this
- * thread (libunwind's per-thread state is in use), or the table is full around the stack. */
-AT_EXPORT void at__stack_capture(unsigned kind, uint64_t actor)
+/* The id of the calling thread's stack, without the recorder's own frames; 0 when it does not
+ * fit the table. */
+static uint32_t capture(void)
 {
-    uint32_t id = 0;
-    if (stack_self.busy) {
-        at_record(stack_kind, actor, 0, 0, kind, 0);
-        return;
-    }
-    if (at__config.stack_every > 1 && stack_self.tick++ % at__config.stack_every)
-        return;
-    stack_self.busy = 1;
     void *pc[AT_STACK_DEPTH_MAX + OWN_FRAMES_MAX];
     int n = real_unw_backtrace(pc, (int)at__config.stack_depth + OWN_FRAMES_MAX);
     int first = 0;
@@ -117,9 +109,21 @@ AT_EXPORT void at__stack_capture(unsigned kind, uint64_t actor)
     unsigned depth = (unsigned)(n - first);
     if (depth > at__config.stack_depth)
         depth = at__config.stack_depth;
-    if (depth)
-        id = intern((uintptr_t *)pc + first, depth);
-    stack_self.busy = 0;
+    return depth ? intern((uintptr_t *)pc + first, depth) : 0;
+}
+
+/* Id 0 in the companion says the capture was skipped: a handler interrupted a capture on this
+ * thread (libunwind's per-thread state is in use), or the table is full around the stack. */
+AT_EXPORT void at__stack_capture(unsigned kind, uint64_t actor)
+{
+    uint32_t id = 0;
+    if (!stack_self.busy) {
+        if (at__config.stack_every > 1 && stack_self.tick++ % at__config.stack_every)
+            return;
+        stack_self.busy = 1;
+        id = capture();
+        stack_self.busy = 0;
+    }
     at_record(stack_kind, actor, 0, id, kind, 0);
 }
 
