@@ -120,6 +120,20 @@ $(B)/tests/progs/%: tests/progs/%.c $(B)/librefrt.so $(B)/bench/libnop.so | $(DE
 	$(CC) $(CPPFLAGS) -Itests/rt $(CFLAGS) $(WARN) -pthread -o $@ $< $(B)/librefrt.so \
 		$(B)/bench/libnop.so -Wl,-rpath,'$$ORIGIN/../..' -Wl,-rpath,'$$ORIGIN/../../bench'
 
+# Call stacks (tests/e2e/stacks.sh): one library source built as a linked and a dlopen'd
+# library, and the program that sends through both.
+STACK_LIBS := $(B)/tests/stacks/libstacklinked.so $(B)/tests/stacks/libstackdl.so
+$(B)/tests/stacks/libstacklinked.so: tests/stacks/libsender.c $(B)/bench/libnop.so
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) $(WARN) -fPIC -shared -DSENDER=stacklinked_send -Wl,-soname,libstacklinked.so -o $@ $< $(B)/bench/libnop.so
+$(B)/tests/stacks/libstackdl.so: tests/stacks/libsender.c $(B)/bench/libnop.so
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) $(WARN) -fPIC -shared -DSENDER=stackdl_send -o $@ $< $(B)/bench/libnop.so
+$(B)/tests/progs/stacks: tests/progs/stacks.c $(STACK_LIBS)
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS) $(CFLAGS) $(WARN) -o $@ $< $(B)/tests/stacks/libstacklinked.so \
+		$(B)/bench/libnop.so -ldl -Wl,-rpath,'$$ORIGIN/../stacks' -Wl,-rpath,'$$ORIGIN/../../bench'
+
 # The benchmark's subjects: a no-op exported function, its caller, and a copy of the library
 # with a shim for it.
 BENCH := $(B)/bench/libnop.so $(B)/bench/hotpath $(B)/bench/libactortrace-bench.so \
@@ -137,6 +151,10 @@ $(B)/bench/libactortrace-bench.so: $(PRELOAD_SRC) $(COMMON_SRC) tests/bench/nop_
 $(B)/bench/libthreadcpu.so: tests/bench/threadcpu.c
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) $(WARN) -D_GNU_SOURCE -fPIC -shared -pthread -o $@ $< -ldl
+# Sends DEPTH frames down, for the cost of a captured stack (tests/bench/stacks.sh).
+BENCH += $(B)/bench/stackdepth
+$(B)/bench/stackdepth: tests/bench/stackdepth.c $(B)/bench/libnop.so
+	$(CC) $(CFLAGS) $(WARN) -o $@ $< $(B)/bench/libnop.so -Wl,-rpath,'$$ORIGIN'
 # CZMQ round trips per second, run untraced and traced.
 $(B)/bench/czmq_pingpong: tests/bench/czmq_pingpong.c | $(DEPS_OK)
 	@mkdir -p $(@D)

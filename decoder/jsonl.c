@@ -7,6 +7,7 @@
 #include "at_events.h"
 #include "decode.h"
 #include "output.h"
+#include "stacks.h"
 
 /* Room for everything but names: at most 13 keys and 9 numbers of 20 digits, with margin. */
 #define LINE_FIXED 512
@@ -65,8 +66,12 @@ static int jsonl_event(struct out *o, const struct decode *d, const struct merge
     const struct name *peer = ev->peer ? at__names_get(nm, AT_NAME_ACTOR, ev->peer) : NULL;
     const struct name *path = ev->path ? at__names_get(nm, AT_NAME_PATH, ev->path) : NULL;
     const struct name *kind = at__names_get(nm, AT_NAME_EVENT, ev->kind);
+    const char *stack;
+    size_t stack_len;
+    if (at__stacks_event(e, kind, &stack, &stack_len))
+        return 0;
     char *p = at__out_reserve(o, LINE_FIXED + bound(msg_name) + bound(actor) + bound(peer) +
-                                     bound(path) + bound(kind));
+                                     bound(path) + bound(kind) + stack_len);
     if (!p)
         return -ENOMEM;
     p = at__fmt_u64(AT_PUT(p, "{\"ts_ns\":"), e->ts_ns);
@@ -87,6 +92,8 @@ static int jsonl_event(struct out *o, const struct decode *d, const struct merge
         p = put_name(AT_PUT(p, ",\"msg_name\":"), msg_name, "name_", 5, ev->name);
     if (ev->path)
         p = put_name(AT_PUT(p, ",\"path\":"), path, "path_", 5, ev->path);
+    if (stack)
+        p = at__put(AT_PUT(p, ",\"stack\":"), stack, stack_len);
     if (e->recovered)
         p = AT_PUT(p, ",\"recovered\":true");
     at__out_commit(o, AT_PUT(p, "}\n"));

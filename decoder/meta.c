@@ -7,26 +7,14 @@
 #include <string.h>
 
 #include "at_codec.h"
+#include "body.h"
+#include "stacks.h"
 #include "trace.h"
-
-/* A cursor over one record body; reading past its end sets bad instead of failing each call. */
-struct body {
-    const uint8_t *p, *end;
-    bool bad;
-};
-
-static uint64_t num(struct body *b)
-{
-    uint64_t v = 0;
-    if (!b->bad && at_varint_get(&b->p, b->end, &v) < 0)
-        b->bad = true;
-    return b->bad ? 0 : v;
-}
 
 /* The enumerations (mode, space, reason) are varints like every other field. */
 static uint8_t small(struct body *b)
 {
-    uint64_t v = num(b);
+    uint64_t v = at__body_num(b);
     if (v > UINT8_MAX)
         b->bad = true;
     return (uint8_t)v;
@@ -34,7 +22,7 @@ static uint8_t small(struct body *b)
 
 static uint32_t num32(struct body *b)
 {
-    uint64_t v = num(b);
+    uint64_t v = at__body_num(b);
     if (v > UINT32_MAX)
         b->bad = true;
     return (uint32_t)v;
@@ -42,7 +30,7 @@ static uint32_t num32(struct body *b)
 
 static const uint8_t *str(struct body *b, size_t *len)
 {
-    uint64_t n = num(b);
+    uint64_t n = at__body_num(b);
     if (b->bad || n > (uint64_t)(b->end - b->p)) {
         b->bad = true;
         *len = 0;
@@ -82,9 +70,9 @@ static int on_process(struct trace *t, struct body *b)
 {
     /* One field per statement: the order of initialiser expressions is unspecified. */
     struct process p = {.known = true};
-    p.pid = num(b);
-    p.ppid = num(b);
-    p.block_slots = num(b);
+    p.pid = at__body_num(b);
+    p.ppid = at__body_num(b);
+    p.block_slots = at__body_num(b);
     p.mode = small(b);
     size_t exe_len, ring_len;
     const uint8_t *exe = str(b, &exe_len);
@@ -107,9 +95,9 @@ static int on_process(struct trace *t, struct body *b)
 static int on_clock(struct trace *t, struct body *b)
 {
     struct clock_sample s;
-    s.tsc = num(b);
-    s.mono_ns = num(b);
-    s.real_ns = num(b);
+    s.tsc = at__body_num(b);
+    s.mono_ns = at__body_num(b);
+    s.real_ns = at__body_num(b);
     if (b->bad)
         return -EINVAL;
     if (reserve((void **)&t->samples, &t->samples_cap, t->nsamples, sizeof s) < 0)
@@ -121,7 +109,7 @@ static int on_clock(struct trace *t, struct body *b)
 static int on_thread(struct trace *t, struct body *b)
 {
     uint32_t tid = num32(b);
-    uint64_t tsc = num(b);
+    uint64_t tsc = at__body_num(b);
     size_t len;
     const uint8_t *name = str(b, &len);
     if (b->bad)
@@ -141,7 +129,7 @@ static int on_thread(struct trace *t, struct body *b)
 static int on_thread_exit(struct trace *t, struct body *b)
 {
     uint32_t tid = num32(b);
-    uint64_t tsc = num(b);
+    uint64_t tsc = at__body_num(b);
     if (b->bad)
         return -EINVAL;
     struct thread *th = at__trace_thread(t, tid);
@@ -155,7 +143,7 @@ static int on_thread_exit(struct trace *t, struct body *b)
 static int on_name(struct trace *t, struct body *b)
 {
     uint8_t space = small(b);
-    uint64_t id = num(b);
+    uint64_t id = at__body_num(b);
     size_t len;
     const uint8_t *name = str(b, &len);
     if (b->bad)
@@ -168,9 +156,9 @@ static int on_lost(struct trace *t, struct body *b)
     struct lost l;
     l.tid = num32(b);
     l.reason = small(b);
-    l.count = num(b);
-    l.first_tsc = num(b);
-    l.last_tsc = num(b);
+    l.count = at__body_num(b);
+    l.first_tsc = at__body_num(b);
+    l.last_tsc = at__body_num(b);
     if (b->bad)
         return -EINVAL;
     if (reserve((void **)&t->lost, &t->lost_cap, t->nlost, sizeof l) < 0)
@@ -182,10 +170,10 @@ static int on_lost(struct trace *t, struct body *b)
 static int on_end(struct trace *t, struct body *b)
 {
     struct end_record e = {.seen = true};
-    e.events_written = num(b);
-    e.events_dropped = num(b);
-    e.threads = num(b);
-    e.blocks_written = num(b);
+    e.events_written = at__body_num(b);
+    e.events_dropped = at__body_num(b);
+    e.threads = at__body_num(b);
+    e.blocks_written = at__body_num(b);
     if (b->bad)
         return -EINVAL;
     t->end = e;
@@ -246,6 +234,9 @@ static int apply(struct trace *t, uint8_t type, struct body *b)
         return on_recovered(t, b);
     case AT_META_PATCH:
         return on_patch(t, b);
+    case AT_META_MODULE:
+    case AT_META_STACK:
+        return at__stacks_load(t, type, b);
     default:
         return 0;
     }

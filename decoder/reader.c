@@ -27,6 +27,7 @@
 
 #include "at_codec.h"
 #include "block.h"
+#include "stacks.h"
 #include "trace.h"
 
 _Static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__,
@@ -492,6 +493,7 @@ void at__trace_close(struct trace *t)
     }
     free(t->threads);
     at__idmap_free(&t->thread_index);
+    at__stacks_free(t->stacks);
     at__names_free(&t->names);
     at__clock_free(&t->clock);
     free(t->samples);

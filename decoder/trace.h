@@ -33,6 +33,13 @@ struct thread {
     struct frame_ref *frames; /* sorted by seq, then file offset */
     size_t nframes, frames_cap;
     uint64_t events, torn; /* sums over the frames' headers */
+    /* "stack" companions waiting for their event (stacks.c); signal handlers nest them */
+    struct pending_stack {
+        uint64_t actor;
+        uint32_t id; /* 0: the capture was skipped */
+        uint8_t kind;
+    } pending_stacks[4];
+    uint8_t npending_stacks;
 };
 
 struct lost {
@@ -105,6 +112,8 @@ struct trace {
     bool ring_read;    /* recovery read the ring file */
     bool ring_written; /* a RECOVERED record: tracedecode --recover wrote the ring's events in */
     size_t whole_end;  /* the end of the last whole frame: where a cut tail starts */
+
+    struct stack_table *stacks; /* MODULE and STACK records (stacks.c); NULL when none */
 };
 
 struct unpacker;

@@ -82,6 +82,13 @@ enum at_meta_type {
     AT_META_RECOVERED = 8,
     /* status (enum at_patch_status), string symbol, string object, string why (refused) */
     AT_META_PATCH = 9,
+    /* id, string path, string build_id (hex, "" when none): a loaded object stack frames
+     * point into (docs/STACKS.md) */
+    AT_META_MODULE = 10,
+    /* id, frames, then per frame: module id (0 = none), address (the ELF virtual address in
+     * the module; the raw pc when module is 0), string function ("" = unknown), offset into
+     * the function: a call stack, innermost frame first */
+    AT_META_STACK = 11,
 };
 
 /* What entry patching did to one function of one object (docs/PATCHING.md). */

@@ -78,6 +78,12 @@ AT_EXPORT extern __thread struct at_thread at__self __attribute__((tls_model("in
 AT_EXPORT void at__record_slow(unsigned kind, uint64_t actor, uint64_t peer, uint64_t msg,
                                uint32_t name, unsigned path);
 
+/* Call stacks (preload/stacks.c): bit k asks for a stack on events of kind k < 64
+ * (ACTORTRACE_STACKS). at__stack_capture records the stack's id as an event of the registered
+ * kind "stack" just before the event itself. */
+AT_EXPORT extern uint64_t at__stack_kinds;
+AT_EXPORT void at__stack_capture(unsigned kind, uint64_t actor);
+
 static inline uint64_t at__rdtsc(void)
 {
     uint32_t lo, hi;
@@ -124,6 +130,9 @@ static inline void at__fill(struct at_event *ev, unsigned kind, uint64_t actor, 
 static inline void at_record(unsigned kind, uint64_t actor, uint64_t peer, uint64_t msg,
                              uint32_t name, unsigned path)
 {
+    /* A kind not asked for costs this test of one bit (a constant in every shim). */
+    if (AT_UNLIKELY(kind < 64 && (at__stack_kinds >> kind & 1)))
+        at__stack_capture(kind, actor);
     struct at_thread *self = &at__self;
     uint32_t slot = 1;
     /* nest is up before the slot is taken and down after the commit ("memory": in that order

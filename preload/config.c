@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "at_events.h"
 #include "recorder.h"
 
 struct at_config at__config = {
@@ -14,6 +15,8 @@ struct at_config at__config = {
     .buffer_mb = 32,
     .mode = AT_MODE_DROP,
     .zstd_level = 1, /* the writer keeps up best; level 3 saves about 5% of the file */
+    .stack_depth = 16,
+    .stack_every = 1,
 };
 
 static int parse_uint(const char *name, const char *value, unsigned min, unsigned max,
@@ -84,12 +87,45 @@ static int is_known(const char *var)
 {
     static const char *const own[] = {
         "ACTORTRACE_OUT",  "ACTORTRACE_RING_DIR",   "ACTORTRACE_BLOCK_KB", "ACTORTRACE_BUFFER_MB",
-        "ACTORTRACE_MODE", "ACTORTRACE_ZSTD_LEVEL", "ACTORTRACE_GLIBC", "ACTORTRACE_PATCH"};
+        "ACTORTRACE_MODE", "ACTORTRACE_ZSTD_LEVEL", "ACTORTRACE_GLIBC", "ACTORTRACE_PATCH",
+        "ACTORTRACE_STACKS", "ACTORTRACE_STACK_DEPTH", "ACTORTRACE_STACK_EVERY"};
     size_t len = strcspn(var, "=");
     for (size_t i = 0; i < sizeof own / sizeof own[0]; i++)
         if (strlen(own[i]) == len && strncmp(var, own[i], len) == 0)
             return 1;
     return 0;
+}
+
+/* One name of ACTORTRACE_STACKS: a built-in event kind, or "all" for every one. */
+static uint64_t stack_kind_bits(const char *name, size_t len)
+{
+    static const char *const kinds[] = {
+#define AT_KIND_NAME(e, str) str,
+        AT_EVENT_LIST(AT_KIND_NAME)
+#undef AT_KIND_NAME
+    };
+    if (len == 3 && strncmp(name, "all", 3) == 0)
+        return ((1ull << AT_EV_BUILTIN_END) - 1) & ~1ull;
+    for (unsigned i = 0; i < sizeof kinds / sizeof kinds[0]; i++)
+        if (strlen(kinds[i]) == len && strncmp(name, kinds[i], len) == 0)
+            return 1ull << (i + 1);
+    at__warn("ACTORTRACE_STACKS: %.*s is not an event kind; ignored", (int)len, name);
+    return 0;
+}
+
+void at__config_stacks(void)
+{
+    const char *v = getenv("ACTORTRACE_STACKS");
+    for (; v && *v; v += *v == ',') {
+        size_t len = strcspn(v, ",");
+        if (len)
+            at__config.stack_kinds |= stack_kind_bits(v, len);
+        v += len;
+    }
+    if ((v = getenv("ACTORTRACE_STACK_DEPTH")))
+        parse_uint("ACTORTRACE_STACK_DEPTH", v, 1, AT_STACK_DEPTH_MAX, &at__config.stack_depth);
+    if ((v = getenv("ACTORTRACE_STACK_EVERY")))
+        parse_uint("ACTORTRACE_STACK_EVERY", v, 1, 1u << 30, &at__config.stack_every);
 }
 
 static void report_unknown(void)

@@ -131,6 +131,17 @@ long at__meta_take(uint8_t *out, uint32_t *count, uint64_t timeout_ns)
     return (long)len;
 }
 
+int at__meta_append_raw(const uint8_t *record, size_t len, uint64_t timeout_ns, int may_allocate)
+{
+    struct timespec until = at__monotonic_after(timeout_ns);
+    if (pthread_mutex_clocklock(&meta_mutex, CLOCK_MONOTONIC, &until) != 0)
+        return -ETIMEDOUT;
+    int err = may_allocate || pending.len + len <= pending.cap ? copy_record(&pending, record, len)
+                                                                : -ENOSPC;
+    pthread_mutex_unlock(&meta_mutex);
+    return err;
+}
+
 size_t at__meta_encode(uint8_t *out, unsigned type, const uint64_t *fields, unsigned n)
 {
     return encode(out, type, fields, n, NULL, 0);

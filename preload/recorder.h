@@ -26,12 +26,26 @@ struct at_config {
     unsigned buffer_mb;      /* ACTORTRACE_BUFFER_MB */
     unsigned mode;           /* ACTORTRACE_MODE: enum at_mode */
     int zstd_level;          /* ACTORTRACE_ZSTD_LEVEL */
+    uint64_t stack_kinds;    /* ACTORTRACE_STACKS: bit k captures a stack on kind k */
+    unsigned stack_depth;    /* ACTORTRACE_STACK_DEPTH: frames kept, at most AT_STACK_DEPTH_MAX */
+    unsigned stack_every;    /* ACTORTRACE_STACK_EVERY: 1 in N events of those kinds */
 };
 
 extern struct at_config at__config;
 
 /* Reads the environment into at__config; reports unknown or malformed variables on stderr. */
 void at__config_load(void);
+/* Reads the ACTORTRACE_STACK* variables into at__config (stacks.c calls it at load time). */
+void at__config_stacks(void);
+
+/* ---- stacks.c: call stacks on chosen event kinds ---- */
+
+#define AT_STACK_DEPTH_MAX 32
+/* The writer thread: symbolizes the stacks captured since the last call and queues their
+ * MODULE and STACK records. Never called on the recording path. While finishing (a thread
+ * stopped for good may hold malloc's lock) it allocates nothing: what does not fit the
+ * metadata queue's memory is left out. */
+void at__stacks_publish(int finishing);
 
 /* ---- tracefile.c ---- */
 
@@ -195,6 +209,10 @@ long at__meta_take(uint8_t *out, uint32_t *count, uint64_t timeout_ns);
 /* Encodes a record of `n` numbers at out (room for 1 + (n + 1) * AT_VARINT_MAX bytes); returns
  * its length. No lock, no allocation. */
 size_t at__meta_encode(uint8_t *out, unsigned type, const uint64_t *fields, unsigned n);
+/* Queues one record encoded by the caller (type byte, length, body), waiting at most
+ * timeout_ns for the lock; without may_allocate, only into the queue's memory as it is.
+ * Returns 0 or a negative errno. */
+int at__meta_append_raw(const uint8_t *record, size_t len, uint64_t timeout_ns, int may_allocate);
 void at__meta_lock(void);
 void at__meta_unlock(void);
 /* In a forked child: the parent's pending records are the parent's to write; the names

@@ -233,6 +233,7 @@ static int write_meta_frame(const uint8_t *records, size_t len, uint32_t count)
 static int write_meta(void)
 {
     uint32_t count;
+    at__stacks_publish(w.finishing); /* the stacks new since the last frame, symbolized */
     long len = at__meta_take(w.meta, &count, w.finishing ? END_LOCK_WAIT_NS : META_LOCK_WAIT_NS);
     if (len < 0)
         len = count = 0;

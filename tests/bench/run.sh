@@ -224,3 +224,4 @@ rm -f "$TMP/sink.trace"
 
 sh tests/bench/startup.sh
 . tests/bench/patch.sh
+. tests/bench/stacks.sh

@@ -31,7 +31,10 @@ seed() { # seed PROGRAM ARGS...: a trace of the example, and the same stored raw
 }
 seed pingpong 40
 seed ring 4 20
+# with call stacks on every send and spawn: STACK and MODULE records for the fuzzer to mutate
+export ACTORTRACE_STACKS=send,spawn
 seed fanout 2 50
+unset ACTORTRACE_STACKS
 
 size=$(stat -c %s "$seeds/ring")
 head -c $((size * 2 / 3)) "$seeds/ring" >"$seeds/cut"

@@ -1,0 +1,107 @@
+#!/bin/sh
+# Call stacks (ACTORTRACE_STACKS, docs/STACKS.md): tests/progs/stacks sends from known call
+# chains (a static function, a linked library, a dlopen'd library, a signal handler); the
+# decoded stacks name those functions in order, innermost first. Sampling keeps 1 in N, depth
+# cuts, a stripped program decodes to module + offset, and decoding needs no binary.
+. "$(dirname "$0")/../lib.sh"
+PROG="$B/tests/progs/stacks"
+DL="$B/tests/stacks/libstackdl.so"
+
+run() { # run NAME ROUNDS ENV-ARGS...: trace the program, decode with the sanitized decoder
+    name=$1 rounds=$2
+    shift 2
+    traced_nop "$TMP/$name.trace" env "$@" "$PROG" "$rounds" "$DL" >"$TMP/$name.out" 2>"$TMP/$name.err"
+    check "$name: runs traced" [ $? -eq 0 ]
+    check "$name: nothing on stderr" [ ! -s "$TMP/$name.err" ]
+    "$ASAN_DECODE" -o "$TMP/$name.jsonl" "$TMP/$name.trace" 2>"$TMP/$name.decode.err"
+    check "$name: decodes cleanly" [ $? -eq 0 ]
+}
+
+# frames JSONL ACTOR N: the first N frames of the first stack of the actor's sends, one a line,
+# with the offsets left out ("inner_send (stacks)")
+frames() {
+    jq -c --argjson a "$2" 'select(.event == "send" and .actor == $a and .stack) | .stack' "$1" |
+        head -n 1 | jq -r --argjson n "$3" '.[:$n][]' | sed 's/+0x[0-9a-f]* / /' | tr '\n' ' '
+}
+with_stack() { # with_stack JSONL: sends that carry a stack
+    jq -c 'select(.event == "send" and .stack)' "$1" | wc -l
+}
+
+run off 3 -u ACTORTRACE_STACKS
+equal "off: no stack without ACTORTRACE_STACKS" "$(with_stack "$TMP/off.jsonl")" 0
+equal "off: the sends" "$(kind_count "$TMP/off.jsonl" send)" 6
+
+run on 20 ACTORTRACE_STACKS=send
+j="$TMP/on.jsonl"
+equal "on: every send, and nothing else" "$(kind_count "$j" send)" 23
+equal "on: every send has a stack" "$(with_stack "$j")" 23
+equal "on: no companion event shows" "$(grep -c '"event":"stack"' "$j")" 0
+equal "on: static and exported functions of the program, in order" "$(frames "$j" 1 4)" \
+    "inner_send (stacks) middle_send (stacks) outer_send (stacks) main (stacks) "
+equal "on: a linked library's static and exported functions" "$(frames "$j" 2 3)" \
+    "lib_inner (libstacklinked.so) stacklinked_send (libstacklinked.so) main (stacks) "
+equal "on: a dlopen'd library's functions" "$(frames "$j" 3 3)" \
+    "lib_inner (libstackdl.so) stackdl_send (libstackdl.so) main (stacks) "
+equal "on: captured in a signal handler" "$(frames "$j" 4 1)" "on_signal (stacks) "
+check "on: the handler's stack reaches main through raise" \
+    sh -c "jq -r 'select(.actor == 4) | .stack[]' '$j' | grep -q '^main+0x'"
+equal "on: one stack per call chain (deduplicated)" \
+    "$(jq -c 'select(.stack) | .stack' "$j" | sort -u | wc -l)" 4
+
+run every 100 ACTORTRACE_STACKS=send ACTORTRACE_STACK_EVERY=4
+# 103 sends on one thread: the 1st, 5th, ... carry a stack
+equal "every 4: the share of sends with a stack" "$(with_stack "$TMP/every.jsonl")" 26
+equal "every 4: every send recorded" "$(kind_count "$TMP/every.jsonl" send)" 103
+
+run depth 3 ACTORTRACE_STACKS=all ACTORTRACE_STACK_DEPTH=2
+equal "depth 2: two frames" "$(frames "$TMP/depth.jsonl" 1 9)" "inner_send (stacks) middle_send (stacks) "
+
+run spawn 3 ACTORTRACE_STACKS=spawn
+equal "spawn only: sends have none" "$(with_stack "$TMP/spawn.jsonl")" 0
+
+ACTORTRACE_STACKS=send,bogus traced_nop "$TMP/bad.trace" "$PROG" 1 "$DL" >/dev/null 2>"$TMP/bad.err"
+check "an unknown kind is reported" grep -q 'ACTORTRACE_STACKS: bogus is not an event kind' "$TMP/bad.err"
+
+# A stripped copy, removed before decoding: the program's frames are module + offset, the
+# libraries' still named, from what the trace holds alone.
+mkdir -p "$TMP/bin"
+cp "$PROG" "$TMP/bin/stacks"
+strip --strip-all "$TMP/bin/stacks"
+ACTORTRACE_STACKS=send LD_LIBRARY_PATH="$B/tests/stacks:$B/bench" \
+    traced_nop "$TMP/stripped.trace" "$TMP/bin/stacks" 1 "$DL" >/dev/null 2>&1
+rm -rf "$TMP/bin"
+"$DECODE" -o "$TMP/stripped.jsonl" "$TMP/stripped.trace"
+check "stripped: decodes" [ $? -eq 0 ]
+equal "stripped: the program's frames are offsets in it" \
+    "$(jq -r 'select(.actor == 1) | .stack[0:4][]' "$TMP/stripped.jsonl" |
+        grep -cE '^0x[0-9a-f]+ \(stacks\)$')" 4
+equal "stripped: the library's frames keep their names" "$(frames "$TMP/stripped.jsonl" 2 2)" \
+    "lib_inner (libstacklinked.so) stacklinked_send (libstacklinked.so) "
+
+# A SIGALRM storm while chain 1 sends: a handler that interrupts a capture on its thread skips
+# its own ("stack":null, "stack_skipped":true); every other send keeps its stack, the one the
+# handler interrupted included.
+traced_nop "$TMP/storm.trace" env ACTORTRACE_STACKS=send "$PROG" 5000 "$DL" storm >/dev/null 2>&1
+"$ASAN_DECODE" -o "$TMP/storm.jsonl" "$TMP/storm.trace"
+check "storm: decodes cleanly" [ $? -eq 0 ]
+s="$TMP/storm.jsonl"
+echo "# storm: $(jq -c 'select(.actor == 5)' "$s" | wc -l) handler sends, $(grep -c stack_skipped "$s") skipped"
+equal "storm: every send has a stack or says it was skipped" \
+    "$(jq -c 'select(.event == "send" and (has("stack") | not))' "$s" | wc -l)" 0
+equal "storm: only handlers skip" \
+    "$(jq -c 'select(.stack_skipped and .actor != 5)' "$s" | wc -l)" 0
+equal "storm: chain 1 keeps its stacks" \
+    "$(jq -c 'select(.actor == 1 and .stack[0] != null and (.stack[0] | startswith("inner_send+")))' "$s" | wc -l)" 5000
+equal "storm: the handler's own stacks name it" \
+    "$(jq -c 'select(.actor == 5 and .stack != null and (.stack[0] | startswith("on_alarm+") | not))' "$s" | wc -l)" 0
+
+# A forked child's trace names the stacks it uses, the ones captured before the fork included.
+mkdir -p "$TMP/fork"
+ACTORTRACE_STACKS=send traced_nop "$TMP/fork/t-%p.trace" "$B/tests/progs/forker" fork 5 >/dev/null 2>&1
+for f in "$TMP"/fork/t-*.trace; do
+    "$DECODE" "$f" >"$f.jsonl" 2>/dev/null
+    equal "fork: every send of $(basename "$f") has a named stack" \
+        "$(jq -c 'select(.event == "send" and (.stack[0] // "" | test("^[a-z_]+\\+0x")))' "$f.jsonl" | wc -l)" \
+        "$(kind_count "$f.jsonl" send)"
+done
+equal "fork: two traces" "$(ls "$TMP"/fork/t-*.trace | wc -l)" 2
