@@ -182,7 +182,7 @@ static int on_end(struct trace *t, struct body *b)
 
 static int on_recovered(struct trace *t, struct body *b)
 {
-    num(b);
+    at__body_num(b);
     if (b->bad)
         return -EINVAL;
     t->ring_written = true;
