@@ -7,6 +7,7 @@
 #include "at_events.h"
 #include "decode.h"
 #include "output.h"
+#include "sockets.h"
 
 /* Room for everything but names: at most 13 keys and 9 numbers of 20 digits, with margin. */
 #define LINE_FIXED 512
@@ -75,7 +76,8 @@ static int jsonl_event(struct out *o, const struct decode *d, const struct merge
         p = at__fmt_u64(AT_PUT(p, ",\"pid\":"), e->trace->process.pid);
     p = at__fmt_u64(AT_PUT(p, ",\"tid\":"), e->thread->tid);
     p = put_kind(AT_PUT(p, ",\"event\":"), ev->kind, kind);
-    p = at__fmt_u64(AT_PUT(p, ",\"actor\":"), ev->actor);
+    if (ev->actor || ev->kind != AT_EV_SEND) /* a send's unknown receiver is left out */
+        p = at__fmt_u64(AT_PUT(p, ",\"actor\":"), ev->actor);
     if (actor)
         p = at__fmt_json_str(AT_PUT(p, ",\"actor_name\":"), actor->s, actor->len);
     if (ev->peer)
@@ -86,6 +88,7 @@ static int jsonl_event(struct out *o, const struct decode *d, const struct merge
         p = put_name(AT_PUT(p, ",\"msg_name\":"), msg_name, "name_", 5, ev->name);
     if (ev->path)
         p = put_name(AT_PUT(p, ",\"path\":"), path, "path_", 5, ev->path);
+    p = at__sockets_json(p, d);
     if (e->recovered)
         p = AT_PUT(p, ",\"recovered\":true");
     at__out_commit(o, AT_PUT(p, "}\n"));

@@ -1,0 +1,214 @@
+/* Messages on ordinary sockets (not actor pipes), for tests/e2e/zmq.sh: the last line printed
+ * is what the program did, {"ground_truth":{...}}.
+ * Usage:
+ *   sockets inproc N      between CZMQ actors over inproc: PUSH/PULL (N messages, "JOB" and
+ *                         "TASK" in turn), PAIR (N "PING" one way, N "PONG" back), DEALER/ROUTER
+ *                         (N "REQ", each answered by a "REP" through the routing id), PUB/SUB
+ *                         (N "NEWS" then one "END" to two subscribers)
+ *   sockets server FILE N a ROUTER bound to tcp://127.0.0.1 on an ephemeral port, written to
+ *                         FILE; answers N "REQ" with "REP"
+ *   sockets client PORT N a DEALER connected to that port: N "REQ", each waiting for its "REP" */
+#include <czmq.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static long n;
+static atomic_long pushed, pulled, pings, pongs, requests, replies, news, ends, heard[2];
+
+/* Each actor does its part, tells main DONE, and waits for zactor_destroy's $TERM. */
+static void finish(zsock_t *pipe)
+{
+    zstr_send(pipe, "DONE");
+    free(zstr_recv(pipe));
+}
+
+static void pull_task(zsock_t *pipe, void *args)
+{
+    (void)args;
+    zsock_t *pull = zsock_new_pull("@inproc://jobs");
+    zsock_signal(pipe, 0);
+    for (long i = 0; i < n; i++, pulled++)
+        free(zstr_recv(pull));
+    zsock_destroy(&pull);
+    finish(pipe);
+}
+
+static void push_task(zsock_t *pipe, void *args)
+{
+    (void)args;
+    zsock_t *push = zsock_new_push(">inproc://jobs");
+    zsock_signal(pipe, 0);
+    for (long i = 0; i < n; i++, pushed++)
+        zstr_send(push, i % 2 ? "TASK" : "JOB");
+    finish(pipe);
+    zsock_destroy(&push);
+}
+
+static void pair_a_task(zsock_t *pipe, void *args)
+{
+    (void)args;
+    zsock_t *pair = zsock_new_pair("@inproc://pair");
+    zsock_signal(pipe, 0);
+    for (long i = 0; i < n; i++, pings++)
+        zstr_send(pair, "PING");
+    for (long i = 0; i < n; i++)
+        free(zstr_recv(pair));
+    finish(pipe);
+    zsock_destroy(&pair);
+}
+
+static void pair_b_task(zsock_t *pipe, void *args)
+{
+    (void)args;
+    zsock_t *pair = zsock_new_pair(">inproc://pair");
+    zsock_signal(pipe, 0);
+    for (long i = 0; i < n; i++, pongs++) {
+        free(zstr_recv(pair));
+        zstr_send(pair, "PONG");
+    }
+    finish(pipe);
+    zsock_destroy(&pair);
+}
+
+/* Answers each request with a reply through the routing id it came with. */
+static void serve(zsock_t *router, long count)
+{
+    for (long i = 0; i < count; i++, replies++) {
+        zmsg_t *msg = zmsg_recv(router);
+        zframe_t *id = zmsg_pop(msg);
+        zmsg_destroy(&msg);
+        zmsg_t *reply = zmsg_new();
+        zmsg_append(reply, &id);
+        zmsg_addstr(reply, "REP");
+        zmsg_send(&reply, router);
+    }
+}
+
+static void request(zsock_t *dealer, long count)
+{
+    for (long i = 0; i < count; i++, requests++) {
+        zstr_send(dealer, "REQ");
+        free(zstr_recv(dealer));
+    }
+}
+
+static void router_task(zsock_t *pipe, void *args)
+{
+    (void)args;
+    zsock_t *router = zsock_new_router("@inproc://router");
+    zsock_signal(pipe, 0);
+    serve(router, n);
+    finish(pipe);
+    zsock_destroy(&router);
+}
+
+static void dealer_task(zsock_t *pipe, void *args)
+{
+    (void)args;
+    zsock_t *dealer = zsock_new_dealer(">inproc://router");
+    zsock_signal(pipe, 0);
+    request(dealer, n);
+    finish(pipe);
+    zsock_destroy(&dealer);
+}
+
+static void pub_task(zsock_t *pipe, void *args)
+{
+    (void)args;
+    zsock_t *pub = zsock_new_pub("@inproc://news");
+    zsock_signal(pipe, 0);
+    free(zstr_recv(pipe)); /* GO: both subscribers are connected */
+    for (long i = 0; i < n; i++, news++)
+        zstr_send(pub, "NEWS");
+    zstr_send(pub, "END");
+    ends++;
+    finish(pipe);
+    zsock_destroy(&pub);
+}
+
+static void sub_task(zsock_t *pipe, void *args)
+{
+    atomic_long *count = args;
+    zsock_t *sub = zsock_new_sub(">inproc://news", "");
+    zsock_signal(pipe, 0);
+    for (char *text; (text = zstr_recv(sub)) && strcmp(text, "END") != 0; (*count)++)
+        free(text);
+    finish(pipe);
+    zsock_destroy(&sub);
+}
+
+/* Starts the actors (each binds or connects before zactor_new returns), waits for each DONE. */
+static void run_actors(zactor_fn *const tasks[], void *const args[], int count, int go)
+{
+    zactor_t *actors[8];
+    for (int i = 0; i < count; i++)
+        actors[i] = zactor_new(tasks[i], args[i]);
+    if (go >= 0) {
+        zclock_sleep(200); /* subscriptions reach the publisher before it publishes */
+        zstr_send(actors[go], "GO");
+    }
+    for (int i = 0; i < count; i++)
+        free(zstr_recv(actors[i]));
+    for (int i = 0; i < count; i++)
+        zactor_destroy(&actors[i]);
+}
+
+static void run_inproc(void)
+{
+    run_actors((zactor_fn *const[]){pull_task, push_task}, (void *const[]){NULL, NULL}, 2, -1);
+    run_actors((zactor_fn *const[]){pair_a_task, pair_b_task}, (void *const[]){NULL, NULL}, 2,
+               -1);
+    run_actors((zactor_fn *const[]){router_task, dealer_task}, (void *const[]){NULL, NULL}, 2,
+               -1);
+    run_actors((zactor_fn *const[]){sub_task, sub_task, pub_task},
+               (void *const[]){&heard[0], &heard[1], NULL}, 3, 2);
+    printf("{\"ground_truth\":{\"push\":%ld,\"pull\":%ld,\"ping\":%ld,\"pong\":%ld,\"req\":%ld,"
+           "\"rep\":%ld,\"news\":%ld,\"end\":%ld,\"heard\":[%ld,%ld]}}\n",
+           (long)pushed, (long)pulled, (long)pings, (long)pongs, (long)requests, (long)replies,
+           (long)news, (long)ends, (long)heard[0], (long)heard[1]);
+}
+
+static int run_server(const char *port_file)
+{
+    zsock_t *router = zsock_new(ZMQ_ROUTER);
+    int port = zsock_bind(router, "tcp://127.0.0.1:*");
+    FILE *f = fopen(port_file, "w");
+    if (port < 0 || !f)
+        return 1;
+    fprintf(f, "%d\n", port);
+    fclose(f);
+    serve(router, n);
+    zclock_sleep(100); /* the last reply leaves before the socket closes */
+    zsock_destroy(&router);
+    printf("{\"ground_truth\":{\"rep\":%ld}}\n", (long)replies);
+    return 0;
+}
+
+static int run_client(const char *port)
+{
+    zsock_t *dealer = zsock_new_dealer(NULL);
+    if (zsock_connect(dealer, "tcp://127.0.0.1:%s", port) != 0)
+        return 1;
+    request(dealer, n);
+    zsock_destroy(&dealer);
+    printf("{\"ground_truth\":{\"req\":%ld}}\n", (long)requests);
+    return 0;
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 3 || (strcmp(argv[1], "inproc") != 0 && argc < 4)) {
+        fprintf(stderr, "usage: sockets inproc N | server FILE N | client PORT N\n");
+        return 2;
+    }
+    n = atol(argv[argc - 1]);
+    if (strcmp(argv[1], "inproc") == 0) {
+        run_inproc();
+        return 0;
+    }
+    if (strcmp(argv[1], "server") == 0)
+        return run_server(argv[2]);
+    return run_client(argv[2]);
+}
