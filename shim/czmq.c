@@ -861,10 +861,12 @@ static unsigned type_path(int type)
     return known ? at_path_register(socket_types[type]) : 0;
 }
 
+/* Recorded even before the recorder started (at_enabled() is 0 until a process's first event):
+ * this event starts it, so the messages on the socket, which follow, have fingerprints. */
 static void record_endpoint(enum label kind, void *socket, const char *endpoint)
 {
     struct end *end = track(socket);
-    if (!end || !end->number || !at_enabled())
+    if (!end || !end->number)
         return;
     AT_RESOLVE(real_zmq_getsockopt, "zmq_getsockopt");
     char bound[256];

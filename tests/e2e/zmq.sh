@@ -1,0 +1,104 @@
+#!/bin/sh
+# Messages on ordinary ZeroMQ sockets (not actor pipes), traced through shim/czmq.c and matched
+# by tracedecode (decoder/sockets.c): between CZMQ actors over inproc (PUSH/PULL, PAIR,
+# DEALER/ROUTER, PUB/SUB with two subscribers), and between two processes over tcp, traced
+# into two files and decoded together. Every send must name its receiver and share its message
+# id with its recv (each subscriber's, for PUB/SUB), between the actors that bound and
+# connected the endpoint, in the counts the programs report.
+. "$(dirname "$0")/../lib.sh"
+P="$B/tests/czmq/sockets"
+N=500
+
+jqe() { # jqe ARGS...: jq -n -e, its output dropped: a check of its exit status
+    jq -n -e "$@" >/dev/null
+}
+
+named() { # named JSONL EVENT MSG_NAME: socket events of that kind and name
+    jq -c --arg e "$2" --arg n "$3" 'select(.socket and .event == $e and .msg_name == $n)' "$1" |
+        wc -l
+}
+
+# ---- inproc, between actors -------------------------------------------------------------
+"$P" inproc "$N" >"$TMP/plain.out" 2>&1
+check "inproc: runs untraced" [ $? -eq 0 ]
+traced "$TMP/in.trace" "$P" inproc "$N" >"$TMP/in.out" 2>"$TMP/in.err"
+check "inproc: runs traced" [ $? -eq 0 ]
+check "inproc: tracer printed nothing on stderr" [ ! -s "$TMP/in.err" ]
+check "inproc: output unchanged by tracing" cmp -s "$TMP/plain.out" "$TMP/in.out"
+"$ASAN_DECODE" -o "$TMP/in.jsonl" "$TMP/in.trace"
+check "inproc: decodes cleanly (ASan)" [ $? -eq 0 ]
+j="$TMP/in.jsonl"
+o="$TMP/in.out"
+
+equal "inproc: JOB and TASK sends = pushed" \
+    $(($(named "$j" send JOB) + $(named "$j" send TASK))) "$(truth "$o" push)"
+equal "inproc: JOB and TASK recvs = pulled" \
+    $(($(named "$j" recv JOB) + $(named "$j" recv TASK))) "$(truth "$o" pull)"
+for pair in PING:ping PONG:pong REQ:req REP:rep NEWS:news END:end; do
+    equal "inproc: ${pair%%:*} sends = ground truth" "$(named "$j" send "${pair%%:*}")" \
+        "$(truth "$o" "${pair#*:}")"
+done
+for pair in PING:ping PONG:pong REQ:req REP:rep; do
+    equal "inproc: ${pair%%:*} recvs = ground truth" "$(named "$j" recv "${pair%%:*}")" \
+        "$(truth "$o" "${pair#*:}")"
+done
+equal "inproc: NEWS recvs = what both subscribers heard" "$(named "$j" recv NEWS)" \
+    "$(jq -r '.ground_truth.heard | add' "$o" | tail -n 1)"
+equal "inproc: END recvs, one per subscriber" "$(named "$j" recv END)" 2
+equal "inproc: binds" "$(kind_count "$j" zmq_bind)" 4
+equal "inproc: connects" "$(kind_count "$j" zmq_connect)" 5
+
+check "inproc: every socket send names its receiver, every recv its sender, both a msg" \
+    jqe '[inputs | select(.socket and (.event == "send" or .event == "recv"))]
+        | all(.msg != null and .msg < 4294967296 and .sender != null and .actor != null)' "$j"
+
+# One send per id; its recvs (two for PUB/SUB, else one) later, with its name and sender; the
+# send's receiver is its recv's actor (one of them for PUB/SUB).
+check "inproc: each id is one send and its recvs, later, between the same actors" \
+    jqe '[inputs | select(.socket and (.event == "send" or .event == "recv"))] | group_by(.msg)
+        | all((map(select(.event == "send")) | length) == 1
+              and (.[0].msg_name as $n | length == (if $n == "NEWS" or $n == "END" then 3 else 2 end))
+              and (map(select(.event == "send"))[0] as $s | map(select(.event == "recv"))
+                   | all(.ts_ns >= $s.ts_ns and .sender == $s.sender and .msg_name == $s.msg_name)
+                     and any(.actor == $s.actor)))' "$j"
+
+# The receiver is the actor that bound or connected the other end of the endpoint.
+check "inproc: each message goes from the actor at one end of its endpoint to the other's" \
+    jqe '[inputs] | (map(select(.event == "zmq_bind" or .event == "zmq_connect"))
+          | map({key: (.socket | tostring), value: {actor, ep: .msg_name}}) | from_entries) as $s
+        | map(select(.socket and .event == "recv"))
+        | all(. as $r | $s[.socket | tostring] as $me | .actor == $me.actor
+              and any($s[]; .ep == $me.ep and .actor == $r.sender))' "$j"
+
+check "inproc: PUB/SUB fan-out: every NEWS send reaches both subscribers" \
+    jqe '[inputs | select(.socket and .msg_name == "NEWS")] | group_by(.msg)
+        | all(map(select(.event == "recv") | .actor) | unique | length == 2)' "$j"
+
+# ---- tcp, two processes traced into two files ------------------------------------------
+traced "$TMP/server.trace" "$P" server "$TMP/port" "$N" >"$TMP/server.out" 2>&1 &
+server=$!
+for _ in $(seq 100); do [ -s "$TMP/port" ] && break; sleep 0.1; done
+traced "$TMP/client.trace" "$P" client "$(cat "$TMP/port")" "$N" >"$TMP/client.out" 2>&1
+check "tcp: client runs traced" [ $? -eq 0 ]
+wait "$server"
+check "tcp: server runs traced" [ $? -eq 0 ]
+"$ASAN_DECODE" -o "$TMP/tcp.jsonl" "$TMP/client.trace" "$TMP/server.trace"
+check "tcp: the two traces decode together cleanly (ASan)" [ $? -eq 0 ]
+j="$TMP/tcp.jsonl"
+cpid=$(jq -r 'select(.event == "zmq_connect") | .pid' "$j")
+spid=$(jq -r 'select(.event == "zmq_bind") | .pid' "$j")
+check "tcp: the client connected and the server bound, in two processes" \
+    [ -n "$cpid" ] && [ -n "$spid" ] && [ "$cpid" != "$spid" ]
+equal "tcp: REQ sends = ground truth" "$(named "$j" send REQ)" "$(truth "$TMP/client.out" req)"
+equal "tcp: REQ recvs = ground truth" "$(named "$j" recv REQ)" "$(truth "$TMP/client.out" req)"
+equal "tcp: REP sends = ground truth" "$(named "$j" send REP)" "$(truth "$TMP/server.out" rep)"
+equal "tcp: REP recvs = ground truth" "$(named "$j" recv REP)" "$(truth "$TMP/server.out" rep)"
+check "tcp: every message crosses the processes: sent in one, received in the other" \
+    jqe --argjson c "$cpid" --argjson s "$spid" '[inputs | select(.socket and (.event == "send" or .event == "recv"))]
+        | all(if .event == "send" then .actor_pid == (if .pid == $c then $s else $c end) and .actor != null
+              else .sender_pid == (if .pid == $c then $s else $c end) and .sender != null end)' "$j"
+check "tcp: each id is one send and one recv, in different processes, latency positive" \
+    jqe '[inputs | select(.socket and (.event == "send" or .event == "recv"))] | group_by(.msg)
+        | all(length == 2 and (sort_by(.event) | .[0].event == "recv" and .[1].event == "send"
+              and .[0].pid != .[1].pid and .[0].ts_ns > .[1].ts_ns
+              and .[0].sender == .[1].sender and .[0].actor == .[1].actor))' "$j"
