@@ -380,6 +380,9 @@ struct end {
      * carries before the one its peer sees first: 1 on a ROUTER (the routing id), else 0. */
     uint32_t number, lead;
     uint32_t send_frames, recv_frames; /* frames of the current message passed so far */
+    /* The current message's envelope delimiter (an empty frame followed by more) was passed:
+     * REQ and REP add and remove it out of sight, so both ends record the frame after it. */
+    uint8_t send_delimited, recv_delimited;
     /* recent[seq % RECENT] = seq << 32 | name id, stored (relaxed) before the message goes to
      * libzmq, whose hand-over orders it before the receive: the receiver takes the name from
      * here when seq matches, and reads the frame only when it fell further behind. */
@@ -628,11 +631,28 @@ static uint64_t fingerprint(const struct end *end, struct frame *frame)
     return FINGERPRINT | (uint64_t)(end->number & SOCKET_MASK) << 40 | bounded << 24 | hash >> 40;
 }
 
-/* Before a frame goes to libzmq: records send if it starts a message (after the routing id
- * on a ROUTER), and returns the name it recorded (0 for another frame). */
-static uint32_t send_begin(struct end *end, struct frame *frame)
+/* Whether an ordinary socket's message starts at this frame (the first, after the routing
+ * id on a ROUTER and after an envelope delimiter), counting a delimiter as it passes. */
+static int starts(struct end *end, uint32_t frames, uint8_t *delimited, struct frame *frame,
+                  int more)
 {
-    if (end && end->send_frames != end->lead)
+    if (frames != end->lead + *delimited)
+        return 0;
+    if (!end->number)
+        return 1;
+    load(frame);
+    if (frame->size == 0 && more && !*delimited) {
+        *delimited = 1;
+        return 0;
+    }
+    return 1;
+}
+
+/* Before a frame goes to libzmq: records send if it starts a message (see starts()), and
+ * returns the name it recorded (0 for another frame). */
+static uint32_t send_begin(struct end *end, struct frame *frame, int more)
+{
+    if (end && !starts(end, end->send_frames, &end->send_delimited, frame, more))
         return 0;
     uint64_t sender = self_actor();
     uint32_t name = frame_name(frame);
@@ -658,6 +678,7 @@ static void send_end(struct end *end, uint32_t name, int result, int flags)
     } else if (end) {
         end->send_more = (flags & ZMQ_SNDMORE) != 0;
         end->send_frames = end->send_more ? end->send_frames + 1 : 0;
+        end->send_delimited &= end->send_more;
         end->sent += !end->send_more;
     }
 }
@@ -674,7 +695,7 @@ static uint32_t sent_name(const struct end *end)
 
 static void received(struct end *end, struct frame *frame, int more)
 {
-    if (!end || end->recv_frames == end->lead) {
+    if (!end || starts(end, end->recv_frames, &end->recv_delimited, frame, more)) {
         uint64_t receiver = self_actor();
         uint32_t name = sent_name(end);
         set_owner(end, receiver);
@@ -687,6 +708,7 @@ static void received(struct end *end, struct frame *frame, int more)
     if (end) {
         end->recv_more = more != 0;
         end->recv_frames = more ? end->recv_frames + 1 : 0;
+        end->recv_delimited &= more != 0;
         end->received += !more;
     }
 }
@@ -695,7 +717,7 @@ AT_EXPORT int zmq_msg_send(zmq_msg_t *msg, void *socket, int flags)
 {
     AT_RESOLVE(real_zmq_msg_send, "zmq_msg_send");
     struct end *end = track(socket);
-    uint32_t name = send_begin(end, &(struct frame){msg, NULL, 0});
+    uint32_t name = send_begin(end, &(struct frame){msg, NULL, 0}, flags & ZMQ_SNDMORE);
     int result = real_zmq_msg_send(msg, socket, flags);
     send_end(end, name, result, flags);
     return result;
@@ -706,7 +728,7 @@ static int send_buffer(int (*real)(void *, const void *, size_t, int), void *soc
                        const void *buf, size_t len, int flags)
 {
     struct end *end = track(socket);
-    uint32_t name = send_begin(end, &(struct frame){NULL, buf, len});
+    uint32_t name = send_begin(end, &(struct frame){NULL, buf, len}, flags & ZMQ_SNDMORE);
     int result = real(socket, buf, len, flags);
     send_end(end, name, result, flags);
     return result;
@@ -739,7 +761,7 @@ AT_EXPORT int zmq_sendiov(void *socket, struct iovec *iov, size_t count, int fla
         return result;
     }
     struct end *end = track(socket);
-    uint32_t name = send_begin(end, &(struct frame){NULL, iov[0].iov_base, iov[0].iov_len});
+    uint32_t name = send_begin(end, &(struct frame){NULL, iov[0].iov_base, iov[0].iov_len}, 0);
     int result = real_zmq_sendiov(socket, iov, count, flags);
     send_end(end, name, result, flags & ~ZMQ_SNDMORE);
     return result;

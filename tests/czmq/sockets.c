@@ -3,7 +3,8 @@
  * Usage:
  *   sockets inproc N      between CZMQ actors over inproc: PUSH/PULL (N messages, "JOB" and
  *                         "TASK" in turn), PAIR (N "PING" one way, N "PONG" back), DEALER/ROUTER
- *                         (N "REQ", each answered by a "REP" through the routing id), PUB/SUB
+ *                         (N "REQ", each answered by a "REP" through the routing id; again
+ *                         from a REQ socket, whose envelope has a delimiter), PUB/SUB
  *                         (N "NEWS" then one "END" to two subscribers)
  *   sockets server FILE N a ROUTER bound to tcp://127.0.0.1 on an ephemeral port, written to
  *                         FILE; answers N "REQ" with "REP"
@@ -72,17 +73,17 @@ static void pair_b_task(zsock_t *pipe, void *args)
     zsock_destroy(&pair);
 }
 
-/* Answers each request with a reply through the routing id it came with. */
+/* Answers each request with a reply through the envelope it came with (the routing id, and
+ * a REQ socket's empty delimiter). */
 static void serve(zsock_t *router, long count)
 {
     for (long i = 0; i < count; i++, replies++) {
         zmsg_t *msg = zmsg_recv(router);
-        zframe_t *id = zmsg_pop(msg);
-        zmsg_destroy(&msg);
-        zmsg_t *reply = zmsg_new();
-        zmsg_append(reply, &id);
-        zmsg_addstr(reply, "REP");
-        zmsg_send(&reply, router);
+        zframe_t *request = zmsg_last(msg);
+        zmsg_remove(msg, request);
+        zframe_destroy(&request);
+        zmsg_addstr(msg, "REP");
+        zmsg_send(&msg, router);
     }
 }
 
@@ -96,8 +97,7 @@ static void request(zsock_t *dealer, long count)
 
 static void router_task(zsock_t *pipe, void *args)
 {
-    (void)args;
-    zsock_t *router = zsock_new_router("@inproc://router");
+    zsock_t *router = zsock_new_router(args);
     zsock_signal(pipe, 0);
     serve(router, n);
     finish(pipe);
@@ -106,12 +106,20 @@ static void router_task(zsock_t *pipe, void *args)
 
 static void dealer_task(zsock_t *pipe, void *args)
 {
-    (void)args;
-    zsock_t *dealer = zsock_new_dealer(">inproc://router");
+    zsock_t *dealer = zsock_new_dealer(args);
     zsock_signal(pipe, 0);
     request(dealer, n);
     finish(pipe);
     zsock_destroy(&dealer);
+}
+
+static void req_task(zsock_t *pipe, void *args)
+{
+    zsock_t *req = zsock_new_req(args);
+    zsock_signal(pipe, 0);
+    request(req, n);
+    finish(pipe);
+    zsock_destroy(&req);
 }
 
 static void pub_task(zsock_t *pipe, void *args)
@@ -160,8 +168,10 @@ static void run_inproc(void)
     run_actors((zactor_fn *const[]){pull_task, push_task}, (void *const[]){NULL, NULL}, 2, -1);
     run_actors((zactor_fn *const[]){pair_a_task, pair_b_task}, (void *const[]){NULL, NULL}, 2,
                -1);
-    run_actors((zactor_fn *const[]){router_task, dealer_task}, (void *const[]){NULL, NULL}, 2,
-               -1);
+    run_actors((zactor_fn *const[]){router_task, dealer_task},
+               (void *const[]){"@inproc://router", ">inproc://router"}, 2, -1);
+    run_actors((zactor_fn *const[]){router_task, req_task},
+               (void *const[]){"@inproc://req", ">inproc://req"}, 2, -1);
     run_actors((zactor_fn *const[]){sub_task, sub_task, pub_task},
                (void *const[]){&heard[0], &heard[1], NULL}, 3, 2);
     printf("{\"ground_truth\":{\"push\":%ld,\"pull\":%ld,\"ping\":%ld,\"pong\":%ld,\"req\":%ld,"

@@ -1,7 +1,7 @@
 #!/bin/sh
 # Messages on ordinary ZeroMQ sockets (not actor pipes), traced through shim/czmq.c and matched
 # by tracedecode (decoder/sockets.c): between CZMQ actors over inproc (PUSH/PULL, PAIR,
-# DEALER/ROUTER, PUB/SUB with two subscribers), and between two processes over tcp, traced
+# DEALER/ROUTER, REQ/ROUTER, PUB/SUB with two subscribers), and between two processes over tcp, traced
 # into two files and decoded together. Every send must name its receiver and share its message
 # id with its recv (each subscriber's, for PUB/SUB), between the actors that bound and
 # connected the endpoint, in the counts the programs report.
@@ -45,8 +45,8 @@ done
 equal "inproc: NEWS recvs = what both subscribers heard" "$(named "$j" recv NEWS)" \
     "$(jq -r '.ground_truth.heard | add' "$o" | tail -n 1)"
 equal "inproc: END recvs, one per subscriber" "$(named "$j" recv END)" 2
-equal "inproc: binds" "$(kind_count "$j" zmq_bind)" 4
-equal "inproc: connects" "$(kind_count "$j" zmq_connect)" 5
+equal "inproc: binds" "$(kind_count "$j" zmq_bind)" 5
+equal "inproc: connects" "$(kind_count "$j" zmq_connect)" 6
 
 check "inproc: every socket send names its receiver, every recv its sender, both a msg" \
     jqe '[inputs | select(.socket and (.event == "send" or .event == "recv"))]
