@@ -50,8 +50,8 @@ struct sock_msg {
     uint32_t trace, tid, sock;
     uint64_t tsc, ns, actor; /* actor: the sender of a send, the receiver of a recv */
     uint64_t print;          /* the fingerprint without the socket */
-    bool send;
-    uint32_t other; /* send: its first receiver; recv: its send; NONE: no match */
+    bool send, failed; /* failed: a send_failed follows, the message never left */
+    uint32_t other;    /* send: its first receiver; recv: its send; NONE: no match */
 };
 
 struct queue {
@@ -168,11 +168,27 @@ static bool is_socket_msg(const struct at_event *ev)
     return (ev->kind == AT_EV_SEND || ev->kind == AT_EV_RECV) && (ev->msg & FINGERPRINT);
 }
 
+/* A send_failed (the only other kind with a fingerprint) follows its send on the same thread. */
+static void mark_failed(struct sockets *s, uint32_t trace, uint32_t tid)
+{
+    for (uint32_t i = s->nmsgs; i-- > 0;) {
+        struct sock_msg *m = &s->msgs[i];
+        if (m->trace == trace && m->tid == tid) {
+            m->failed = m->send;
+            return;
+        }
+    }
+}
+
 static int collect(struct sockets *s, const struct decode *d, const struct merged *e)
 {
     uint32_t trace = (uint32_t)(e->trace - d->traces);
     if (is_socket_msg(e->ev))
         return add_msg(s, e, trace);
+    if (e->ev->msg & FINGERPRINT) {
+        mark_failed(s, trace, e->thread->tid);
+        return 0;
+    }
     int kind = e->ev->kind >= AT_EV_FIRST_REGISTERED ? endpoint_kind(s, trace, e->ev->kind) : -1;
     return kind < 0 ? 0 : add_endpoint(s, e->trace, trace, e->ev, kind);
 }
@@ -377,7 +393,7 @@ static int match(struct sockets *s)
 {
     int err = 0;
     for (uint32_t i = 0; err == 0 && i < s->nmsgs; i++)
-        err = s->msgs[i].send ? enqueue(s, i) : 0;
+        err = s->msgs[i].send && !s->msgs[i].failed ? enqueue(s, i) : 0;
     for (uint32_t i = 0; err == 0 && i < s->nmsgs; i++)
         err = s->msgs[i].send ? 0 : take(s, i);
     return err;
@@ -437,12 +453,15 @@ void at__sockets_apply(struct decode *d, struct merged *e)
     s->remote = NONE;
     uint32_t trace = (uint32_t)(e->trace - d->traces);
     bool endpoint = e->ev->kind >= AT_EV_FIRST_REGISTERED && endpoint_kind(s, trace, e->ev->kind) >= 0;
-    if (!endpoint && !is_socket_msg(e->ev))
+    if (!endpoint && !(e->ev->msg & FINGERPRINT))
         return;
     s->copy = *e->ev;
     if (endpoint) {
         s->socket = e->ev->peer;
         s->copy.peer = 0;
+    } else if (!is_socket_msg(e->ev)) {
+        s->socket = e->ev->msg >> SOCKET_SHIFT & SOCKET_MASK; /* send_failed */
+        s->copy.msg = 0;
     } else {
         s->socket = e->ev->msg >> SOCKET_SHIFT & SOCKET_MASK;
         rewrite(s, e, trace);

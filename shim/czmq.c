@@ -648,6 +648,12 @@ static int starts(struct end *end, uint32_t frames, uint8_t *delimited, struct f
     return 1;
 }
 
+/* The msg of a message sent from `end`: its id on a pipe, its fingerprint on another socket. */
+static uint64_t sent_msg(const struct end *end, struct frame *frame)
+{
+    return end && end->number ? fingerprint(end, frame) : next_out(end);
+}
+
 /* Before a frame goes to libzmq: records send if it starts a message (see starts()), and
  * returns the name it recorded (0 for another frame). */
 static uint32_t send_begin(struct end *end, struct frame *frame, int more)
@@ -661,19 +667,19 @@ static uint32_t send_begin(struct end *end, struct frame *frame, int more)
         __atomic_store_n(&end->recent[end->sent % RECENT], (uint64_t)end->sent << 32 | name,
                          __ATOMIC_RELAXED);
     }
-    uint64_t msg = end && end->number ? fingerprint(end, frame) : next_out(end);
-    at_record(AT_EV_SEND, peer_of(end), sender, msg, name, 0);
+    at_record(AT_EV_SEND, peer_of(end), sender, sent_msg(end, frame), name, 0);
     return name;
 }
 
 /* After the call. A recorded send whose call failed is marked by the same fields, and its id
  * goes to the next message. */
-static void send_end(struct end *end, uint32_t name, int result, int flags)
+static void send_end(struct end *end, struct frame *frame, uint32_t name, int result, int flags)
 {
     if (AT_UNLIKELY(result < 0)) {
         int saved = errno;
         if (name)
-            at_record(label(KIND_SEND_FAILED), peer_of(end), self_actor(), next_out(end), name, 0);
+            at_record(label(KIND_SEND_FAILED), peer_of(end), self_actor(), sent_msg(end, frame),
+                      name, 0);
         errno = saved;
     } else if (end) {
         end->send_more = (flags & ZMQ_SNDMORE) != 0;
@@ -717,9 +723,10 @@ AT_EXPORT int zmq_msg_send(zmq_msg_t *msg, void *socket, int flags)
 {
     AT_RESOLVE(real_zmq_msg_send, "zmq_msg_send");
     struct end *end = track(socket);
-    uint32_t name = send_begin(end, &(struct frame){msg, NULL, 0}, flags & ZMQ_SNDMORE);
+    struct frame frame = {msg, NULL, 0};
+    uint32_t name = send_begin(end, &frame, flags & ZMQ_SNDMORE);
     int result = real_zmq_msg_send(msg, socket, flags);
-    send_end(end, name, result, flags);
+    send_end(end, &frame, name, result, flags);
     return result;
 }
 
@@ -728,9 +735,10 @@ static int send_buffer(int (*real)(void *, const void *, size_t, int), void *soc
                        const void *buf, size_t len, int flags)
 {
     struct end *end = track(socket);
-    uint32_t name = send_begin(end, &(struct frame){NULL, buf, len}, flags & ZMQ_SNDMORE);
+    struct frame frame = {NULL, buf, len};
+    uint32_t name = send_begin(end, &frame, flags & ZMQ_SNDMORE);
     int result = real(socket, buf, len, flags);
-    send_end(end, name, result, flags);
+    send_end(end, &frame, name, result, flags);
     return result;
 }
 
@@ -761,9 +769,10 @@ AT_EXPORT int zmq_sendiov(void *socket, struct iovec *iov, size_t count, int fla
         return result;
     }
     struct end *end = track(socket);
-    uint32_t name = send_begin(end, &(struct frame){NULL, iov[0].iov_base, iov[0].iov_len}, 0);
+    struct frame frame = {NULL, iov[0].iov_base, iov[0].iov_len};
+    uint32_t name = send_begin(end, &frame, 0);
     int result = real_zmq_sendiov(socket, iov, count, flags);
-    send_end(end, name, result, flags & ~ZMQ_SNDMORE);
+    send_end(end, &frame, name, result, flags & ~ZMQ_SNDMORE);
     return result;
 }
 

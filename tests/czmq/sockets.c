@@ -5,7 +5,8 @@
  *                         "TASK" in turn), PAIR (N "PING" one way, N "PONG" back), DEALER/ROUTER
  *                         (N "REQ", each answered by a "REP" through the routing id; again
  *                         from a REQ socket, whose envelope has a delimiter), PUB/SUB
- *                         (N "NEWS" then one "END" to two subscribers)
+ *                         (N "NEWS" then one "END" to two subscribers); and one "LOST" sent
+ *                         by main on a PUSH socket without a peer, which fails
  *   sockets server FILE N a ROUTER bound to tcp://127.0.0.1 on an ephemeral port, written to
  *                         FILE; answers N "REQ" with "REP"
  *   sockets client PORT N a DEALER connected to that port: N "REQ", each waiting for its "REP" */
@@ -16,7 +17,7 @@
 #include <string.h>
 
 static long n;
-static atomic_long pushed, pulled, pings, pongs, requests, replies, news, ends, heard[2];
+static atomic_long pushed, pulled, pings, pongs, requests, replies, news, ends, heard[2], failed;
 
 /* Each actor does its part, tells main DONE, and waits for zactor_destroy's $TERM. */
 static void finish(zsock_t *pipe)
@@ -174,10 +175,14 @@ static void run_inproc(void)
                (void *const[]){"@inproc://req", ">inproc://req"}, 2, -1);
     run_actors((zactor_fn *const[]){sub_task, sub_task, pub_task},
                (void *const[]){&heard[0], &heard[1], NULL}, 3, 2);
+    zsock_t *lonely = zsock_new_push("@inproc://nobody");
+    zsock_set_sndtimeo(lonely, 0);
+    failed += zstr_send(lonely, "LOST") != 0;
+    zsock_destroy(&lonely);
     printf("{\"ground_truth\":{\"push\":%ld,\"pull\":%ld,\"ping\":%ld,\"pong\":%ld,\"req\":%ld,"
-           "\"rep\":%ld,\"news\":%ld,\"end\":%ld,\"heard\":[%ld,%ld]}}\n",
+           "\"rep\":%ld,\"news\":%ld,\"end\":%ld,\"heard\":[%ld,%ld],\"failed\":%ld}}\n",
            (long)pushed, (long)pulled, (long)pings, (long)pongs, (long)requests, (long)replies,
-           (long)news, (long)ends, (long)heard[0], (long)heard[1]);
+           (long)news, (long)ends, (long)heard[0], (long)heard[1], (long)failed);
 }
 
 static int run_server(const char *port_file)

@@ -45,18 +45,25 @@ done
 equal "inproc: NEWS recvs = what both subscribers heard" "$(named "$j" recv NEWS)" \
     "$(jq -r '.ground_truth.heard | add' "$o" | tail -n 1)"
 equal "inproc: END recvs, one per subscriber" "$(named "$j" recv END)" 2
-equal "inproc: binds" "$(kind_count "$j" zmq_bind)" 5
+equal "inproc: binds" "$(kind_count "$j" zmq_bind)" 6
 equal "inproc: connects" "$(kind_count "$j" zmq_connect)" 6
 
+equal "inproc: LOST sends = failed sends" "$(named "$j" send LOST)" "$(truth "$o" failed)"
+equal "inproc: send_failed events = failed sends" "$(named "$j" send_failed LOST)" \
+    "$(truth "$o" failed)"
+check "inproc: a failed send has no receiver and no msg; its send_failed names the sender" \
+    jqe '[inputs | select(.msg_name == "LOST")]
+        | all(.actor == null and .msg == null and .sender == 1 and .peer == null)' "$j"
+
 check "inproc: every socket send names its receiver, every recv its sender, both a msg" \
-    jqe '[inputs | select(.socket and (.event == "send" or .event == "recv"))]
+    jqe '[inputs | select(.socket and .msg_name != "LOST" and (.event == "send" or .event == "recv"))]
         | all(.msg != null and .msg < 4294967296 and .sender != null and .actor != null)' "$j"
 
 # One send per id; its recvs (two for PUB/SUB, else one) later, with its name and sender; the
 # send's receiver is its recv's actor (one of them for PUB/SUB).
 check "inproc: each id is one send and its recvs, later, between the same actors" \
-    jqe '[inputs | select(.socket and (.event == "send" or .event == "recv"))] | group_by(.msg)
-        | all((map(select(.event == "send")) | length) == 1
+    jqe '[inputs | select(.socket and .msg_name != "LOST" and (.event == "send" or .event == "recv"))]
+        | group_by(.msg) | all((map(select(.event == "send")) | length) == 1
               and (.[0].msg_name as $n | length == (if $n == "NEWS" or $n == "END" then 3 else 2 end))
               and (map(select(.event == "send"))[0] as $s | map(select(.event == "recv"))
                    | all(.ts_ns >= $s.ts_ns and .sender == $s.sender and .msg_name == $s.msg_name)
