@@ -7,9 +7,11 @@
  *                         from a REQ socket, whose envelope has a delimiter), PUB/SUB
  *                         (N "NEWS" then one "END" to two subscribers); and one "LOST" sent
  *                         by main on a PUSH socket without a peer, which fails
- *   sockets server FILE N a ROUTER bound to tcp://127.0.0.1 on an ephemeral port, written to
- *                         FILE; answers N "REQ" with "REP"
- *   sockets client PORT N a DEALER connected to that port: N "REQ", each waiting for its "REP" */
+ *   sockets server BIND FILE N
+ *                         a ROUTER bound to BIND (tcp, its host or port may be a wildcard; ipc):
+ *                         writes the endpoint it got to FILE, answers N "REQ" with "REP"
+ *   sockets client ENDPOINT N
+ *                         a DEALER connected to ENDPOINT: N "REQ", each waiting for its "REP" */
 #include <czmq.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -185,15 +187,18 @@ static void run_inproc(void)
            (long)news, (long)ends, (long)heard[0], (long)heard[1], (long)failed);
 }
 
-static int run_server(const char *port_file)
+static int run_server(const char *bind, const char *endpoint_file)
 {
     zsock_t *router = zsock_new(ZMQ_ROUTER);
-    int port = zsock_bind(router, "tcp://127.0.0.1:*");
-    FILE *f = fopen(port_file, "w");
-    if (port < 0 || !f)
+    if (zsock_bind(router, "%s", bind) < 0)
         return 1;
-    fprintf(f, "%d\n", port);
+    char *endpoint = zsock_last_endpoint(router);
+    FILE *f = fopen(endpoint_file, "w");
+    if (!f)
+        return 1;
+    fprintf(f, "%s\n", endpoint);
     fclose(f);
+    free(endpoint);
     serve(router, n);
     zclock_sleep(100); /* the last reply leaves before the socket closes */
     zsock_destroy(&router);
@@ -201,10 +206,10 @@ static int run_server(const char *port_file)
     return 0;
 }
 
-static int run_client(const char *port)
+static int run_client(const char *endpoint)
 {
     zsock_t *dealer = zsock_new_dealer(NULL);
-    if (zsock_connect(dealer, "tcp://127.0.0.1:%s", port) != 0)
+    if (zsock_connect(dealer, "%s", endpoint) != 0)
         return 1;
     request(dealer, n);
     zsock_destroy(&dealer);
@@ -214,8 +219,9 @@ static int run_client(const char *port)
 
 int main(int argc, char **argv)
 {
-    if (argc < 3 || (strcmp(argv[1], "inproc") != 0 && argc < 4)) {
-        fprintf(stderr, "usage: sockets inproc N | server FILE N | client PORT N\n");
+    int server = argc > 1 && strcmp(argv[1], "server") == 0;
+    if (argc < 3 || (strcmp(argv[1], "inproc") != 0 && argc < 4 + server)) {
+        fprintf(stderr, "usage: sockets inproc N | server BIND FILE N | client ENDPOINT N\n");
         return 2;
     }
     n = atol(argv[argc - 1]);
@@ -223,7 +229,7 @@ int main(int argc, char **argv)
         run_inproc();
         return 0;
     }
-    if (strcmp(argv[1], "server") == 0)
-        return run_server(argv[2]);
+    if (server)
+        return run_server(argv[2], argv[3]);
     return run_client(argv[2]);
 }

@@ -1,10 +1,11 @@
 #!/bin/sh
 # Messages on ordinary ZeroMQ sockets (not actor pipes), traced through shim/czmq.c and matched
 # by tracedecode (decoder/sockets.c): between CZMQ actors over inproc (PUSH/PULL, PAIR,
-# DEALER/ROUTER, REQ/ROUTER, PUB/SUB with two subscribers), and between two processes over tcp, traced
+# DEALER/ROUTER, REQ/ROUTER, PUB/SUB with two subscribers), and between two processes, traced
 # into two files and decoded together. Every send must name its receiver and share its message
 # id with its recv (each subscriber's, for PUB/SUB), between the actors that bound and
-# connected the endpoint, in the counts the programs report.
+# connected the endpoint, in the counts the programs report. Over tcp (a bound address, and a
+# wildcard bind reached through localhost) and ipc, two traces decoded together.
 . "$(dirname "$0")/../lib.sh"
 P="$B/tests/czmq/sockets"
 N=500
@@ -81,31 +82,43 @@ check "inproc: PUB/SUB fan-out: every NEWS send reaches both subscribers" \
     jqe '[inputs | select(.socket and .msg_name == "NEWS")] | group_by(.msg)
         | all(map(select(.event == "recv") | .actor) | unique | length == 2)' "$j"
 
-# ---- tcp, two processes traced into two files ------------------------------------------
-traced "$TMP/server.trace" "$P" server "$TMP/port" "$N" >"$TMP/server.out" 2>&1 &
-server=$!
-for _ in $(seq 100); do [ -s "$TMP/port" ] && break; sleep 0.1; done
-traced "$TMP/client.trace" "$P" client "$(cat "$TMP/port")" "$N" >"$TMP/client.out" 2>&1
-check "tcp: client runs traced" [ $? -eq 0 ]
-wait "$server"
-check "tcp: server runs traced" [ $? -eq 0 ]
-"$ASAN_DECODE" -o "$TMP/tcp.jsonl" "$TMP/client.trace" "$TMP/server.trace"
-check "tcp: the two traces decode together cleanly (ASan)" [ $? -eq 0 ]
-j="$TMP/tcp.jsonl"
-cpid=$(jq -r 'select(.event == "zmq_connect") | .pid' "$j")
-spid=$(jq -r 'select(.event == "zmq_bind") | .pid' "$j")
-check "tcp: the client connected and the server bound, in two processes" \
-    [ -n "$cpid" ] && [ -n "$spid" ] && [ "$cpid" != "$spid" ]
-equal "tcp: REQ sends = ground truth" "$(named "$j" send REQ)" "$(truth "$TMP/client.out" req)"
-equal "tcp: REQ recvs = ground truth" "$(named "$j" recv REQ)" "$(truth "$TMP/client.out" req)"
-equal "tcp: REP sends = ground truth" "$(named "$j" send REP)" "$(truth "$TMP/server.out" rep)"
-equal "tcp: REP recvs = ground truth" "$(named "$j" recv REP)" "$(truth "$TMP/server.out" rep)"
-check "tcp: every message crosses the processes: sent in one, received in the other" \
-    jqe --argjson c "$cpid" --argjson s "$spid" '[inputs | select(.socket and (.event == "send" or .event == "recv"))]
+# ---- two processes traced into two files ------------------------------------------------
+# remote NAME BIND [HOST]: a server bound to BIND, a client connected to the endpoint it got
+# (its wildcard address replaced by HOST)
+remote() {
+    name=$1
+    rm -f "$TMP/endpoint"
+    traced "$TMP/server.trace" "$P" server "$2" "$TMP/endpoint" "$N" >"$TMP/server.out" 2>&1 &
+    server=$!
+    for _ in $(seq 100); do [ -s "$TMP/endpoint" ] && break; sleep 0.1; done
+    endpoint=$(sed "s/0\.0\.0\.0/${3:-0.0.0.0}/" "$TMP/endpoint")
+    traced "$TMP/client.trace" "$P" client "$endpoint" "$N" >"$TMP/client.out" 2>&1
+    check "$name: client runs traced" [ $? -eq 0 ]
+    wait "$server"
+    check "$name: server runs traced" [ $? -eq 0 ]
+    "$ASAN_DECODE" -o "$TMP/$name.jsonl" "$TMP/client.trace" "$TMP/server.trace"
+    check "$name: the two traces decode together cleanly (ASan)" [ $? -eq 0 ]
+    rm -f "$TMP/client.trace" "$TMP/server.trace"
+    j="$TMP/$name.jsonl"
+    cpid=$(jq -r 'select(.event == "zmq_connect") | .pid' "$j")
+    spid=$(jq -r 'select(.event == "zmq_bind") | .pid' "$j")
+    check "$name: the client connected and the server bound, in two processes" \
+        [ -n "$cpid" ] && [ -n "$spid" ] && [ "$cpid" != "$spid" ]
+    equal "$name: REQ sends = ground truth" "$(named "$j" send REQ)" "$(truth "$TMP/client.out" req)"
+    equal "$name: REQ recvs = ground truth" "$(named "$j" recv REQ)" "$(truth "$TMP/client.out" req)"
+    equal "$name: REP sends = ground truth" "$(named "$j" send REP)" "$(truth "$TMP/server.out" rep)"
+    equal "$name: REP recvs = ground truth" "$(named "$j" recv REP)" "$(truth "$TMP/server.out" rep)"
+    check "$name: every message crosses the processes: sent in one, received in the other" \
+        jqe --argjson c "${cpid:-0}" --argjson s "${spid:-0}" '[inputs | select(.socket and (.event == "send" or .event == "recv"))]
         | all(if .event == "send" then .actor_pid == (if .pid == $c then $s else $c end) and .actor != null
               else .sender_pid == (if .pid == $c then $s else $c end) and .sender != null end)' "$j"
-check "tcp: each id is one send and one recv, in different processes, latency positive" \
-    jqe '[inputs | select(.socket and (.event == "send" or .event == "recv"))] | group_by(.msg)
+    check "$name: each id is one send and one recv, in different processes, latency positive" \
+        jqe '[inputs | select(.socket and (.event == "send" or .event == "recv"))] | group_by(.msg)
         | all(length == 2 and (sort_by(.event) | .[0].event == "recv" and .[1].event == "send"
               and .[0].pid != .[1].pid and .[0].ts_ns > .[1].ts_ns
               and .[0].sender == .[1].sender and .[0].actor == .[1].actor))' "$j"
+}
+
+remote tcp 'tcp://127.0.0.1:*'
+remote "tcp wildcard" 'tcp://*:*' localhost
+remote ipc "ipc://$TMP/ipc-socket"
