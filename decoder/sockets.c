@@ -26,9 +26,11 @@
 #define SOCKET_MASK  ((1u << 23) - 1)
 #define PRINT_MASK   ((1ull << SOCKET_SHIFT) - 1)
 
-enum endpoint_kind { BIND, CONNECT, UNBIND, DISCONNECT, ENDPOINT_KINDS };
+/* The kinds the CZMQ shim registers here: a socket's endpoints, and PIPE, a pipe made outside
+ * zactor_new, whose sends may precede the first use of the receiving end. */
+enum endpoint_kind { BIND, CONNECT, UNBIND, DISCONNECT, PIPE, ENDPOINT_KINDS };
 static const char *const kind_names[ENDPOINT_KINDS] = {"zmq_bind", "zmq_connect", "zmq_unbind",
-                                                        "zmq_disconnect"};
+                                                        "zmq_disconnect", "zmq_pipe"};
 
 struct sock {
     uint32_t trace;
@@ -78,6 +80,11 @@ struct sockets {
     size_t queues_cap;
     struct hmap queue_index; /* (sock, print) -> queues */
     struct hmap cursors;     /* fan-out: (queue, receiving sock) -> next send in the queue */
+    struct hmap receivers;   /* pipes: (trace, msg id) of a send without receiver -> receiver
+                                index + 1 (0 until its recv), into `actors` */
+    uint64_t *actors;
+    uint32_t nactors;
+    size_t actors_cap;
     struct at_event copy;    /* the event at__sockets_apply rewrote last */
     uint64_t socket;         /* its socket number; 0: not a socket event */
     uint32_t remote;         /* its msgs index when the other end is in another trace */
@@ -180,17 +187,36 @@ static void mark_failed(struct sockets *s, uint32_t trace, uint32_t tid)
     }
 }
 
+/* A pipe message (an id, not a fingerprint) sent before the receiving end had an owner: its
+ * recv, later, names the receiver. */
+static int pipe_msg(struct sockets *s, const struct at_event *ev, uint32_t trace)
+{
+    struct hkey key = {trace, ev->msg};
+    if (ev->kind == AT_EV_SEND)
+        return ev->actor ? 0 : at__hmap_put(&s->receivers, key, 0);
+    uint32_t *receiver = at__hmap_get(&s->receivers, key);
+    if (!receiver || *receiver || ev->actor == 0)
+        return 0;
+    if (at__array_reserve((void **)&s->actors, &s->actors_cap, s->nactors, sizeof *s->actors) < 0)
+        return -ENOMEM;
+    s->actors[s->nactors++] = ev->actor;
+    *receiver = s->nactors;
+    return 0;
+}
+
 static int collect(struct sockets *s, const struct decode *d, const struct merged *e)
 {
     uint32_t trace = (uint32_t)(e->trace - d->traces);
     if (is_socket_msg(e->ev))
         return add_msg(s, e, trace);
+    if ((e->ev->kind == AT_EV_SEND || e->ev->kind == AT_EV_RECV) && e->ev->msg)
+        return pipe_msg(s, e->ev, trace);
     if (e->ev->msg & FINGERPRINT) {
         mark_failed(s, trace, e->thread->tid);
         return 0;
     }
     int kind = e->ev->kind >= AT_EV_FIRST_REGISTERED ? endpoint_kind(s, trace, e->ev->kind) : -1;
-    return kind < 0 ? 0 : add_endpoint(s, e->trace, trace, e->ev, kind);
+    return kind < 0 || kind == PIPE ? 0 : add_endpoint(s, e->trace, trace, e->ev, kind);
 }
 
 /* Reads every event once, without counting them as decoded or reporting damage twice. */
@@ -444,6 +470,17 @@ static void rewrite(struct sockets *s, const struct merged *e, uint32_t trace)
         s->copy.peer = other->actor;
 }
 
+/* A pipe send without receiver takes its recv's actor. */
+static void name_receiver(struct sockets *s, struct merged *e, uint32_t trace)
+{
+    uint32_t *receiver = at__hmap_get(&s->receivers, (struct hkey){trace, e->ev->msg});
+    if (!receiver || !*receiver)
+        return;
+    s->copy = *e->ev;
+    s->copy.actor = s->actors[*receiver - 1];
+    e->ev = &s->copy;
+}
+
 void at__sockets_apply(struct decode *d, struct merged *e)
 {
     struct sockets *s = d->sockets;
@@ -452,7 +489,12 @@ void at__sockets_apply(struct decode *d, struct merged *e)
     s->socket = 0;
     s->remote = NONE;
     uint32_t trace = (uint32_t)(e->trace - d->traces);
-    bool endpoint = e->ev->kind >= AT_EV_FIRST_REGISTERED && endpoint_kind(s, trace, e->ev->kind) >= 0;
+    if (e->ev->kind == AT_EV_SEND && e->ev->actor == 0 && e->ev->msg && !(e->ev->msg & FINGERPRINT)) {
+        name_receiver(s, e, trace);
+        return;
+    }
+    int kind = e->ev->kind >= AT_EV_FIRST_REGISTERED ? endpoint_kind(s, trace, e->ev->kind) : -1;
+    bool endpoint = kind >= 0 && kind != PIPE;
     if (!endpoint && !(e->ev->msg & FINGERPRINT))
         return;
     s->copy = *e->ev;
@@ -501,6 +543,8 @@ void at__sockets_free(struct decode *d)
     at__hmap_free(&s->msg_index);
     at__hmap_free(&s->queue_index);
     at__hmap_free(&s->cursors);
+    at__hmap_free(&s->receivers);
+    free(s->actors);
     free(s);
     d->sockets = NULL;
 }

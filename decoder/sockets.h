@@ -10,14 +10,15 @@
 #include "merge.h"
 
 /* Reads every event of the traces once, joins the endpoints and matches the sends and recvs
- * (only when a trace registered the zmq_bind or zmq_connect kind; d->sockets stays NULL
+ * (only when a trace registered a zmq_bind, zmq_connect or zmq_pipe kind; d->sockets stays NULL
  * otherwise). Returns 0 or -ENOMEM. */
 int at__sockets_prepare(struct decode *d);
 
 /* Rewrites e (pointing e->ev at a copy) when it is a socket event: a send or recv takes its
  * match's message id (below 2^32, the same on both ends), its receiver or sender when both ends
  * are in one trace, and no fingerprint; a zmq_bind / zmq_connect / zmq_unbind /
- * zmq_disconnect no longer has the socket number in peer. */
+ * zmq_disconnect no longer has the socket number in peer. A pipe send without receiver takes
+ * the actor of its recv. */
 void at__sockets_apply(struct decode *d, struct merged *e);
 
 /* JSONL: writes ",\"socket\":N" for the event at__sockets_apply last rewrote, and the actor and

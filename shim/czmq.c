@@ -88,11 +88,13 @@ enum label {
     KIND_CONNECT,
     KIND_UNBIND,
     KIND_DISCONNECT,
+    KIND_PIPE,
     LABELS
 };
 static const char *const label_names[LABELS] = {
-    "recv",        "wait",     "poll",        "task",       "reader",        "poller",
-    "timer",       "send_failed", "zmq_bind", "zmq_connect", "zmq_unbind", "zmq_disconnect"};
+    "recv",     "wait",        "poll",       "task",           "reader",  "poller",
+    "timer",    "send_failed", "zmq_bind",   "zmq_connect",    "zmq_unbind",
+    "zmq_disconnect", "zmq_pipe"};
 static unsigned label_ids[LABELS]; /* 0 until first use; atomic, relaxed */
 
 static unsigned label(enum label which)
@@ -970,6 +972,8 @@ AT_EXPORT zsock_t *zsys_create_pipe(zsock_t **backend_p)
         struct pipe *pipe = add(handles, socks, 2);
         if (spawning && !spawning->pipe)
             spawning->pipe = pipe;
+        else if (pipe) /* a pipe of no actor: its ends' owners are known when first used */
+            at_record(label(KIND_PIPE), self_actor(), 0, 0, 0, 0);
         errno = saved;
     }
     return frontend;

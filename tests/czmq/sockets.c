@@ -5,8 +5,10 @@
  *                         "TASK" in turn), PAIR (N "PING" one way, N "PONG" back), DEALER/ROUTER
  *                         (N "REQ", each answered by a "REP" through the routing id; again
  *                         from a REQ socket, whose envelope has a delimiter), PUB/SUB
- *                         (N "NEWS" then one "END" to two subscribers); and one "LOST" sent
- *                         by main on a PUSH socket without a peer, which fails
+ *                         (N "NEWS" then one "END" to two subscribers); one "LOST" sent
+ *                         by main on a PUSH socket without a peer, which fails; and N "OUT"
+ *                         sent by an actor on a zsys_create_pipe pipe main made, all before
+ *                         main first uses its end
  *   sockets server BIND FILE N
  *                         a ROUTER bound to BIND (tcp, its host or port may be a wildcard; ipc):
  *                         writes the endpoint it got to FILE, answers N "REQ" with "REP"
@@ -19,7 +21,7 @@
 #include <string.h>
 
 static long n;
-static atomic_long pushed, pulled, pings, pongs, requests, replies, news, ends, heard[2], failed;
+static atomic_long pushed, pulled, pings, pongs, requests, replies, news, ends, heard[2], failed, outs;
 
 /* Each actor does its part, tells main DONE, and waits for zactor_destroy's $TERM. */
 static void finish(zsock_t *pipe)
@@ -150,6 +152,29 @@ static void sub_task(zsock_t *pipe, void *args)
     zsock_destroy(&sub);
 }
 
+static void outbox_task(zsock_t *pipe, void *args)
+{
+    zsock_t *outbox = args;
+    zsock_signal(pipe, 0);
+    for (long i = 0; i < n; i++, outs++)
+        zstr_send(outbox, "OUT");
+    finish(pipe);
+}
+
+/* A pipe of no actor, as Zyre's outbox: the actor sends on one end before main uses the other. */
+static void run_outbox(void)
+{
+    zsock_t *backend;
+    zsock_t *frontend = zsys_create_pipe(&backend);
+    zactor_t *actor = zactor_new(outbox_task, backend);
+    free(zstr_recv(actor)); /* DONE: every OUT was sent */
+    for (long i = 0; i < n; i++)
+        free(zstr_recv(frontend));
+    zactor_destroy(&actor);
+    zsock_destroy(&frontend);
+    zsock_destroy(&backend);
+}
+
 /* Starts the actors (each binds or connects before zactor_new returns), waits for each DONE. */
 static void run_actors(zactor_fn *const tasks[], void *const args[], int count, int go)
 {
@@ -181,10 +206,12 @@ static void run_inproc(void)
     zsock_set_sndtimeo(lonely, 0);
     failed += zstr_send(lonely, "LOST") != 0;
     zsock_destroy(&lonely);
+    run_outbox();
     printf("{\"ground_truth\":{\"push\":%ld,\"pull\":%ld,\"ping\":%ld,\"pong\":%ld,\"req\":%ld,"
-           "\"rep\":%ld,\"news\":%ld,\"end\":%ld,\"heard\":[%ld,%ld],\"failed\":%ld}}\n",
+           "\"rep\":%ld,\"news\":%ld,\"end\":%ld,\"heard\":[%ld,%ld],\"failed\":%ld,"
+           "\"out\":%ld}}\n",
            (long)pushed, (long)pulled, (long)pings, (long)pongs, (long)requests, (long)replies,
-           (long)news, (long)ends, (long)heard[0], (long)heard[1], (long)failed);
+           (long)news, (long)ends, (long)heard[0], (long)heard[1], (long)failed, (long)outs);
 }
 
 static int run_server(const char *bind, const char *endpoint_file)

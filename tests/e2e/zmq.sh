@@ -56,6 +56,12 @@ check "inproc: a failed send has no receiver and no msg; its send_failed names t
     jqe '[inputs | select(.msg_name == "LOST")]
         | all(.actor == null and .msg == null and .sender == 1 and .peer == null)' "$j"
 
+equal "inproc: OUT sends on a pipe of no actor = ground truth" "$(kind_count "$j" zmq_pipe)/$(
+    jq -c 'select(.event == "send" and .msg_name == "OUT")' "$j" | wc -l)" "1/$(truth "$o" out)"
+check "inproc: OUT, sent before main used its end, names main as receiver on send and recv" \
+    jqe '[inputs | select(.msg_name == "OUT")] | length > 0 and all(.actor == 1 and .msg != null)
+        and (group_by(.msg) | all(length == 2))' "$j"
+
 check "inproc: every socket send names its receiver, every recv its sender, both a msg" \
     jqe '[inputs | select(.socket and .msg_name != "LOST" and (.event == "send" or .event == "recv"))]
         | all(.msg != null and .msg < 4294967296 and .sender != null and .actor != null)' "$j"
