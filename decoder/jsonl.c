@@ -53,8 +53,7 @@ static bool is_send(const struct at_event *ev, const struct name *kind)
 }
 
 /* The peer is the sender for a send and a recv, and written as "peer" for every other kind. */
-static char *put_peer(char *p, const struct at_event *ev, bool send,
-                      const struct name *peer_name)
+static char *put_peer(char *p, const struct at_event *ev, bool send, const struct name *peer_name)
 {
     bool sender = send || ev->kind == AT_EV_RECV;
     p = sender ? AT_PUT(p, ",\"sender\":") : AT_PUT(p, ",\"peer\":");

@@ -30,7 +30,7 @@
  * zactor_new, whose sends may precede the first use of the receiving end. */
 enum endpoint_kind { BIND, CONNECT, UNBIND, DISCONNECT, PIPE, ENDPOINT_KINDS };
 static const char *const kind_names[ENDPOINT_KINDS] = {"zmq_bind", "zmq_connect", "zmq_unbind",
-                                                        "zmq_disconnect", "zmq_pipe"};
+                                                       "zmq_disconnect", "zmq_pipe"};
 
 struct sock {
     uint32_t trace;
@@ -52,8 +52,8 @@ struct sock_msg {
     uint32_t trace, tid, sock;
     uint64_t tsc, ns, actor; /* actor: the sender of a send, the receiver of a recv */
     uint64_t print;          /* the fingerprint without the socket */
-    bool send, failed; /* failed: a send_failed follows, the message never left */
-    uint32_t other;    /* send: its first receiver; recv: its send; NONE: no match */
+    bool send, failed;       /* failed: a send_failed follows, the message never left */
+    uint32_t other;          /* send: its first receiver; recv: its send; NONE: no match */
 };
 
 struct queue {
@@ -85,9 +85,9 @@ struct sockets {
     uint64_t *actors;
     uint32_t nactors;
     size_t actors_cap;
-    struct at_event copy;    /* the event at__sockets_apply rewrote last */
-    uint64_t socket;         /* its socket number; 0: not a socket event */
-    uint32_t remote;         /* its msgs index when the other end is in another trace */
+    struct at_event copy; /* the event at__sockets_apply rewrote last */
+    uint64_t socket;      /* its socket number; 0: not a socket event */
+    uint32_t remote;      /* its msgs index when the other end is in another trace */
 };
 
 static bool name_is(const struct name *n, const char *s)
@@ -144,8 +144,10 @@ static int add_endpoint(struct sockets *s, const struct trace *t, uint32_t trace
     if (at__array_reserve((void **)&s->endpoints, &s->endpoints_cap, s->nendpoints,
                           sizeof *s->endpoints) < 0)
         return -ENOMEM;
-    s->endpoints[s->nendpoints++] = (struct endpoint){
-        .sock = sock, .bound = kind == BIND, .name = at__names_get(&t->names, AT_NAME_MSG, ev->name)};
+    s->endpoints[s->nendpoints++] =
+        (struct endpoint){.sock = sock,
+                          .bound = kind == BIND,
+                          .name = at__names_get(&t->names, AT_NAME_MSG, ev->name)};
     return 0;
 }
 
@@ -153,8 +155,8 @@ static int add_msg(struct sockets *s, const struct merged *e, uint32_t trace)
 {
     const struct at_event *ev = e->ev;
     uint32_t sock = sock_of(s, trace, ev->msg >> SOCKET_SHIFT & SOCKET_MASK);
-    if (sock == NONE || at__array_reserve((void **)&s->msgs, &s->msgs_cap, s->nmsgs,
-                                          sizeof *s->msgs) < 0)
+    if (sock == NONE ||
+        at__array_reserve((void **)&s->msgs, &s->msgs_cap, s->nmsgs, sizeof *s->msgs) < 0)
         return -ENOMEM;
     bool send = ev->kind == AT_EV_SEND;
     s->msgs[s->nmsgs] = (struct sock_msg){.trace = trace,
@@ -351,8 +353,8 @@ static int enqueue(struct sockets *s, uint32_t index)
     uint32_t *found = at__hmap_get(&s->queue_index, key);
     uint32_t q = found ? *found : s->nqueues;
     if (!found) {
-        if (at__array_reserve((void **)&s->queues, &s->queues_cap, s->nqueues,
-                              sizeof *s->queues) < 0 ||
+        if (at__array_reserve((void **)&s->queues, &s->queues_cap, s->nqueues, sizeof *s->queues) <
+                0 ||
             at__hmap_put(&s->queue_index, key, q) < 0)
             return -ENOMEM;
         s->queues[s->nqueues++] = (struct queue){0};
@@ -379,8 +381,7 @@ static uint32_t *cursor(struct sockets *s, uint32_t q, uint32_t from, uint32_t t
 
 /* The send a recv on socket `to` would take from the queue of (from, print): NONE when it has
  * none left, *err set on -ENOMEM. */
-static uint32_t next_send(struct sockets *s, uint32_t from, uint32_t to, uint64_t print,
-                          int *err)
+static uint32_t next_send(struct sockets *s, uint32_t from, uint32_t to, uint64_t print, int *err)
 {
     uint32_t *q = at__hmap_get(&s->queue_index, (struct hkey){from, print});
     if (!q)
@@ -455,8 +456,8 @@ static uint64_t pair_id(const struct sockets *s, uint32_t index)
 
 static void rewrite(struct sockets *s, const struct merged *e, uint32_t trace)
 {
-    uint32_t *found = at__hmap_get(&s->msg_index,
-                                   (struct hkey){(uint64_t)trace << 32 | e->thread->tid, e->ev->tsc});
+    uint32_t *found = at__hmap_get(
+        &s->msg_index, (struct hkey){(uint64_t)trace << 32 | e->thread->tid, e->ev->tsc});
     s->copy.msg = 0;
     if (!found || s->msgs[*found].other == NONE)
         return;
@@ -489,7 +490,8 @@ void at__sockets_apply(struct decode *d, struct merged *e)
     s->socket = 0;
     s->remote = NONE;
     uint32_t trace = (uint32_t)(e->trace - d->traces);
-    if (e->ev->kind == AT_EV_SEND && e->ev->actor == 0 && e->ev->msg && !(e->ev->msg & FINGERPRINT)) {
+    if (e->ev->kind == AT_EV_SEND && e->ev->actor == 0 && e->ev->msg &&
+        !(e->ev->msg & FINGERPRINT)) {
         name_receiver(s, e, trace);
         return;
     }

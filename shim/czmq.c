@@ -92,9 +92,8 @@ enum label {
     LABELS
 };
 static const char *const label_names[LABELS] = {
-    "recv",     "wait",        "poll",       "task",           "reader",  "poller",
-    "timer",    "send_failed", "zmq_bind",   "zmq_connect",    "zmq_unbind",
-    "zmq_disconnect", "zmq_pipe"};
+    "recv",        "wait",     "poll",        "task",       "reader",         "poller",  "timer",
+    "send_failed", "zmq_bind", "zmq_connect", "zmq_unbind", "zmq_disconnect", "zmq_pipe"};
 static unsigned label_ids[LABELS]; /* 0 until first use; atomic, relaxed */
 
 static unsigned label(enum label which)
@@ -871,8 +870,8 @@ AT_EXPORT int zmq_close(void *socket)
 
 #define ENDPOINT_ID_BASE 0x100000u /* far above the message names' ids */
 
-static __thread int making_pipe;  /* zsys_create_pipe is running on this thread */
-static uint32_t endpoint_count;   /* atomic */
+static __thread int making_pipe; /* zsys_create_pipe is running on this thread */
+static uint32_t endpoint_count;  /* atomic */
 static const char *const socket_types[] = {"PAIR",   "PUB",  "SUB",  "REQ",  "REP",  "DEALER",
                                            "ROUTER", "PULL", "PUSH", "XPUB", "XSUB", "STREAM"};
 

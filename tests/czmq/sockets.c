@@ -1,6 +1,7 @@
 /* Messages on ordinary sockets (not actor pipes), for tests/e2e/zmq.sh: the last line printed
  * is what the program did, {"ground_truth":{...}}.
- * Usage:
+ * Usage (N below 1000, the high-water mark: PUB drops what a subscriber's queue cannot hold,
+ * and the outbox pipe's sender would wait for main, which reads only once it has all been sent):
  *   sockets inproc N      between CZMQ actors over inproc: PUSH/PULL (N messages, "JOB" and
  *                         "TASK" in turn), PAIR (N "PING" one way, N "PONG" back), DEALER/ROUTER
  *                         (N "REQ", each answered by a "REP" through the routing id; again
@@ -21,7 +22,8 @@
 #include <string.h>
 
 static long n;
-static atomic_long pushed, pulled, pings, pongs, requests, replies, news, ends, heard[2], failed, outs;
+static atomic_long pushed, pulled, pings, pongs, requests, replies, news, ends, heard[2], failed,
+    outs;
 
 /* Each actor does its part, tells main DONE, and waits for zactor_destroy's $TERM. */
 static void finish(zsock_t *pipe)
@@ -194,8 +196,7 @@ static void run_actors(zactor_fn *const tasks[], void *const args[], int count, 
 static void run_inproc(void)
 {
     run_actors((zactor_fn *const[]){pull_task, push_task}, (void *const[]){NULL, NULL}, 2, -1);
-    run_actors((zactor_fn *const[]){pair_a_task, pair_b_task}, (void *const[]){NULL, NULL}, 2,
-               -1);
+    run_actors((zactor_fn *const[]){pair_a_task, pair_b_task}, (void *const[]){NULL, NULL}, 2, -1);
     run_actors((zactor_fn *const[]){router_task, dealer_task},
                (void *const[]){"@inproc://router", ">inproc://router"}, 2, -1);
     run_actors((zactor_fn *const[]){router_task, req_task},
