@@ -17,6 +17,9 @@
  *   (libzmq)          send / recv: one per message, at its first frame; a blocking receive
  *                     that none of the receives above made parks here (libzmq_park())
  *   zmq_close         forgets the socket
+ *   zmq_bind, zmq_connect, zmq_unbind, zmq_disconnect
+ *   (libzmq)          zmq_bind, ... events: an ordinary socket's number, endpoint and type
+ *                     (record_endpoint()); its messages carry fingerprints (fingerprint())
  *
  * Sends and receives are recorded where every CZMQ call ends up, whichever the program used
  * (zstr_*, zsock_send / recv, zmsg_*, zframe_*, zactor_send / recv): CZMQ hands each frame to
@@ -28,7 +31,8 @@
  * a thread that is neither when it first uses a socket ("thread-TID"). A message on a pipe is
  * numbered by the pipe and direction it travels and its rank in that direction (msg_id()), so
  * the k-th send from one end and the k-th receive at the other share an id; a message on any
- * other socket has msg 0. Message names are interned first frames (name_of()). */
+ * other socket has a fingerprint in msg instead, which tracedecode matches between the ends of
+ * a connection. Message names are interned first frames (name_of()). */
 #include <czmq.h>
 #include <dlfcn.h>
 #include <errno.h>
