@@ -88,6 +88,14 @@ check "inproc: PUB/SUB fan-out: every NEWS send reaches both subscribers" \
     jqe '[inputs | select(.socket and .msg_name == "NEWS")] | group_by(.msg)
         | all(map(select(.event == "recv") | .actor) | unique | length == 2)' "$j"
 
+# Flows: each socket message's flow reaches its recv (a fan-out send's, its first recv).
+"$DECODE" -f chrome -o "$TMP/in.json" "$TMP/in.trace"
+flows=$(jq '[.traceEvents[] | select(.cat == "flow" and (.ph == "t" or .ph == "f"))] | length' \
+    "$TMP/in.json")
+sends=$(jq -c 'select(.socket and .event == "send" and .msg)' "$j" | wc -l)
+check "inproc: flows drawn to the recvs of all $sends socket messages ($flows flows)" \
+    [ "$flows" -ge "$sends" ]
+
 # ---- two processes traced into two files ------------------------------------------------
 # remote NAME BIND [HOST]: a server bound to BIND, a client connected to the endpoint it got
 # (its wildcard address replaced by HOST)
