@@ -6,6 +6,7 @@
 #include "decode.h"
 #include "merge.h"
 #include "progress.h"
+#include "sockets.h"
 
 /* Whether b is a trace already open as a: the same file (or standard input twice), or a copy
  * of it (the same process and the same first clock sample, which the recorder takes at its
@@ -91,6 +92,7 @@ static int each_event(struct decode *d, const struct output_ops *ops, struct out
     while (err == 0 && (err = at__merge_next(&m, &e)) > 0) {
         at__progress_tick(&p, ++seen);
         err = 0;
+        at__sockets_apply(d, &e);
         if (d->filter && !at__filter_match(d->filter, &e))
             continue;
         (*events)++;
@@ -160,7 +162,10 @@ int at__decode_run(struct decode *d, const struct output_ops *ops, struct out *o
     if (err == 0 && ops->thread)
         err = each_thread(d, ops, o);
     if (err == 0)
+        err = at__sockets_prepare(d);
+    if (err == 0)
         err = each_event(d, ops, o, &events);
+    at__sockets_free(d);
     struct summary sum = summarise(d, events);
     int status = sum.truncated || sum.damaged_frames > 0;
     /* after an output error the merge stopped early: the counts say nothing about the traces */

@@ -22,6 +22,7 @@ struct decode {
     bool progress;               /* show a progress line on diag when it is a terminal */
     unsigned jobs;               /* 2 or more: decode blocks ahead on a helper thread */
     void *state;                 /* the running format's own state, from its create callback */
+    struct sockets *sockets;     /* ZeroMQ socket matches (sockets.c); NULL: none */
 };
 
 /* Opens and indexes every trace. Returns 0, -EEXIST when a trace is given twice (the same

@@ -7,6 +7,7 @@
 #include "at_events.h"
 #include "decode.h"
 #include "output.h"
+#include "sockets.h"
 #include "stacks.h"
 
 /* Room for everything but names: at most 13 keys and 9 numbers of 20 digits, with margin. */
@@ -44,10 +45,18 @@ static char *put_kind(char *p, unsigned kind, const struct name *registered)
     return put_name(p, registered, "kind_", 5, kind);
 }
 
-/* The peer is the sender for send and recv, and written as "peer" for every other kind. */
-static char *put_peer(char *p, const struct at_event *ev, const struct name *peer_name)
+/* A send, or a send_failed (a kind the CZMQ shim registers), which has a send's fields. */
+static bool is_send(const struct at_event *ev, const struct name *kind)
 {
-    bool sender = ev->kind == AT_EV_SEND || ev->kind == AT_EV_RECV;
+    static const char failed[] = "send_failed";
+    return ev->kind == AT_EV_SEND ||
+           (kind && kind->len == sizeof failed - 1 && memcmp(kind->s, failed, kind->len) == 0);
+}
+
+/* The peer is the sender for a send and a recv, and written as "peer" for every other kind. */
+static char *put_peer(char *p, const struct at_event *ev, bool send, const struct name *peer_name)
+{
+    bool sender = send || ev->kind == AT_EV_RECV;
     p = sender ? AT_PUT(p, ",\"sender\":") : AT_PUT(p, ",\"peer\":");
     p = at__fmt_u64(p, ev->peer);
     if (peer_name) {
@@ -80,12 +89,13 @@ static int jsonl_event(struct out *o, const struct decode *d, const struct merge
         p = at__fmt_u64(AT_PUT(p, ",\"pid\":"), e->trace->process.pid);
     p = at__fmt_u64(AT_PUT(p, ",\"tid\":"), e->thread->tid);
     p = put_kind(AT_PUT(p, ",\"event\":"), ev->kind, kind);
-    if (ev->actor)
+    bool send = is_send(ev, kind);
+    if (ev->actor) /* left out when unknown: a send's receiver the decoder could not name */
         p = at__fmt_u64(AT_PUT(p, ",\"actor\":"), ev->actor);
     if (actor)
         p = at__fmt_json_str(AT_PUT(p, ",\"actor_name\":"), actor->s, actor->len);
     if (ev->peer)
-        p = put_peer(p, ev, peer);
+        p = put_peer(p, ev, send, peer);
     if (ev->msg)
         p = at__fmt_u64(AT_PUT(p, ",\"msg\":"), ev->msg);
     if (ev->name)
@@ -94,6 +104,7 @@ static int jsonl_event(struct out *o, const struct decode *d, const struct merge
         p = put_name(AT_PUT(p, ",\"path\":"), path, "path_", 5, ev->path);
     if (stack)
         p = at__put(AT_PUT(p, ",\"stack\":"), stack, stack_len);
+    p = at__sockets_json(p, d);
     if (e->recovered)
         p = AT_PUT(p, ",\"recovered\":true");
     at__out_commit(o, AT_PUT(p, "}\n"));

@@ -17,6 +17,9 @@
  *   (libzmq)          send / recv: one per message, at its first frame; a blocking receive
  *                     that none of the receives above made parks here (libzmq_park())
  *   zmq_close         forgets the socket
+ *   zmq_bind, zmq_connect, zmq_unbind, zmq_disconnect
+ *   (libzmq)          zmq_bind, ... events: an ordinary socket's number, endpoint and type
+ *                     (record_endpoint()); its messages carry fingerprints (fingerprint())
  *
  * Sends and receives are recorded where every CZMQ call ends up, whichever the program used
  * (zstr_*, zsock_send / recv, zmsg_*, zframe_*, zactor_send / recv): CZMQ hands each frame to
@@ -28,7 +31,8 @@
  * a thread that is neither when it first uses a socket ("thread-TID"). A message on a pipe is
  * numbered by the pipe and direction it travels and its rank in that direction (msg_id()), so
  * the k-th send from one end and the k-th receive at the other share an id; a message on any
- * other socket has msg 0. Message names are interned first frames (name_of()). */
+ * other socket has a fingerprint in msg instead, which tracedecode matches between the ends of
+ * a connection. Message names are interned first frames (name_of()). */
 #include <czmq.h>
 #include <dlfcn.h>
 #include <errno.h>
@@ -67,6 +71,10 @@ static void *(*real_zmq_msg_data)(zmq_msg_t *);
 static size_t (*real_zmq_msg_size)(const zmq_msg_t *);
 static int (*real_zmq_msg_more)(const zmq_msg_t *);
 static int (*real_zmq_getsockopt)(void *, int, void *, size_t *);
+static int (*real_zmq_bind)(void *, const char *);
+static int (*real_zmq_connect)(void *, const char *);
+static int (*real_zmq_unbind)(void *, const char *);
+static int (*real_zmq_disconnect)(void *, const char *);
 
 /* ===== Registered paths and kinds =========================================================
  * Registration is idempotent, so threads racing on first use store the same id. */
@@ -81,13 +89,19 @@ enum label {
     PATH_TIMER,
     PATH_SOCKETS,
     PATH_NAMES,
-    KIND_SEND_FAILED, /* the kinds come last */
+    KIND_SEND_FAILED, /* the first event kind: the labels from here on are kinds */
     KIND_TABLE_FULL,
+    KIND_BIND,
+    KIND_CONNECT,
+    KIND_UNBIND,
+    KIND_DISCONNECT,
+    KIND_PIPE,
     LABELS
 };
 static const char *const label_names[LABELS] = {
-    "recv",  "wait",    "poll",  "task",        "reader",    "poller",
-    "timer", "sockets", "names", "send_failed", "table_full"};
+    "recv",        "wait",       "poll",     "task",        "reader",     "poller",
+    "timer",       "sockets",    "names",    "send_failed", "table_full", "zmq_bind",
+    "zmq_connect", "zmq_unbind", "zmq_disconnect", "zmq_pipe"};
 static unsigned label_ids[LABELS]; /* 0 until first use; atomic, relaxed */
 
 static unsigned label(enum label which)
@@ -406,6 +420,14 @@ struct end {
                                 the other end reads it to name the actor at this one */
     uint32_t sent, received; /* whole messages, counted by the thread using the socket */
     uint8_t send_more, recv_more; /* inside a multi-frame message */
+    /* Ordinary sockets (not a pipe's ends): the socket's number in its zmq_bind / zmq_connect
+     * events and message fingerprints (0 for a pipe end), and `lead`, the frames a message
+     * carries before the one its peer sees first: 1 on a ROUTER (the routing id), else 0. */
+    uint32_t number, lead;
+    uint32_t send_frames, recv_frames; /* frames of the current message passed so far */
+    /* The current message's envelope delimiter (an empty frame followed by more) was passed:
+     * REQ and REP add and remove it out of sight, so both ends record the frame after it. */
+    uint8_t send_delimited, recv_delimited;
     /* recent[seq % RECENT] = seq << 32 | name id, stored (relaxed) before the message goes to
      * libzmq, whose hand-over orders it before the receive: the receiver takes the name from
      * here when seq matches, and reads the frame only when it fell further behind. */
@@ -437,6 +459,7 @@ static int table_reported;        /* atomic */
 static int displaced;
 static uint32_t pipe_count;       /* atomic */
 static uint32_t table_generation; /* bumped, with release, when a slot's end changes */
+static uint32_t socket_count;     /* atomic: the last number given to an ordinary socket */
 
 /* This thread's last socket: most threads use one or two, and a lookup is then a compare. A
  * socket's address is reused only after it was closed, which moved the generation on. */
@@ -508,6 +531,15 @@ static int put(struct end *end)
     return 0;
 }
 
+static int socket_type(void *handle); /* with the endpoints' code, below */
+
+/* Numbers an ordinary socket, and learns whether its messages start after a routing id. */
+static void number_socket(struct end *end)
+{
+    end->number = __atomic_add_fetch(&socket_count, 1, __ATOMIC_RELAXED);
+    end->lead = socket_type(end->handle) == ZMQ_ROUTER;
+}
+
 /* Adds the ends of a new pipe, or of a lone socket (ends = 1); returns NULL on failure. */
 static struct pipe *add(void *const handles[], zsock_t *const socks[], int ends)
 {
@@ -521,6 +553,8 @@ static struct pipe *add(void *const handles[], zsock_t *const socks[], int ends)
         *end = (struct end){.handle = handles[i], .sock = socks[i], .pipe = pipe};
         end->other = ends == 2 ? &pipe->end[1 - i] : NULL;
         end->base = number << 32 | (uint64_t)i;
+        if (ends == 1)
+            number_socket(end);
     }
     pthread_mutex_lock(&table_lock);
     int added = 0;
@@ -622,20 +656,80 @@ struct frame {
     size_t size;
 };
 
-static uint32_t frame_name(const struct frame *frame)
+/* Points a zmq_msg_t's frame at its bytes. */
+static void load(struct frame *frame)
 {
     if (!frame->msg)
-        return name_of(frame->data, frame->size);
+        return;
     AT_RESOLVE(real_zmq_msg_data, "zmq_msg_data");
     AT_RESOLVE(real_zmq_msg_size, "zmq_msg_size");
-    return name_of(real_zmq_msg_data(frame->msg), real_zmq_msg_size(frame->msg));
+    frame->data = real_zmq_msg_data(frame->msg);
+    frame->size = real_zmq_msg_size(frame->msg);
+    frame->msg = NULL;
 }
 
-/* Before a frame goes to libzmq: records send if it starts a message, and returns the name it
- * recorded (0 for a later frame). */
-static uint32_t send_begin(struct end *end, const struct frame *frame)
+static uint32_t frame_name(struct frame *frame)
 {
-    if (end && end->send_more)
+    load(frame);
+    return name_of(frame->data, frame->size);
+}
+
+/* Fingerprints, in the msg field of a message on an ordinary socket: bit 63 set, bits 40-62
+ * the socket's number, bits 24-39 the frame's size (65535 when larger), bits 0-23 a hash of
+ * its first 16 bytes. The peer's socket sees the same frame, so the decoder matches the k-th
+ * send and receive of one fingerprint on the two ends of a connection. 0 when the recorder is
+ * off, or the frame was cut short by zmq_recv's buffer. */
+#define FINGERPRINT     (1ull << 63)
+#define SOCKET_MASK     ((1u << 23) - 1)
+#define FINGERPRINT_MAX 0xffffu
+
+static uint64_t fingerprint(const struct end *end, struct frame *frame)
+{
+    load(frame);
+    if (frame->size == SIZE_MAX || !at_enabled())
+        return 0;
+    const unsigned char *bytes = frame->data;
+    size_t size = frame->size;
+    uint64_t first = 0, second = 0;
+    if (size > 8) {
+        memcpy(&first, bytes, 8);
+        memcpy(&second, bytes + (size >= 16 ? 8 : size - 8), 8);
+    } else if (size > 0) {
+        first = short_word(bytes, size);
+    }
+    uint64_t hash = ((first * 0x9e3779b97f4a7c15ull) ^ second) * 0xc2b2ae3d27d4eb4full;
+    uint64_t bounded = size < FINGERPRINT_MAX ? size : FINGERPRINT_MAX;
+    return FINGERPRINT | (uint64_t)(end->number & SOCKET_MASK) << 40 | bounded << 24 | hash >> 40;
+}
+
+/* Whether an ordinary socket's message starts at this frame (the first, after the routing
+ * id on a ROUTER and after an envelope delimiter), counting a delimiter as it passes. */
+static int starts(struct end *end, uint32_t frames, uint8_t *delimited, struct frame *frame,
+                  int more)
+{
+    if (frames != end->lead + *delimited)
+        return 0;
+    if (!end->number)
+        return 1;
+    load(frame);
+    if (frame->size == 0 && more && !*delimited) {
+        *delimited = 1;
+        return 0;
+    }
+    return 1;
+}
+
+/* The msg of a message sent from `end`: its id on a pipe, its fingerprint on another socket. */
+static uint64_t sent_msg(const struct end *end, struct frame *frame)
+{
+    return end && end->number ? fingerprint(end, frame) : next_out(end);
+}
+
+/* Before a frame goes to libzmq: records send if it starts a message (see starts()), and
+ * returns the name it recorded (0 for another frame). */
+static uint32_t send_begin(struct end *end, struct frame *frame, int more)
+{
+    if (end && !starts(end, end->send_frames, &end->send_delimited, frame, more))
         return 0;
     uint64_t sender = self_actor();
     uint32_t name = frame_name(frame);
@@ -644,21 +738,24 @@ static uint32_t send_begin(struct end *end, const struct frame *frame)
         __atomic_store_n(&end->recent[end->sent % RECENT], (uint64_t)end->sent << 32 | name,
                          __ATOMIC_RELAXED);
     }
-    at_record(AT_EV_SEND, peer_of(end), sender, next_out(end), name, 0);
+    at_record(AT_EV_SEND, peer_of(end), sender, sent_msg(end, frame), name, 0);
     return name;
 }
 
 /* After the call. A recorded send whose call failed is marked by the same fields, and its id
  * goes to the next message. */
-static void send_end(struct end *end, uint32_t name, int result, int flags)
+static void send_end(struct end *end, struct frame *frame, uint32_t name, int result, int flags)
 {
     if (AT_UNLIKELY(result < 0)) {
         int saved = errno;
         if (name)
-            at_record(label(KIND_SEND_FAILED), peer_of(end), self_actor(), next_out(end), name, 0);
+            at_record(label(KIND_SEND_FAILED), peer_of(end), self_actor(), sent_msg(end, frame),
+                      name, 0);
         errno = saved;
     } else if (end) {
         end->send_more = (flags & ZMQ_SNDMORE) != 0;
+        end->send_frames = end->send_more ? end->send_frames + 1 : 0;
+        end->send_delimited &= end->send_more;
         end->sent += !end->send_more;
     }
 }
@@ -673,18 +770,22 @@ static uint32_t sent_name(const struct end *end)
     return recent >> 32 == end->received ? (uint32_t)recent : 0;
 }
 
-static void received(struct end *end, const struct frame *frame, int more)
+static void received(struct end *end, struct frame *frame, int more)
 {
-    if (!end || !end->recv_more) {
+    if (!end || starts(end, end->recv_frames, &end->recv_delimited, frame, more)) {
         uint64_t receiver = self_actor();
         uint32_t name = sent_name(end);
         set_owner(end, receiver);
         recvs_recorded++;
-        at_record(AT_EV_RECV, receiver, peer_of(end), next_in(end), name ? name : frame_name(frame),
-                  0);
+        if (!name)
+            name = frame_name(frame);
+        uint64_t msg = end && end->number ? fingerprint(end, frame) : next_in(end);
+        at_record(AT_EV_RECV, receiver, peer_of(end), msg, name, 0);
     }
     if (end) {
         end->recv_more = more != 0;
+        end->recv_frames = more ? end->recv_frames + 1 : 0;
+        end->recv_delimited &= more != 0;
         end->received += !more;
     }
 }
@@ -693,9 +794,10 @@ AT_EXPORT int zmq_msg_send(zmq_msg_t *msg, void *socket, int flags)
 {
     AT_RESOLVE(real_zmq_msg_send, "zmq_msg_send");
     struct end *end = track(socket);
-    uint32_t name = send_begin(end, &(struct frame){msg, NULL, 0});
+    struct frame frame = {msg, NULL, 0};
+    uint32_t name = send_begin(end, &frame, flags & ZMQ_SNDMORE);
     int result = real_zmq_msg_send(msg, socket, flags);
-    send_end(end, name, result, flags);
+    send_end(end, &frame, name, result, flags);
     return result;
 }
 
@@ -704,9 +806,10 @@ static int send_buffer(int (*real)(void *, const void *, size_t, int), void *soc
                        const void *buf, size_t len, int flags)
 {
     struct end *end = track(socket);
-    uint32_t name = send_begin(end, &(struct frame){NULL, buf, len});
+    struct frame frame = {NULL, buf, len};
+    uint32_t name = send_begin(end, &frame, flags & ZMQ_SNDMORE);
     int result = real(socket, buf, len, flags);
-    send_end(end, name, result, flags);
+    send_end(end, &frame, name, result, flags);
     return result;
 }
 
@@ -737,9 +840,10 @@ AT_EXPORT int zmq_sendiov(void *socket, struct iovec *iov, size_t count, int fla
         return result;
     }
     struct end *end = track(socket);
-    uint32_t name = send_begin(end, &(struct frame){NULL, iov[0].iov_base, iov[0].iov_len});
+    struct frame frame = {NULL, iov[0].iov_base, iov[0].iov_len};
+    uint32_t name = send_begin(end, &frame, 0);
     int result = real_zmq_sendiov(socket, iov, count, flags);
-    send_end(end, name, result, flags & ~ZMQ_SNDMORE);
+    send_end(end, &frame, name, result, flags & ~ZMQ_SNDMORE);
     return result;
 }
 
@@ -823,6 +927,95 @@ AT_EXPORT int zmq_close(void *socket)
     return real_zmq_close(socket);
 }
 
+/* ===== Endpoints ==========================================================================
+ * Every bind, connect, unbind and disconnect of an ordinary socket is recorded once, as an
+ * event of a registered kind (zmq_bind, ...): actor the actor making the call, peer the
+ * socket's number (as in its fingerprints), name the endpoint (a message name id from
+ * ENDPOINT_ID_BASE, its string the endpoint), path the socket type ("PUSH"). CZMQ's
+ * zsock_bind / zsock_connect, zsock_attach and the zsock_new_* helpers all end at libzmq's
+ * zmq_bind / zmq_connect, once each (CZMQ retries a port range's failed binds: only the one
+ * that succeeds is recorded). A bind records the endpoint libzmq reports it bound
+ * (ZMQ_LAST_ENDPOINT): a wildcard or ephemeral port resolved to the one it got. The pipes
+ * zsys_create_pipe makes are paired instead, and their endpoints are not recorded. */
+
+#define ENDPOINT_ID_BASE 0x100000u /* far above the message names' ids */
+
+static __thread int making_pipe; /* zsys_create_pipe is running on this thread */
+static uint32_t endpoint_count;  /* atomic */
+static const char *const socket_types[] = {"PAIR",   "PUB",  "SUB",  "REQ",  "REP",  "DEALER",
+                                           "ROUTER", "PULL", "PUSH", "XPUB", "XSUB", "STREAM"};
+
+/* The socket's ZMQ_TYPE, or -1; leaves errno as it was. */
+static int socket_type(void *handle)
+{
+    AT_RESOLVE(real_zmq_getsockopt, "zmq_getsockopt");
+    int saved = errno, type = -1;
+    size_t size = sizeof type;
+    if (real_zmq_getsockopt(handle, ZMQ_TYPE, &type, &size) != 0)
+        type = -1;
+    errno = saved;
+    return type;
+}
+
+static unsigned type_path(int type)
+{
+    int known = type >= 0 && type < (int)(sizeof socket_types / sizeof socket_types[0]);
+    return known ? at_path_register(socket_types[type]) : 0;
+}
+
+/* Recorded even before the recorder started (at_enabled() is 0 until a process's first event):
+ * this event starts it, so the messages on the socket, which follow, have fingerprints. */
+static void record_endpoint(enum label kind, void *socket, const char *endpoint)
+{
+    struct end *end = track(socket);
+    if (!end || !end->number)
+        return;
+    AT_RESOLVE(real_zmq_getsockopt, "zmq_getsockopt");
+    char bound[256];
+    size_t size = sizeof bound;
+    if (kind == KIND_BIND && real_zmq_getsockopt(socket, ZMQ_LAST_ENDPOINT, bound, &size) == 0)
+        endpoint = bound;
+    uint32_t id = ENDPOINT_ID_BASE + __atomic_add_fetch(&endpoint_count, 1, __ATOMIC_RELAXED);
+    at_name_msg(id, endpoint);
+    at_record(label(kind), self_actor(), end->number, 0, id, type_path(socket_type(socket)));
+}
+
+static int endpoint_call(int (*real)(void *, const char *), enum label kind, void *socket,
+                         const char *endpoint)
+{
+    int result = real(socket, endpoint);
+    if (result == 0 && endpoint && !making_pipe) {
+        int saved = errno;
+        record_endpoint(kind, socket, endpoint);
+        errno = saved;
+    }
+    return result;
+}
+
+AT_EXPORT int zmq_bind(void *socket, const char *endpoint)
+{
+    AT_RESOLVE(real_zmq_bind, "zmq_bind");
+    return endpoint_call(real_zmq_bind, KIND_BIND, socket, endpoint);
+}
+
+AT_EXPORT int zmq_connect(void *socket, const char *endpoint)
+{
+    AT_RESOLVE(real_zmq_connect, "zmq_connect");
+    return endpoint_call(real_zmq_connect, KIND_CONNECT, socket, endpoint);
+}
+
+AT_EXPORT int zmq_unbind(void *socket, const char *endpoint)
+{
+    AT_RESOLVE(real_zmq_unbind, "zmq_unbind");
+    return endpoint_call(real_zmq_unbind, KIND_UNBIND, socket, endpoint);
+}
+
+AT_EXPORT int zmq_disconnect(void *socket, const char *endpoint)
+{
+    AT_RESOLVE(real_zmq_disconnect, "zmq_disconnect");
+    return endpoint_call(real_zmq_disconnect, KIND_DISCONNECT, socket, endpoint);
+}
+
 /* ===== Spawning actors ==================================================================== */
 
 struct spawn {
@@ -838,7 +1031,9 @@ AT_EXPORT zsock_t *zsys_create_pipe(zsock_t **backend_p)
 {
     AT_RESOLVE(real_zsys_create_pipe, "zsys_create_pipe");
     AT_RESOLVE(real_zsock_resolve, "zsock_resolve");
+    making_pipe++;
     zsock_t *frontend = real_zsys_create_pipe(backend_p);
+    making_pipe--;
     if (frontend && backend_p && *backend_p) {
         int saved = errno;
         zsock_t *socks[2] = {frontend, *backend_p};
@@ -846,6 +1041,8 @@ AT_EXPORT zsock_t *zsys_create_pipe(zsock_t **backend_p)
         struct pipe *pipe = add(handles, socks, 2);
         if (spawning && !spawning->pipe)
             spawning->pipe = pipe;
+        else if (pipe) /* a pipe of no actor: its ends' owners are known when first used */
+            at_record(label(KIND_PIPE), self_actor(), 0, 0, 0, 0);
         errno = saved;
     }
     return frontend;

@@ -1,0 +1,138 @@
+#!/bin/sh
+# Messages on ordinary ZeroMQ sockets (not actor pipes), traced through shim/czmq.c and matched
+# by tracedecode (decoder/sockets.c): between CZMQ actors over inproc (PUSH/PULL, PAIR,
+# DEALER/ROUTER, REQ/ROUTER, PUB/SUB with two subscribers), and between two processes, traced
+# into two files and decoded together. Every send must name its receiver and share its message
+# id with its recv (each subscriber's, for PUB/SUB), between the actors that bound and
+# connected the endpoint, in the counts the programs report. Over tcp (a bound address, and a
+# wildcard bind reached through localhost) and ipc, two traces decoded together.
+. "$(dirname "$0")/../lib.sh"
+P="$B/tests/czmq/sockets"
+N=500
+
+jqe() { # jqe ARGS...: jq -n -e, its output dropped: a check of its exit status
+    jq -n -e "$@" >/dev/null
+}
+
+named() { # named JSONL EVENT MSG_NAME: socket events of that kind and name
+    jq -c --arg e "$2" --arg n "$3" 'select(.socket and .event == $e and .msg_name == $n)' "$1" |
+        wc -l
+}
+
+# ---- inproc, between actors -------------------------------------------------------------
+"$P" inproc "$N" >"$TMP/plain.out" 2>&1
+check "inproc: runs untraced" [ $? -eq 0 ]
+traced "$TMP/in.trace" "$P" inproc "$N" >"$TMP/in.out" 2>"$TMP/in.err"
+check "inproc: runs traced" [ $? -eq 0 ]
+check "inproc: tracer printed nothing on stderr" [ ! -s "$TMP/in.err" ]
+check "inproc: output unchanged by tracing" cmp -s "$TMP/plain.out" "$TMP/in.out"
+"$ASAN_DECODE" -o "$TMP/in.jsonl" "$TMP/in.trace"
+check "inproc: decodes cleanly (ASan)" [ $? -eq 0 ]
+j="$TMP/in.jsonl"
+o="$TMP/in.out"
+
+equal "inproc: JOB and TASK sends = pushed" \
+    $(($(named "$j" send JOB) + $(named "$j" send TASK))) "$(truth "$o" push)"
+equal "inproc: JOB and TASK recvs = pulled" \
+    $(($(named "$j" recv JOB) + $(named "$j" recv TASK))) "$(truth "$o" pull)"
+for pair in PING:ping PONG:pong REQ:req REP:rep NEWS:news END:end; do
+    equal "inproc: ${pair%%:*} sends = ground truth" "$(named "$j" send "${pair%%:*}")" \
+        "$(truth "$o" "${pair#*:}")"
+done
+for pair in PING:ping PONG:pong REQ:req REP:rep; do
+    equal "inproc: ${pair%%:*} recvs = ground truth" "$(named "$j" recv "${pair%%:*}")" \
+        "$(truth "$o" "${pair#*:}")"
+done
+equal "inproc: NEWS recvs = what both subscribers heard" "$(named "$j" recv NEWS)" \
+    "$(jq -r '.ground_truth.heard | add' "$o" | tail -n 1)"
+equal "inproc: END recvs, one per subscriber" "$(named "$j" recv END)" 2
+equal "inproc: binds" "$(kind_count "$j" zmq_bind)" 6
+equal "inproc: connects" "$(kind_count "$j" zmq_connect)" 6
+
+equal "inproc: LOST sends = failed sends" "$(named "$j" send LOST)" "$(truth "$o" failed)"
+equal "inproc: send_failed events = failed sends" "$(named "$j" send_failed LOST)" \
+    "$(truth "$o" failed)"
+check "inproc: a failed send has no receiver and no msg; its send_failed names the sender" \
+    jqe '[inputs | select(.msg_name == "LOST")]
+        | all(.actor == null and .msg == null and .sender == 1 and .peer == null)' "$j"
+
+equal "inproc: OUT sends on a pipe of no actor = ground truth" "$(kind_count "$j" zmq_pipe)/$(
+    jq -c 'select(.event == "send" and .msg_name == "OUT")' "$j" | wc -l)" "1/$(truth "$o" out)"
+check "inproc: OUT, sent before main used its end, names main as receiver on send and recv" \
+    jqe '[inputs | select(.msg_name == "OUT")] | length > 0 and all(.actor == 1 and .msg != null)
+        and (group_by(.msg) | all(length == 2))' "$j"
+
+check "inproc: every socket send names its receiver, every recv its sender, both a msg" \
+    jqe '[inputs | select(.socket and .msg_name != "LOST" and (.event == "send" or .event == "recv"))]
+        | all(.msg != null and .msg < 4294967296 and .sender != null and .actor != null)' "$j"
+
+# One send per id; its recvs (two for PUB/SUB, else one) later, with its name and sender; the
+# send's receiver is its recv's actor (one of them for PUB/SUB).
+check "inproc: each id is one send and its recvs, later, between the same actors" \
+    jqe '[inputs | select(.socket and .msg_name != "LOST" and (.event == "send" or .event == "recv"))]
+        | group_by(.msg) | all((map(select(.event == "send")) | length) == 1
+              and (.[0].msg_name as $n | length == (if $n == "NEWS" or $n == "END" then 3 else 2 end))
+              and (map(select(.event == "send"))[0] as $s | map(select(.event == "recv"))
+                   | all(.ts_ns >= $s.ts_ns and .sender == $s.sender and .msg_name == $s.msg_name)
+                     and any(.actor == $s.actor)))' "$j"
+
+# The receiver is the actor that bound or connected the other end of the endpoint.
+check "inproc: each message goes from the actor at one end of its endpoint to the other's" \
+    jqe '[inputs] | (map(select(.event == "zmq_bind" or .event == "zmq_connect"))
+          | map({key: (.socket | tostring), value: {actor, ep: .msg_name}}) | from_entries) as $s
+        | map(select(.socket and .event == "recv"))
+        | all(. as $r | $s[.socket | tostring] as $me | .actor == $me.actor
+              and any($s[]; .ep == $me.ep and .actor == $r.sender))' "$j"
+
+check "inproc: PUB/SUB fan-out: every NEWS send reaches both subscribers" \
+    jqe '[inputs | select(.socket and .msg_name == "NEWS")] | group_by(.msg)
+        | all(map(select(.event == "recv") | .actor) | unique | length == 2)' "$j"
+
+# Flows: each socket message's flow reaches its recv (a fan-out send's, its first recv).
+"$DECODE" -f chrome -o "$TMP/in.json" "$TMP/in.trace"
+flows=$(jq '[.traceEvents[] | select(.cat == "flow" and (.ph == "t" or .ph == "f"))] | length' \
+    "$TMP/in.json")
+sends=$(jq -c 'select(.socket and .event == "send" and .msg)' "$j" | wc -l)
+check "inproc: flows drawn to the recvs of all $sends socket messages ($flows flows)" \
+    [ "$flows" -ge "$sends" ]
+
+# ---- two processes traced into two files ------------------------------------------------
+# remote NAME BIND [HOST]: a server bound to BIND, a client connected to the endpoint it got
+# (its wildcard address replaced by HOST)
+remote() {
+    name=$1
+    rm -f "$TMP/endpoint"
+    traced "$TMP/server.trace" "$P" server "$2" "$TMP/endpoint" "$N" >"$TMP/server.out" 2>&1 &
+    server=$!
+    for _ in $(seq 100); do [ -s "$TMP/endpoint" ] && break; sleep 0.1; done
+    endpoint=$(sed "s/0\.0\.0\.0/${3:-0.0.0.0}/" "$TMP/endpoint")
+    traced "$TMP/client.trace" "$P" client "$endpoint" "$N" >"$TMP/client.out" 2>&1
+    check "$name: client runs traced" [ $? -eq 0 ]
+    wait "$server"
+    check "$name: server runs traced" [ $? -eq 0 ]
+    "$ASAN_DECODE" -o "$TMP/$name.jsonl" "$TMP/client.trace" "$TMP/server.trace"
+    check "$name: the two traces decode together cleanly (ASan)" [ $? -eq 0 ]
+    rm -f "$TMP/client.trace" "$TMP/server.trace"
+    j="$TMP/$name.jsonl"
+    cpid=$(jq -r 'select(.event == "zmq_connect") | .pid' "$j")
+    spid=$(jq -r 'select(.event == "zmq_bind") | .pid' "$j")
+    check "$name: the client connected and the server bound, in two processes" \
+        [ -n "$cpid" ] && [ -n "$spid" ] && [ "$cpid" != "$spid" ]
+    equal "$name: REQ sends = ground truth" "$(named "$j" send REQ)" "$(truth "$TMP/client.out" req)"
+    equal "$name: REQ recvs = ground truth" "$(named "$j" recv REQ)" "$(truth "$TMP/client.out" req)"
+    equal "$name: REP sends = ground truth" "$(named "$j" send REP)" "$(truth "$TMP/server.out" rep)"
+    equal "$name: REP recvs = ground truth" "$(named "$j" recv REP)" "$(truth "$TMP/server.out" rep)"
+    check "$name: every message crosses the processes: sent in one, received in the other" \
+        jqe --argjson c "${cpid:-0}" --argjson s "${spid:-0}" '[inputs | select(.socket and (.event == "send" or .event == "recv"))]
+        | all(if .event == "send" then .actor_pid == (if .pid == $c then $s else $c end) and .actor != null
+              else .sender_pid == (if .pid == $c then $s else $c end) and .sender != null end)' "$j"
+    check "$name: each id is one send and one recv, in different processes, latency positive" \
+        jqe '[inputs | select(.socket and (.event == "send" or .event == "recv"))] | group_by(.msg)
+        | all(length == 2 and (sort_by(.event) | .[0].event == "recv" and .[1].event == "send"
+              and .[0].pid != .[1].pid and .[0].ts_ns > .[1].ts_ns
+              and .[0].sender == .[1].sender and .[0].actor == .[1].actor))' "$j"
+}
+
+remote tcp 'tcp://127.0.0.1:*'
+remote "tcp wildcard" 'tcp://*:*' localhost
+remote ipc "ipc://$TMP/ipc-socket"
