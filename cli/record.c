@@ -16,6 +16,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "at_events.h"
 #include "cli.h"
 
 static const char record_usage[] =
@@ -43,6 +44,14 @@ static const char record_usage[] =
     "      --zstd-level N  the compression level, 1 to 19 (default 1; ACTORTRACE_ZSTD_LEVEL)\n"
     "      --glibc         also record waits and wake-ups in glibc's condition variables,\n"
     "                      semaphores and futexes (ACTORTRACE_GLIBC=1)\n"
+    "      --no-patch      trace only calls through the PLT: no entry patching\n"
+    "                      (ACTORTRACE_PATCH=0)\n"
+    "      --stacks KINDS  record the call stack with each event of these kinds,\n"
+    "                      comma-separated (send,spawn), or all (ACTORTRACE_STACKS)\n"
+    "      --stack-depth N frames kept per stack, 1 to 32 (default 16;\n"
+    "                      ACTORTRACE_STACK_DEPTH)\n"
+    "      --stack-every N capture a stack on 1 in N events of those kinds, 1 to 1073741824\n"
+    "                      (default 1; ACTORTRACE_STACK_EVERY)\n"
     "      --preload LIB   preload LIB instead of the library found beside this command or\n"
     "                      in ../lib/actortrace (the same as ACTORTRACE_LIB=LIB)\n"
     "  -h, --help          show this text\n"
@@ -62,7 +71,17 @@ static const char record_usage[] =
     "         than the library's\n"
     "  127    PROG was not found\n";
 
-enum { SET_OUT, SET_MODE, SET_BUFFER, SET_BLOCK, SET_RING_DIR, SET_ZSTD_LEVEL };
+enum {
+    SET_OUT,
+    SET_MODE,
+    SET_BUFFER,
+    SET_BLOCK,
+    SET_RING_DIR,
+    SET_ZSTD_LEVEL,
+    SET_STACKS,
+    SET_STACK_DEPTH,
+    SET_STACK_EVERY,
+};
 
 struct setting {
     const char *option;
@@ -100,6 +119,28 @@ static bool file_name(const struct setting *s, const char *value)
     return value[0] != '\0';
 }
 
+/* A comma-separated list of built-in event kinds, or "all": the names the recorder knows. */
+static bool event_kinds(const struct setting *s, const char *value)
+{
+    static const char *const kinds[] = {
+#define AT_KIND_NAME(e, str) str,
+        AT_EVENT_LIST(AT_KIND_NAME)
+#undef AT_KIND_NAME
+        "all",
+    };
+    (void)s;
+    for (const char *v = value; *v; v += *v == ',') {
+        size_t len = strcspn(v, ","), i = 0;
+        while (i < sizeof kinds / sizeof *kinds && (strlen(kinds[i]) != len ||
+                                                     strncmp(v, kinds[i], len) != 0))
+            i++;
+        if (i == sizeof kinds / sizeof *kinds)
+            return false;
+        v += len;
+    }
+    return value[0] != '\0' && value[strlen(value) - 1] != ',';
+}
+
 static const struct setting settings[] = {
     [SET_OUT] = {"output", "ACTORTRACE_OUT", file_name, 0, 0, "a file name"},
     [SET_MODE] = {"mode", "ACTORTRACE_MODE", mode_name, 0, 0, "drop, block or overwrite"},
@@ -110,9 +151,16 @@ static const struct setting settings[] = {
     [SET_RING_DIR] = {"ring-dir", "ACTORTRACE_RING_DIR", directory, 0, 0, "a directory"},
     [SET_ZSTD_LEVEL] = {"zstd-level", "ACTORTRACE_ZSTD_LEVEL", whole_number, 1, 19,
                         "a whole number from 1 to 19"},
+    [SET_STACKS] = {"stacks", "ACTORTRACE_STACKS", event_kinds, 0, 0,
+                    "a comma-separated list of event kinds (spawn, exit, send, recv, "
+                    "step_begin, step_end, schedule, park, unpark, yield), or all"},
+    [SET_STACK_DEPTH] = {"stack-depth", "ACTORTRACE_STACK_DEPTH", whole_number, 1, 32,
+                         "a whole number from 1 to 32"},
+    [SET_STACK_EVERY] = {"stack-every", "ACTORTRACE_STACK_EVERY", whole_number, 1, 1u << 30,
+                         "a whole number from 1 to 1073741824"},
 };
 
-enum { OPT_SETTING = 256, OPT_GLIBC = OPT_SETTING + 64, OPT_PRELOAD };
+enum { OPT_SETTING = 256, OPT_GLIBC = OPT_SETTING + 64, OPT_NO_PATCH, OPT_PRELOAD };
 
 struct record {
     const char *preload; /* --preload */
@@ -143,7 +191,8 @@ static int set(int id, const char *value)
 static int bad_option(int c, char **argv)
 {
     char name[3] = {'-', (char)optopt, '\0'};
-    const char *what = optopt ? name : argv[optind - 1];
+    /* a long option's error leaves its value (ours are from 256) in optopt, not a letter */
+    const char *what = optopt && optopt < OPT_SETTING ? name : argv[optind - 1];
     return usage_error(c == ':' ? "option '%s' needs a value" : "unknown option '%s'", what);
 }
 
@@ -157,7 +206,11 @@ static int parse(int argc, char **argv, struct record *r)
         {"block", required_argument, NULL, OPT_SETTING + SET_BLOCK},
         {"ring-dir", required_argument, NULL, OPT_SETTING + SET_RING_DIR},
         {"zstd-level", required_argument, NULL, OPT_SETTING + SET_ZSTD_LEVEL},
+        {"stacks", required_argument, NULL, OPT_SETTING + SET_STACKS},
+        {"stack-depth", required_argument, NULL, OPT_SETTING + SET_STACK_DEPTH},
+        {"stack-every", required_argument, NULL, OPT_SETTING + SET_STACK_EVERY},
         {"glibc", no_argument, NULL, OPT_GLIBC},
+        {"no-patch", no_argument, NULL, OPT_NO_PATCH},
         {"preload", required_argument, NULL, OPT_PRELOAD},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
@@ -173,6 +226,8 @@ static int parse(int argc, char **argv, struct record *r)
             err = bad_option(c, argv);
         else if (c == OPT_GLIBC)
             err = setenv("ACTORTRACE_GLIBC", "1", 1);
+        else if (c == OPT_NO_PATCH)
+            err = setenv("ACTORTRACE_PATCH", "0", 1);
         else if (c == OPT_PRELOAD)
             r->preload = optarg;
         else

@@ -49,10 +49,12 @@ says "record, default name: said" "record, default name.err" "actortrace: trace:
 
 # every option reaches the program as the recorder's variable; ACTORTRACE_LIB does not
 status "record, settings" 0 "$AT" record -o 'set-%p.trace' --mode block --buffer 8 --block 16 \
-    --ring-dir "$TMP" --zstd-level 3 --glibc -- env
+    --ring-dir "$TMP" --zstd-level 3 --glibc --no-patch --stacks send,spawn --stack-depth 32 \
+    --stack-every 1073741824 -- env
 for v in ACTORTRACE_OUT=set-%p.trace ACTORTRACE_MODE=block ACTORTRACE_BUFFER_MB=8 \
     ACTORTRACE_BLOCK_KB=16 ACTORTRACE_RING_DIR="$TMP" ACTORTRACE_ZSTD_LEVEL=3 \
-    ACTORTRACE_GLIBC=1 LD_PRELOAD="$TRACER_LIB"; do
+    ACTORTRACE_GLIBC=1 ACTORTRACE_PATCH=0 ACTORTRACE_STACKS=send,spawn \
+    ACTORTRACE_STACK_DEPTH=32 ACTORTRACE_STACK_EVERY=1073741824 LD_PRELOAD="$TRACER_LIB"; do
     says "record, settings: $v" "record, settings.out" "$v"
 done
 check "record, settings: ACTORTRACE_LIB is not passed on" \
@@ -61,6 +63,20 @@ says "record, settings: a program that records nothing is said to" "record, sett
     "actortrace: no trace was written: env recorded no event"
 says "record, settings: and why" "record, settings.err" \
     "actortrace: it links none of the runtimes the library traces"
+status "record, stacks all" 0 "$AT" record --stacks all -- env
+says "record, stacks all: ACTORTRACE_STACKS=all" "record, stacks all.out" "ACTORTRACE_STACKS=all"
+
+# --stacks is used: each send of pingpong carries its call stack
+status "record, stacks" 0 "$AT" record -o stacks.trace --stacks send --stack-depth 4 -- "$PP" 200
+"$DECODE" -o stacks.jsonl stacks.trace
+equal "record, stacks: the trace decodes clean" "$?" 0
+equal "record, stacks: every send has a stack" \
+    "$(jq -c 'select(.event == "send" and (.stack | length) > 0)' stacks.jsonl | wc -l)" \
+    "$(truth "record, stacks.out" send)"
+equal "record, stacks: no other kind has one" \
+    "$(jq -c 'select(.event != "send" and .stack)' stacks.jsonl | wc -l)" 0
+equal "record, stacks: at most --stack-depth frames" \
+    "$(jq -c 'select(.stack) | .stack | length' stacks.jsonl | sort -n | tail -1)" 4
 LD_PRELOAD=/nonexistent-first.so status "record, LD_PRELOAD kept" 0 "$AT" record -- env
 says "record, LD_PRELOAD kept: before the library" "record, LD_PRELOAD kept.out" \
     "LD_PRELOAD=/nonexistent-first.so:$TRACER_LIB"
@@ -145,13 +161,28 @@ cp "$PP" noexec && chmod 644 noexec
 refused "refuse a program that is not executable" 126 "actortrace: ./noexec: Permission denied" \
     "$AT" record -o none.trace -- ./noexec
 refused "refuse an unknown option" 125 \
-    "actortrace record: unknown option '--stacks' (actortrace record --help lists the options)" \
-    "$AT" record -o none.trace --stacks all -- "$PP" 10
+    "actortrace record: unknown option '--stack' (actortrace record --help lists the options)" \
+    "$AT" record -o none.trace --stack all -- "$PP" 10
 refused "refuse a bad value" 125 "actortrace record: --mode fast: not drop, block or overwrite" \
     "$AT" record --mode fast -- "$PP" 10
 refused "refuse a number out of range" 125 \
     "actortrace record: --zstd-level 20: not a whole number from 1 to 19" \
     "$AT" record --zstd-level 20 -- "$PP" 10
+refused "refuse an unknown event kind" 125 \
+    "actortrace record: --stacks send,sent: not a comma-separated list of event kinds" \
+    "$AT" record --stacks send,sent -- "$PP" 10
+refused "refuse an empty event kind" 125 \
+    "actortrace record: --stacks send,: not a comma-separated list of event kinds" \
+    "$AT" record --stacks send, -- "$PP" 10
+refused "refuse a stack depth out of range" 125 \
+    "actortrace record: --stack-depth 33: not a whole number from 1 to 32" \
+    "$AT" record --stack-depth 33 -- "$PP" 10
+refused "refuse a stack sampling of 0" 125 \
+    "actortrace record: --stack-every 0: not a whole number from 1 to 1073741824" \
+    "$AT" record --stack-every 0 -- "$PP" 10
+refused "refuse a value for --no-patch" 125 \
+    "actortrace record: unknown option '--no-patch=1' (actortrace record --help lists the options)" \
+    "$AT" record --no-patch=1 -- "$PP" 10
 refused "refuse a missing program name" 125 "actortrace record: no program to run" \
     "$AT" record -o none.trace
 refused "refuse a trace file that exists" 125 "actortrace: pp.trace exists" \
