@@ -54,6 +54,9 @@ static const char record_usage[] =
     "                      (default 1; ACTORTRACE_STACK_EVERY)\n"
     "      --preload LIB   preload LIB instead of the library found beside this command or\n"
     "                      in ../lib/actortrace (the same as ACTORTRACE_LIB=LIB)\n"
+    "      --shim LIB      also preload LIB, after the library: a shim that resolves its real\n"
+    "                      functions itself, as shimgen's libshim-NAME.so do (a shim calling\n"
+    "                      at_resolve goes first, in LD_PRELOAD); up to 8\n"
     "  -h, --help          show this text\n"
     "\n"
     "PROG is a path, or a name looked up in PATH. Signals: SIGINT and SIGQUIT reach PROG\n"
@@ -160,11 +163,15 @@ static const struct setting settings[] = {
                          "a whole number from 1 to 1073741824"},
 };
 
-enum { OPT_SETTING = 256, OPT_GLIBC = OPT_SETTING + 64, OPT_NO_PATCH, OPT_PRELOAD };
+enum { OPT_SETTING = 256, OPT_GLIBC = OPT_SETTING + 64, OPT_NO_PATCH, OPT_PRELOAD, OPT_SHIM };
+
+#define MAX_SHIMS 8
 
 struct record {
     const char *preload; /* --preload */
     const char *library; /* the library to preload, found */
+    const char *shims[MAX_SHIMS]; /* --shim, preloaded after the library */
+    unsigned nshims;
     char **argv;         /* PROG ARG... */
     char path[PATH_MAX]; /* PROG, found */
     struct elf_file elf; /* PROG */
@@ -212,6 +219,7 @@ static int parse(int argc, char **argv, struct record *r)
         {"glibc", no_argument, NULL, OPT_GLIBC},
         {"no-patch", no_argument, NULL, OPT_NO_PATCH},
         {"preload", required_argument, NULL, OPT_PRELOAD},
+        {"shim", required_argument, NULL, OPT_SHIM},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
@@ -230,6 +238,10 @@ static int parse(int argc, char **argv, struct record *r)
             err = setenv("ACTORTRACE_PATCH", "0", 1);
         else if (c == OPT_PRELOAD)
             r->preload = optarg;
+        else if (c == OPT_SHIM && r->nshims == MAX_SHIMS)
+            err = usage_error("%s", "more than 8 --shim");
+        else if (c == OPT_SHIM)
+            r->shims[r->nshims++] = optarg;
         else
             err = set(c == 'o' ? SET_OUT : c - OPT_SETTING, optarg);
     }
@@ -304,6 +316,21 @@ static int find(struct record *r)
     return EXIT_CANNOT_TRACE;
 }
 
+/* A library LD_PRELOAD can hold and the loader can load: 0, or the refusal's exit status. */
+static int preloadable(const char *path)
+{
+    if (strpbrk(path, ": \t\n")) {
+        at__cli_say("%s: LD_PRELOAD cannot hold a path with ':' or a space", path);
+        return EXIT_RECORD_ERROR;
+    }
+    struct elf_file lib;
+    int bad = at__elf_open(path, &lib) < 0 || lib.elf_class == 0;
+    at__elf_close(&lib);
+    if (bad)
+        at__cli_say("%s: not a shared library", path);
+    return bad ? EXIT_RECORD_ERROR : 0;
+}
+
 /* Everything checked before the program runs: 0, or the exit status of the refusal. */
 static int prepare(struct record *r)
 {
@@ -314,6 +341,9 @@ static int prepare(struct record *r)
         return status;
     if (!(r->library = at__cli_library(r->preload)))
         return EXIT_RECORD_ERROR;
+    for (unsigned i = 0; i < r->nshims; i++)
+        if ((status = preloadable(r->shims[i])))
+            return status;
     if (strpbrk(r->library, ": \t\n")) {
         at__cli_say("%s: LD_PRELOAD cannot hold a path with ':' or a space", r->library);
         return EXIT_RECORD_ERROR;
@@ -350,10 +380,14 @@ static void start(const struct record *r, const struct sigaction *terminal)
 {
     const char *user = getenv("LD_PRELOAD");
     size_t len = (user ? strlen(user) + 1 : 0) + strlen(r->library) + 1;
+    for (unsigned i = 0; i < r->nshims; i++)
+        len += strlen(r->shims[i]) + 1;
     char *preload = malloc(len);
     if (preload) {
-        snprintf(preload, len, "%s%s%s", user ? user : "", user && user[0] ? ":" : "",
-                 r->library);
+        int n = snprintf(preload, len, "%s%s%s", user ? user : "", user && user[0] ? ":" : "",
+                         r->library);
+        for (unsigned i = 0; i < r->nshims; i++)
+            n += snprintf(preload + n, len - (size_t)n, ":%s", r->shims[i]);
         setenv("LD_PRELOAD", preload, 1);
     }
     unsetenv("ACTORTRACE_LIB"); /* the command's, not a recorder setting */

@@ -51,6 +51,21 @@ check "mbox: the spawned actors are named" jq -n -e \
     '[inputs | select(.event == "spawn") | .actor_name] | sort == ["helper", "pinger", "ponger"]' \
     "$TMP/mbox.jsonl"
 
+# the same through the command: actortrace record --shim preloads the generated shim
+"$B/actortrace" record --preload "$CORE" --shim "$TMP/mbox/libshim-mbox.so" -o "$TMP/cmd.trace" \
+    -- "$B/shimgen-test/mbox_demo" 2000 >"$TMP/cmd.out" 2>"$TMP/cmd.err"
+check "mbox through actortrace record --shim: runs traced" [ $? -eq 0 ]
+"$DECODE" -o "$TMP/cmd.jsonl" "$TMP/cmd.trace"
+events "$TMP/cmd.jsonl" >"$TMP/cmd.got"
+grep '^{"truth"' "$TMP/cmd.out" | jq -c '.truth' | sort >"$TMP/cmd.want"
+equal "mbox through actortrace record --shim: events" "$(wc -l <"$TMP/cmd.got")" 12027
+check "mbox through actortrace record --shim: the trace's events equal the runtime's log" \
+    cmp -s "$TMP/cmd.got" "$TMP/cmd.want"
+"$B/actortrace" record --shim "$TMP/mbox.spec-missing.so" -- true 2>"$TMP/noshim.err"
+equal "actortrace record --shim with no such library: refused" "$?" 125
+check "actortrace record --shim with no such library: says which" \
+    grep -q 'mbox.spec-missing.so: not a shared library' "$TMP/noshim.err"
+
 awk '/^runtime mbox/ {p = 1} p && /^```$/ {exit} p' "$TOP/docs/SHIMGEN.md" >"$TMP/doc.spec"
 sed -n '/^runtime mbox/,$p' "$SPECS/mbox.spec" | cmp -s - "$TMP/doc.spec"
 check "docs/SHIMGEN.md shows mbox.spec as it is" [ $? -eq 0 ]
