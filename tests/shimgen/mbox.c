@@ -83,12 +83,15 @@ mb_actor *mb_spawn(const char *name, mb_body body, void *arg)
     pthread_cond_init(&a->ready, NULL);
     /* logged before the thread starts, so its own operations come after */
     log_op("spawn", a->head.id, mb_id(current), 0, NULL);
+    pthread_t thread;
+    if (pthread_create(&thread, NULL, actor_thread, a) != 0)
+        abort();
+    /* listed only once its thread id is known: mb_join may pick it up at once */
     pthread_mutex_lock(&log_lock);
+    a->thread = thread;
     a->next_spawned = spawned;
     spawned = a;
     pthread_mutex_unlock(&log_lock);
-    if (pthread_create(&a->thread, NULL, actor_thread, a) != 0)
-        abort();
     return a;
 }
 
