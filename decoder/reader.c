@@ -89,8 +89,9 @@ static ssize_t read_full(int fd, uint8_t *buf, size_t len)
     return (ssize_t)done;
 }
 
-static int write_all(int fd, const uint8_t *p, size_t len)
+int at__write_all(int fd, const void *data, size_t len)
 {
+    const uint8_t *p = data;
     while (len > 0) {
         ssize_t done = write(fd, p, len);
         if (done < 0 && errno == EINTR)
@@ -110,10 +111,10 @@ static int copy_rest(int fd, int out, const uint8_t *head, size_t len)
     uint8_t *buf = malloc(CHUNK);
     if (!buf)
         return -ENOMEM;
-    int err = write_all(out, head, len);
+    int err = at__write_all(out, head, len);
     ssize_t got = 0;
     while (err == 0 && (got = read_full(fd, buf, CHUNK)) > 0)
-        err = write_all(out, buf, (size_t)got);
+        err = at__write_all(out, buf, (size_t)got);
     free(buf);
     return err < 0 ? err : (int)(got < 0 ? got : 0);
 }

@@ -19,21 +19,6 @@
 #include "decode.h"
 #include "rings.h"
 
-static int write_all(int fd, const void *data, size_t len)
-{
-    const uint8_t *p = data;
-    while (len > 0) {
-        ssize_t n = write(fd, p, len);
-        if (n < 0 && errno == EINTR)
-            continue;
-        if (n < 0)
-            return -errno;
-        p += n;
-        len -= (size_t)n;
-    }
-    return 0;
-}
-
 static int write_frame(int fd, struct at_frame_header *h, const uint8_t *payload, size_t len)
 {
     h->magic = AT_FRAME_MAGIC;
@@ -42,8 +27,8 @@ static int write_frame(int fd, struct at_frame_header *h, const uint8_t *payload
     h->payload_size = h->raw_size = (uint32_t)len;
     h->payload_crc = at_crc32c(0, payload, len);
     h->header_crc = at_crc32c(0, h, offsetof(struct at_frame_header, header_crc));
-    int err = write_all(fd, h, sizeof *h);
-    return err < 0 ? err : write_all(fd, payload, len);
+    int err = at__write_all(fd, h, sizeof *h);
+    return err < 0 ? err : at__write_all(fd, payload, len);
 }
 
 /* One META record: type, varint body length, varint fields. */

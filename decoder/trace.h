@@ -155,4 +155,7 @@ int at__thread_add_frame(struct thread *th, const struct frame_ref *f);
  * record (the records before it are kept), or -ENOMEM. */
 int at__meta_load(struct trace *t, const uint8_t *p, size_t len, uint32_t count);
 
+/* Writes all `len` bytes to fd, again after EINTR or a short write. Returns 0 or -errno. */
+int at__write_all(int fd, const void *data, size_t len);
+
 #endif
