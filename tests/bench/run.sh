@@ -114,6 +114,15 @@ czmq_report() { # czmq_report NAME LABEL [TARGET_PERCENT EVENTS_PER_ROUND_TRIP]
         printf "    untraced %d, traced %d round trips/s (medians); CPU per round trip, all threads: %+.1f%% (%d events)\n",
             p, t, 100 * (c - 1), e }'
 }
+floor_ceiling() { # floor_ceiling NAME EVENTS: the best ratio a recorder at the floor could reach
+    # Each event on a round trip's critical path costs at least the floor measured above (one
+    # rdtsc and a store), so traced/untraced cannot exceed T / (T + EVENTS x floor), T being the
+    # untraced round trip.
+    awk -v r="$(cut -d ' ' -f 3 "$TMP/$1.pairs" | median)" -v e="$2" -v f="$floor" 'BEGIN {
+        t = 1e9 / r
+        printf "    at the floor (%d x %.1f ns on a %.0f ns round trip) the best possible is %.1f%%\n",
+            e, f, t, 100 * t / (t + e * f) }'
+}
 czmq_pairs free 10000 2000
 czmq_report free "free placement"
 czmq_pairs onecore 50000 5000 taskset -c 0
@@ -125,8 +134,10 @@ echo "== CAF ping-pong (two event-based actors, send and reply): round trips/s, 
 pingpong=caf_pingpong
 czmq_pairs caf.free 100000 20000
 czmq_report caf.free "free placement" 95 12
+floor_ceiling caf.free 12
 czmq_pairs caf.onecore 100000 20000 taskset -c 0
 czmq_report caf.onecore "one core (worst case)" 85 12
+floor_ceiling caf.onecore 12
 
 echo "== Aether ABI stand-in (tests/aether): ping-pong and fork/join, untraced vs traced"
 # The programs run on our stand-in for Aether v0.572.0's runtime ABI, placed freely. Each
