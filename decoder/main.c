@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "at_format.h"
+#include "clocks.h"
 #include "decode.h"
 #include "output.h"
 #include "rings.h"
@@ -277,13 +278,15 @@ static int open_output(const struct decode *d, const char *path)
     return fd;
 }
 
-/* Recovers what ring files hold, then applies --names and the filters to the open traces.
- * Returns 0 or a negative errno. */
+/* Recovers what ring files hold, places several hosts' traces on one timeline, then applies
+ * --names and the filters to the open traces. Returns 0 or a negative errno. */
 static int prepare(struct decode *d, const struct options *opt, struct filter *f)
 {
     int err = 0;
     for (size_t i = 0; i < d->ntraces && err == 0 && !opt->no_recover; i++)
         err = at__trace_recover(&d->traces[i], opt->force_recover);
+    if (err == 0)
+        err = at__clocks_place(d);
     if (err == 0 && opt->names)
         err = at__names_file_apply(d, opt->names);
     if (err == 0 && at__filter_given(&opt->filter)) {
