@@ -24,27 +24,26 @@
 struct host {
     const char *boot_id, *name; /* of its first trace */
     uint32_t files;
-    bool sampled;        /* it has CLOCK samples */
-    int64_t base;        /* the median of REALTIME - MONOTONIC over its samples */
-    int64_t low, high;   /* the smallest and largest of them */
-    int64_t shift;       /* added by the REALTIME placement */
-    bool placed;         /* the reference, or corrected from its messages */
+    bool sampled;      /* it has CLOCK samples */
+    int64_t base;      /* the median of REALTIME - MONOTONIC over its samples */
+    int64_t low, high; /* the smallest and largest of them */
+    int64_t shift;     /* added by the REALTIME placement */
+    bool placed;       /* the reference, or corrected from its messages */
     struct clock_offset offset;
 };
 
-/* A matched message between two hosts; delay is recv minus send, as placed by REALTIME. */
-struct hop {
-    uint32_t from, to;
-    int64_t delay;
+/* The matched messages from one host to another: how many, and the smallest delay (recv minus
+ * send) as the REALTIME placement put them. */
+struct route {
+    uint64_t count;
+    int64_t min_delay;
 };
 
 struct clocks {
     struct host *hosts;
     size_t nhosts;
-    uint32_t *host_of; /* per trace */
-    struct hop *hops;
-    size_t nhops, hops_cap;
-    int err; /* -ENOMEM while collecting the hops */
+    uint32_t *host_of;    /* per trace */
+    struct route *routes; /* [from * nhosts + to] */
     bool corrected;
 };
 
@@ -194,42 +193,35 @@ int at__clocks_place(struct decode *d)
 
 /* ---- Correcting from matched messages --------------------------------------------------- */
 
-static void add_hop(void *arg, const struct remote_pair *p)
+static void add_message(void *arg, const struct remote_pair *p)
 {
     struct clocks *c = arg;
     uint32_t from = c->host_of[p->send_trace], to = c->host_of[p->recv_trace];
-    if (from == to || c->err < 0)
-        return;
-    if (c->nhops == c->hops_cap) {
-        size_t cap = c->hops_cap ? 2 * c->hops_cap : 256;
-        struct hop *grown = realloc(c->hops, cap * sizeof *grown);
-        if (!grown) {
-            c->err = -ENOMEM;
-            return;
-        }
-        c->hops = grown;
-        c->hops_cap = cap;
-    }
-    c->hops[c->nhops++] = (struct hop){from, to, (int64_t)(p->recv_ns - p->send_ns)};
+    struct route *r = &c->routes[from * c->nhosts + to];
+    int64_t delay = (int64_t)(p->recv_ns - p->send_ns);
+    if (from != to && (r->count++ == 0 || delay < r->min_delay))
+        r->min_delay = delay;
 }
 
-/* Corrects host h from its messages with the placed hosts; false when it has none. */
+/* Corrects host h from its messages with the placed hosts, whose own corrections count in the
+ * delays; false when it has none. */
 static bool correct(struct decode *d, uint32_t h)
 {
     struct clocks *c = d->clocks;
     uint64_t to = 0, from = 0;
     int64_t to_min = INT64_MAX, from_min = INT64_MAX;
-    for (size_t i = 0; i < c->nhops; i++) {
-        const struct hop *x = &c->hops[i];
-        const struct host *a = &c->hosts[x->from], *b = &c->hosts[x->to];
-        if (x->to == h && a->placed) {
-            to++;
-            to_min = x->delay - a->offset.applied < to_min ? x->delay - a->offset.applied : to_min;
-        } else if (x->from == h && b->placed) {
-            from++;
-            from_min = x->delay + b->offset.applied < from_min ? x->delay + b->offset.applied
-                                                               : from_min;
-        }
+    for (uint32_t g = 0; g < c->nhosts; g++) {
+        const struct route *in = &c->routes[g * c->nhosts + h],
+                           *out = &c->routes[h * c->nhosts + g];
+        int64_t applied = c->hosts[g].offset.applied;
+        if (!c->hosts[g].placed || g == h)
+            continue;
+        if (in->count && in->min_delay - applied < to_min)
+            to_min = in->min_delay - applied;
+        if (out->count && out->min_delay + applied < from_min)
+            from_min = out->min_delay + applied;
+        to += in->count;
+        from += out->count;
     }
     if (to + from == 0)
         return false;
@@ -251,8 +243,9 @@ static void report_offset(const struct decode *d, const struct host *x)
             "tracedecode: host %s: %llu messages in from the other hosts, %llu out; the "
             "offsets that put every recv after its send: %s .. %s ns; %s %lld ns\n",
             x->name, (unsigned long long)o->to, (unsigned long long)o->from, lower, upper,
-            o->conflict ? "none does (the clocks drifted apart?): moved by the midpoint,"
-                        : o->applied ? "moved by" : "in order already, moved by",
+            o->conflict  ? "none does (the clocks drifted apart?): moved by the midpoint,"
+            : o->applied ? "moved by"
+                         : "in order already, moved by",
             (long long)o->applied);
 }
 
@@ -262,9 +255,9 @@ int at__clocks_correct(struct decode *d)
     if (!c || c->corrected)
         return 0;
     c->corrected = true;
-    at__sockets_each_remote(d, add_hop, c);
-    if (c->err < 0)
-        return c->err;
+    if (!(c->routes = calloc(c->nhosts * c->nhosts, sizeof *c->routes)))
+        return -ENOMEM;
+    at__sockets_each_remote(d, add_message, c);
     for (bool progress = true; progress;) {
         progress = false;
         for (uint32_t h = 1; h < c->nhosts; h++)
@@ -337,7 +330,7 @@ void at__clocks_free(struct decode *d)
         return;
     free(c->hosts);
     free(c->host_of);
-    free(c->hops);
+    free(c->routes);
     free(c);
     d->clocks = NULL;
 }

@@ -13,11 +13,11 @@
 /* The correction of one host's clock from the messages it exchanged with hosts already placed:
  * every recv must come at least 1 ns after its send. */
 struct clock_offset {
-    uint64_t to, from;       /* messages received by the host, and sent by it */
-    int64_t lower, upper;    /* the corrections that keep them in order: lower (when to > 0)
-                              * .. upper (when from > 0) */
-    int64_t applied;         /* nanoseconds added to the host's timestamps */
-    bool conflict;           /* lower > upper: no single offset keeps every pair in order */
+    uint64_t to, from;    /* messages received by the host, and sent by it */
+    int64_t lower, upper; /* the corrections that keep them in order: lower (when to > 0)
+                           * .. upper (when from > 0) */
+    int64_t applied;      /* nanoseconds added to the host's timestamps */
+    bool conflict;        /* lower > upper: no single offset keeps every pair in order */
 };
 
 /* The estimate from the smallest one-way delay, as placed now, of the messages into the host

@@ -532,9 +532,8 @@ void at__sockets_each_remote(const struct decode *d,
 {
     const struct sockets *s = d->sockets;
     for (uint32_t i = 0; s && i < s->nmsgs; i++) {
-        const struct sock_msg *r = &s->msgs[i], *send = r->send || r->other == NONE
-                                                              ? NULL
-                                                              : &s->msgs[r->other];
+        const struct sock_msg *r = &s->msgs[i],
+                              *send = r->send || r->other == NONE ? NULL : &s->msgs[r->other];
         if (send && send->trace != r->trace)
             each(arg, &(struct remote_pair){send->trace, r->trace, send->ns, r->ns});
     }

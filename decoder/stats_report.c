@@ -498,9 +498,7 @@ static void json_lost(struct report *r)
 /* The hosts' clocks, when the traces come from several (clocks.c). */
 static void json_hosts(struct report *r)
 {
-    char *p = r->err || !r->d->clocks
-                  ? NULL
-                  : at__out_reserve(r->o, at__clocks_json_bound(r->d));
+    char *p = r->err || !r->d->clocks ? NULL : at__out_reserve(r->o, at__clocks_json_bound(r->d));
     if (p)
         at__out_commit(r->o, at__clocks_json(p, r->d));
     else if (!r->err && r->d->clocks)

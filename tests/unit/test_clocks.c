@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "unit.h"
+#include "at_format.h"
 #include "clocks.h"
 
 static void test_offsets(void)
@@ -44,8 +45,8 @@ static void test_random(void)
                 min[dir] = delays[dir][i] < min[dir] ? delays[dir][i] : min[dir];
             }
         struct clock_offset o = at__clock_offset(n[0], min[0], n[1], min[1]);
-        contained &= !o.conflict && (n[0] == 0 || o.lower <= truth) &&
-                     (n[1] == 0 || truth <= o.upper);
+        contained &=
+            !o.conflict && (n[0] == 0 || o.lower <= truth) && (n[1] == 0 || truth <= o.upper);
         for (uint64_t i = 0; i < n[0]; i++)
             ordered &= delays[0][i] + o.applied >= 1;
         for (uint64_t i = 0; i < n[1]; i++)
@@ -77,8 +78,10 @@ static uint64_t ns_at(const struct trace *t, uint64_t tsc)
 static void test_placement(void)
 {
     struct trace traces[4] = {
-        make_trace("boot-a", 1000000, 5000), make_trace("boot-b", 900000, 7000000),
-        make_trace("", 1000000, 9000), make_trace("boot-a", 1000000, 11000),
+        make_trace("boot-a", 1000000, 5000),
+        make_trace("boot-b", 900000, 7000000),
+        make_trace("", 1000000, 9000),
+        make_trace("boot-a", 1000000, 11000),
     };
     struct decode d = {.traces = traces, .ntraces = 4};
     check(at__clocks_place(&d) == 0 && d.clocks, "two boots: two hosts");
@@ -86,7 +89,8 @@ static void test_placement(void)
               ns_at(&traces[2], 1000) == 9000,
           "the first file's host, and a trace without a boot id, keep MONOTONIC exactly");
     /* medians: 1000007 (of six samples, the fourth) and 900007 */
-    check(ns_at(&traces[1], 1000) == 7000000 - 100000 && ns_at(&traces[1], 2000) == 7001000 - 100000,
+    check(ns_at(&traces[1], 1000) == 7000000 - 100000 &&
+              ns_at(&traces[1], 2000) == 7001000 - 100000,
           "another host moves by the difference of the medians of REALTIME - MONOTONIC");
     char buf[2048];
     *at__clocks_json(buf, &d) = '\0';
@@ -105,8 +109,25 @@ static void test_placement(void)
         at__clock_free(&one[i].clock);
 }
 
+/* A PROCESS record with the boot id and host name, and one without (before minor version 2). */
+static void test_process_record(void)
+{
+    static const uint8_t with[] = {
+        AT_META_PROCESS, 14, 7, 1, 64, 0, 1, 'x', 0, 3, 'b', '-', '1', 2, 'h', '1'};
+    static const uint8_t without[] = {AT_META_PROCESS, 7, 9, 1, 64, 0, 1, 'y', 0};
+    struct trace t = {0};
+    check(at__meta_load(&t, with, sizeof with, 1) == 0 && t.process.pid == 7 &&
+              strcmp(t.process.boot_id, "b-1") == 0 && strcmp(t.process.host, "h1") == 0,
+          "PROCESS: boot id and host name read");
+    check(at__meta_load(&t, without, sizeof without, 1) == 0 && t.process.pid == 9 &&
+              strcmp(t.process.boot_id, "") == 0 && strcmp(t.process.host, "") == 0,
+          "PROCESS of an older trace: no boot id, no host name");
+    at__process_free(&t.process);
+}
+
 int main(void)
 {
+    test_process_record();
     test_offsets();
     test_random();
     test_placement();
