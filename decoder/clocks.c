@@ -47,11 +47,20 @@ struct clocks {
     bool corrected;
 };
 
+/* a - b, held within int64_t: a damaged trace's clock samples may be anything. */
+static int64_t minus(int64_t a, int64_t b)
+{
+    int64_t d;
+    if (__builtin_sub_overflow(a, b, &d))
+        return b < 0 ? INT64_MAX : INT64_MIN;
+    return d;
+}
+
 struct clock_offset at__clock_offset(uint64_t to, int64_t to_min, uint64_t from, int64_t from_min)
 {
     struct clock_offset o = {.to = to, .from = from};
-    o.lower = to ? 1 - to_min : INT64_MIN;
-    o.upper = from ? from_min - 1 : INT64_MAX;
+    o.lower = to ? minus(1, to_min) : INT64_MIN;
+    o.upper = from ? minus(from_min, 1) : INT64_MAX;
     o.conflict = o.lower > o.upper;
     if (to && from && (o.lower > 0 || o.upper < 0 || o.conflict))
         o.applied = (int64_t)(((__int128)o.lower + o.upper) / 2);
@@ -147,7 +156,7 @@ static void report_placement(const struct decode *d)
                 "tracedecode: host %s (boot %s, %u file%s): moved by %lld ns; its REALTIME - "
                 "MONOTONIC varied by %lld ns over its samples\n",
                 x->name, *x->boot_id ? x->boot_id : "unknown", x->files, x->files == 1 ? "" : "s",
-                (long long)x->shift, (long long)(x->high - x->low));
+                (long long)x->shift, (long long)minus(x->high, x->low));
     }
     fprintf(d->diag, "tracedecode: how far apart the hosts' REALTIME clocks were (NTP keeps them "
                      "milliseconds apart at best) does not show in the samples\n");
@@ -184,7 +193,7 @@ int at__clocks_place(struct decode *d)
     c->hosts[0].placed = true;
     for (uint32_t h = 1; h < c->nhosts; h++) {
         struct host *x = &c->hosts[h];
-        x->shift = x->sampled && c->hosts[0].sampled ? x->base - c->hosts[0].base : 0;
+        x->shift = x->sampled && c->hosts[0].sampled ? minus(x->base, c->hosts[0].base) : 0;
         move_host(d, h, x->shift);
     }
     report_placement(d);
@@ -216,10 +225,10 @@ static bool correct(struct decode *d, uint32_t h)
         int64_t applied = c->hosts[g].offset.applied;
         if (!c->hosts[g].placed || g == h)
             continue;
-        if (in->count && in->min_delay - applied < to_min)
-            to_min = in->min_delay - applied;
-        if (out->count && out->min_delay + applied < from_min)
-            from_min = out->min_delay + applied;
+        if (in->count && minus(in->min_delay, applied) < to_min)
+            to_min = minus(in->min_delay, applied);
+        if (out->count && minus(out->min_delay, minus(0, applied)) < from_min)
+            from_min = minus(out->min_delay, minus(0, applied));
         to += in->count;
         from += out->count;
     }
@@ -303,7 +312,7 @@ static char *host_json(char *p, const struct host *x)
     p = at__fmt_json_str(AT_PUT(p, ",\"boot_id\":"), x->boot_id, strlen(x->boot_id));
     p = at__fmt_u64(AT_PUT(p, ",\"files\":"), x->files);
     p = fmt_i64(AT_PUT(p, ",\"realtime_shift_ns\":"), x->shift);
-    p = fmt_i64(AT_PUT(p, ",\"realtime_spread_ns\":"), x->high - x->low);
+    p = fmt_i64(AT_PUT(p, ",\"realtime_spread_ns\":"), minus(x->high, x->low));
     p = at__fmt_u64(AT_PUT(p, ",\"messages_in\":"), o->to);
     p = at__fmt_u64(AT_PUT(p, ",\"messages_out\":"), o->from);
     p = fmt_i64(AT_PUT(p, ",\"offset_ns\":"), o->applied);

@@ -27,6 +27,9 @@ static void test_offsets(void)
           "no offset puts both ways in order: a conflict, moved by the midpoint");
     o = at__clock_offset(0, 0, 0, 0);
     check(o.applied == 0 && !o.conflict, "no messages: not moved");
+    o = at__clock_offset(1, INT64_MIN, 1, INT64_MIN);
+    check(o.lower == INT64_MAX && o.upper == INT64_MIN && o.conflict,
+          "delays at the ends of the range (a damaged trace): held within range");
 }
 
 /* Random offsets and delays: the truth is within the bounds, and so is the estimate, which
