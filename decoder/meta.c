@@ -87,7 +87,7 @@ static int on_process(struct trace *t, struct body *b)
     const uint8_t *ring = str(b, &ring_len);
     if (b->bad)
         return -EINVAL;
-    /* boot id and host name: since minor version 1 (absent before, "" when unknown) */
+    /* boot id and host name: since minor version 2 (absent before, "" when unknown) */
     size_t boot_len = 0, host_len = 0;
     const uint8_t *boot = b->p < b->end ? str(b, &boot_len) : (const uint8_t *)"";
     const uint8_t *host = b->p < b->end ? str(b, &host_len) : (const uint8_t *)"";

@@ -255,12 +255,12 @@ int at__meta_process(const char *ring_path)
     exe[n > 0 ? n : 0] = '\0';
     read_boot_id(boot_id, sizeof boot_id);
     gethostname(host, sizeof host - 1);
-    const char *test_boot_id = boot_id;
-    int64_t mono_shift = 0, real_shift = 0;
-    test_host(&test_boot_id, &mono_shift, &real_shift);
+    const char *boot = boot_id;
+    int64_t mono_shift, real_shift;
+    test_host(&boot, &mono_shift, &real_shift);
     uint64_t f[] = {(uint64_t)getpid(), (uint64_t)getppid(), at__ring.capacity,
                     at__config.mode};
-    const char *strs[] = {exe, ring_path, test_boot_id, host};
+    const char *strs[] = {exe, ring_path, boot, host};
     return append(AT_META_PROCESS, f, 4, strs, 4);
 }
 
