@@ -342,3 +342,7 @@ SHIMGEN_TEST := $(B)/shimgen $(B)/asan/shimgen \
 	$(B)/shimgen-test/libmbox.so $(B)/shimgen-test/mbox_demo
 all: $(B)/shimgen
 test: $(SHIMGEN_TEST)
+
+# The test copy can pose as a process of another host (ACTORTRACE_TEST_HOST, preload/meta.c),
+# for tests/e2e/clocks.sh; the product cannot.
+$(TEST_LIB): CPPFLAGS += -DAT_TEST_HOST

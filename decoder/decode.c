@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <stdlib.h>
 
+#include "clocks.h"
 #include "decode.h"
 #include "merge.h"
 #include "progress.h"
@@ -164,6 +165,8 @@ int at__decode_run(struct decode *d, const struct output_ops *ops, struct out *o
     if (err == 0)
         err = at__sockets_prepare(d);
     if (err == 0)
+        err = at__clocks_correct(d);
+    if (err == 0)
         err = each_event(d, ops, o, &events);
     at__sockets_free(d);
     struct summary sum = summarise(d, events);
@@ -183,6 +186,7 @@ int at__decode_run(struct decode *d, const struct output_ops *ops, struct out *o
 
 void at__decode_close(struct decode *d)
 {
+    at__clocks_free(d);
     for (size_t i = 0; i < d->ntraces; i++)
         at__trace_close(&d->traces[i]);
     free(d->traces);

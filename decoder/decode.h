@@ -23,6 +23,7 @@ struct decode {
     unsigned jobs;               /* 2 or more: decode blocks ahead on a helper thread */
     void *state;                 /* the running format's own state, from its create callback */
     struct sockets *sockets;     /* ZeroMQ socket matches (sockets.c); NULL: none */
+    struct clocks *clocks;       /* several hosts' clocks (clocks.c); NULL: one host */
 };
 
 /* Opens and indexes every trace. Returns 0, -EEXIST when a trace is given twice (the same

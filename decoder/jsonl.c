@@ -5,6 +5,7 @@
 #include <stdbool.h>
 
 #include "at_events.h"
+#include "clocks.h"
 #include "decode.h"
 #include "output.h"
 #include "sockets.h"
@@ -204,6 +205,12 @@ static int jsonl_end(struct out *o, const struct decode *d, const struct summary
     if (err < 0 || !(p = at__out_reserve(o, LINE_FIXED)))
         return err < 0 ? err : -ENOMEM;
     p = at__fmt_u64(AT_PUT(p, "],\"files\":"), s->files);
+    if (d->clocks) { /* only for traces of several hosts */
+        at__out_commit(o, p);
+        if (!(p = at__out_reserve(o, at__clocks_json_bound(d) + LINE_FIXED)))
+            return -ENOMEM;
+        p = at__clocks_json(p, d);
+    }
     if (any_patches(d)) { /* only for traces of patched programs */
         at__out_commit(o, AT_PUT(p, ",\"patches\":["));
         if ((err = put_patches(o, d)) < 0 || !(p = at__out_reserve(o, LINE_FIXED)))

@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "at_format.h"
+#include "clocks.h"
 #include "decode.h"
 #include "output.h"
 #include "rings.h"
@@ -75,7 +76,8 @@ static const char usage[] =
     "\n"
     "JSONL: one object per event, in time order (a thread's events keep the order they were\n"
     "recorded in), then a summary object. Event fields, in this order:\n"
-    "  ts_ns         CLOCK_MONOTONIC nanoseconds, from the trace's clock samples\n"
+    "  ts_ns         CLOCK_MONOTONIC nanoseconds, from the trace's clock samples (of the\n"
+    "                first file's host, for traces of several hosts: docs/DECODER.md)\n"
     "  core          the CPU the event was recorded on\n"
     "  pid           the recording process; only when several TRACE files are given\n"
     "  tid           the recording thread\n"
@@ -114,6 +116,10 @@ static const char usage[] =
     "                  (with \"pid\" when several files are given); reason is dropped,\n"
     "                  write_error or overwritten\n"
     "  files           TRACE files read\n"
+    "  hosts           only for traces of several hosts (boots): per host {\"host\",\n"
+    "                  \"boot_id\",\"files\",\"realtime_shift_ns\",\"realtime_spread_ns\",\n"
+    "                  \"messages_in\",\"messages_out\",\"offset_ns\",\"offset_min_ns\",\n"
+    "                  \"offset_max_ns\"}: how its clock was placed (docs/DECODER.md)\n"
     "Damage, truncation and losses are also reported on standard error.\n"
     "\n"
     "Exit status:\n"
@@ -277,13 +283,15 @@ static int open_output(const struct decode *d, const char *path)
     return fd;
 }
 
-/* Recovers what ring files hold, then applies --names and the filters to the open traces.
- * Returns 0 or a negative errno. */
+/* Recovers what ring files hold, places several hosts' traces on one timeline, then applies
+ * --names and the filters to the open traces. Returns 0 or a negative errno. */
 static int prepare(struct decode *d, const struct options *opt, struct filter *f)
 {
     int err = 0;
     for (size_t i = 0; i < d->ntraces && err == 0 && !opt->no_recover; i++)
         err = at__trace_recover(&d->traces[i], opt->force_recover);
+    if (err == 0)
+        err = at__clocks_place(d);
     if (err == 0 && opt->names)
         err = at__names_file_apply(d, opt->names);
     if (err == 0 && at__filter_given(&opt->filter)) {

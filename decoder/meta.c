@@ -66,6 +66,14 @@ static char *copy_string(const uint8_t *s, size_t len)
     return copy;
 }
 
+void at__process_free(struct process *p)
+{
+    free(p->exe);
+    free(p->ring_path);
+    free(p->boot_id);
+    free(p->host);
+}
+
 static int on_process(struct trace *t, struct body *b)
 {
     /* One field per statement: the order of initialiser expressions is unspecified. */
@@ -79,15 +87,21 @@ static int on_process(struct trace *t, struct body *b)
     const uint8_t *ring = str(b, &ring_len);
     if (b->bad)
         return -EINVAL;
+    /* boot id and host name: since minor version 2 (absent before, "" when unknown) */
+    size_t boot_len = 0, host_len = 0;
+    const uint8_t *boot = b->p < b->end ? str(b, &boot_len) : (const uint8_t *)"";
+    const uint8_t *host = b->p < b->end ? str(b, &host_len) : (const uint8_t *)"";
+    if (b->bad)
+        return -EINVAL;
     p.exe = copy_string(exe, exe_len);
     p.ring_path = copy_string(ring, ring_len);
-    if (!p.exe || !p.ring_path) {
-        free(p.exe);
-        free(p.ring_path);
+    p.boot_id = copy_string(boot, boot_len);
+    p.host = copy_string(host, host_len);
+    if (!p.exe || !p.ring_path || !p.boot_id || !p.host) {
+        at__process_free(&p);
         return -ENOMEM;
     }
-    free(t->process.exe);
-    free(t->process.ring_path);
+    at__process_free(&t->process);
     t->process = p;
     return 0;
 }

@@ -502,8 +502,7 @@ void at__trace_close(struct trace *t)
     for (size_t i = 0; i < t->npatches; i++)
         free(t->patches[i].symbol);
     free(t->patches);
-    free(t->process.exe);
-    free(t->process.ring_path);
+    at__process_free(&t->process);
     free(t->recovered);
     *t = (struct trace){0};
 }

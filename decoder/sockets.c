@@ -527,6 +527,18 @@ char *at__sockets_json(char *p, const struct decode *d)
     return at__fmt_u64(p, d->traces[other->trace].process.pid);
 }
 
+void at__sockets_each_remote(const struct decode *d,
+                             void (*each)(void *arg, const struct remote_pair *pair), void *arg)
+{
+    const struct sockets *s = d->sockets;
+    for (uint32_t i = 0; s && i < s->nmsgs; i++) {
+        const struct sock_msg *r = &s->msgs[i],
+                              *send = r->send || r->other == NONE ? NULL : &s->msgs[r->other];
+        if (send && send->trace != r->trace)
+            each(arg, &(struct remote_pair){send->trace, r->trace, send->ns, r->ns});
+    }
+}
+
 void at__sockets_free(struct decode *d)
 {
     struct sockets *s = d->sockets;

@@ -25,6 +25,16 @@ void at__sockets_apply(struct decode *d, struct merged *e);
  * pid of the other end when it is in another trace. At most 100 bytes. */
 char *at__sockets_json(char *p, const struct decode *d);
 
+/* A matched message whose send and recv are in two traces, at their times as placed now. */
+struct remote_pair {
+    uint32_t send_trace, recv_trace;
+    uint64_t send_ns, recv_ns;
+};
+
+/* Calls each(arg, pair) for every matched message between two traces (for clocks.c). */
+void at__sockets_each_remote(const struct decode *d,
+                             void (*each)(void *arg, const struct remote_pair *pair), void *arg);
+
 void at__sockets_free(struct decode *d);
 
 #endif

@@ -8,6 +8,7 @@
 
 #include "at_events.h"
 #include "at_format.h"
+#include "clocks.h"
 #include "stats.h"
 
 #define TEXT_ROWS 20 /* rows per table in the text report */
@@ -494,6 +495,16 @@ static void json_lost(struct report *r)
     say(r, "]");
 }
 
+/* The hosts' clocks, when the traces come from several (clocks.c). */
+static void json_hosts(struct report *r)
+{
+    char *p = r->err || !r->d->clocks ? NULL : at__out_reserve(r->o, at__clocks_json_bound(r->d));
+    if (p)
+        at__out_commit(r->o, at__clocks_json(p, r->d));
+    else if (!r->err && r->d->clocks)
+        r->err = -ENOMEM;
+}
+
 static void json_report(struct report *r, const uint32_t *msgs, const uint32_t *actors)
 {
     const struct summary *s = r->sum;
@@ -510,6 +521,7 @@ static void json_report(struct report *r, const uint32_t *msgs, const uint32_t *
     json_actors(r, actors);
     json_threads(r);
     json_lost(r);
+    json_hosts(r);
     say(r,
         ",\n\"matching\":{\"by_id\":%llu,\"by_order\":%llu,\"unhandled_sends\":%llu,"
         "\"given_up_sends\":%llu,\"steps_without_send\":%llu,\"recvs_without_send\":%llu,"

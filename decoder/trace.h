@@ -61,6 +61,8 @@ struct process {
     uint8_t mode;
     char *exe;
     char *ring_path; /* the recorder's ring file (recover.c); "" when it had none */
+    char *boot_id;   /* the kernel's boot id: traces with the same one share CLOCK_MONOTONIC */
+    char *host;      /* the host name; both "" when unknown (older traces) */
 };
 
 struct end_record {
@@ -154,6 +156,9 @@ int at__thread_add_frame(struct thread *th, const struct frame_ref *f);
 /* Loads the `count` records of a decoded META payload. Returns 0, -EINVAL for a malformed
  * record (the records before it are kept), or -ENOMEM. */
 int at__meta_load(struct trace *t, const uint8_t *p, size_t len, uint32_t count);
+
+/* Frees the strings of a PROCESS record (meta.c). */
+void at__process_free(struct process *p);
 
 /* Writes all `len` bytes to fd, again after EINTR or a short write. Returns 0 or -errno. */
 int at__write_all(int fd, const void *data, size_t len);

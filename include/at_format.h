@@ -11,7 +11,7 @@
 #define AT_FILE_MAGIC "\x89" "ATRACE\n" /* 8 bytes; the high byte catches 7-bit mangling */
 #define AT_FILE_MAGIC_LEN 8
 #define AT_FORMAT_MAJOR 2 /* a reader refuses a file whose major version it does not know */
-#define AT_FORMAT_MINOR 1 /* additions a reader of the same major may ignore */
+#define AT_FORMAT_MINOR 2 /* additions a reader of the same major may ignore */
 #define AT_FORMAT_MAJOR_OLDEST 1 /* the oldest major version tracedecode still reads */
 
 struct at_file_header {
@@ -63,7 +63,8 @@ _Static_assert(sizeof(struct at_frame_header) == AT_FRAME_HEADER_SIZE, "frame he
 /* ---- Metadata records: u8 type, varint body length, body of varints and strings --------- */
 
 enum at_meta_type {
-    /* pid, ppid, block_slots, mode (enum at_mode), string exe, string ring_path */
+    /* pid, ppid, block_slots, mode (enum at_mode), string exe, string ring_path, then (minor
+     * version 2) string boot_id, string host: traces of one boot_id share CLOCK_MONOTONIC */
     AT_META_PROCESS = 1,
     /* tsc, mono_ns, real_ns: one calibration pair; the decoder interpolates between them */
     AT_META_CLOCK = 2,

@@ -174,15 +174,43 @@ int at__meta_lost(uint32_t tid, unsigned reason, uint64_t count, uint64_t first_
     return append(AT_META_LOST, f, 5, NULL, 0);
 }
 
+#ifdef AT_TEST_HOST
+/* The test copy only (tests/e2e/clocks.sh): ACTORTRACE_TEST_HOST=BOOT_ID,MONO_NS,REAL_NS makes
+ * the process look like one of another host, with that boot id and its clocks shifted by those
+ * (signed) nanoseconds. */
+static void test_host(const char **boot_id, int64_t *mono, int64_t *real)
+{
+    static char id[64];
+    const char *v = getenv("ACTORTRACE_TEST_HOST");
+    const char *comma = v ? strchr(v, ',') : NULL;
+    if (!comma || (size_t)(comma - v) >= sizeof id)
+        return;
+    memcpy(id, v, (size_t)(comma - v));
+    id[comma - v] = '\0';
+    char *end;
+    *mono = strtoll(comma + 1, &end, 10);
+    *real = *end == ',' ? strtoll(end + 1, NULL, 10) : 0;
+    *boot_id = id;
+}
+#else
+static void test_host(const char **boot_id, int64_t *mono, int64_t *real)
+{
+    (void)boot_id, (void)mono, (void)real;
+}
+#endif
+
 /* The monotonic read sits between two tsc reads and is paired with their midpoint. */
 void at__meta_clock_fields(uint64_t fields[3])
 {
+    const char *boot_id = NULL;
+    int64_t mono_shift = 0, real_shift = 0;
+    test_host(&boot_id, &mono_shift, &real_shift);
     uint64_t before = at__rdtsc();
     uint64_t mono = at__clock_ns(CLOCK_MONOTONIC);
     uint64_t after = at__rdtsc();
     fields[0] = before + (after - before) / 2;
-    fields[1] = mono;
-    fields[2] = at__clock_ns(CLOCK_REALTIME);
+    fields[1] = mono + (uint64_t)mono_shift;
+    fields[2] = at__clock_ns(CLOCK_REALTIME) + (uint64_t)real_shift;
     at__ring_note_clock(fields[0], fields[1], fields[2]);
 }
 
@@ -208,15 +236,32 @@ uint64_t at__start_ticks(void)
     return p ? strtoull(p + 1, NULL, 10) : 0;
 }
 
+/* The kernel's id of this boot, which tells the decoder whether two traces share one
+ * CLOCK_MONOTONIC; "" when unreadable. */
+static void read_boot_id(char *id, size_t size)
+{
+    int fd = open("/proc/sys/kernel/random/boot_id", O_RDONLY | O_CLOEXEC);
+    ssize_t n = fd >= 0 ? read(fd, id, size - 1) : -1;
+    if (fd >= 0)
+        close(fd);
+    id[n > 0 ? n : 0] = '\0';
+    id[strcspn(id, "\n")] = '\0';
+}
+
 int at__meta_process(const char *ring_path)
 {
-    char exe[4096];
+    char exe[4096], boot_id[64], host[256] = "";
     ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
     exe[n > 0 ? n : 0] = '\0';
+    read_boot_id(boot_id, sizeof boot_id);
+    gethostname(host, sizeof host - 1);
+    const char *boot = boot_id;
+    int64_t mono_shift, real_shift;
+    test_host(&boot, &mono_shift, &real_shift);
     uint64_t f[] = {(uint64_t)getpid(), (uint64_t)getppid(), at__ring.capacity,
                     at__config.mode};
-    const char *strs[] = {exe, ring_path};
-    return append(AT_META_PROCESS, f, 4, strs, 2);
+    const char *strs[] = {exe, ring_path, boot, host};
+    return append(AT_META_PROCESS, f, 4, strs, 4);
 }
 
 int at__meta_patch(unsigned status, const char *symbol, const char *object, const char *why)
