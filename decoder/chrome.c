@@ -141,6 +141,7 @@ static int chrome_end(struct out *o, const struct decode *d, const struct summar
         return err ? err : -ENOMEM;
     p = at__fmt_u64(AT_PUT(p, "\n],\"summary\":{\"events\":"), s->events);
     p = at__fmt_u64(AT_PUT(p, ",\"dropped\":"), s->dropped);
+    p = at__fmt_u64(AT_PUT(p, ",\"stacks\":"), s->stacks);
     p = at__fmt_u64(AT_PUT(p, ",\"flows\":"), c->f.tl.match.next_flow - 1);
     p = at__fmt_u64(AT_PUT(p, ",\"unhandled_sends\":"), at__match_unhandled(&c->f.tl.match));
     p = s->truncated ? AT_PUT(p, ",\"truncated\":true") : AT_PUT(p, ",\"truncated\":false");

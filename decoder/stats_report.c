@@ -213,6 +213,10 @@ static void text_header(struct report *r)
         (unsigned long long)s->dropped, (unsigned long long)s->damaged_frames,
         (unsigned long long)s->torn,
         s->truncated ? "TRUNCATED: the recorder did not stop cleanly" : "complete");
+    if (s->stacks)
+        say(r, "call stacks on %llu events (%llu skipped)\n",
+            (unsigned long long)(s->stacks - s->stacks_skipped),
+            (unsigned long long)s->stacks_skipped);
 }
 
 static void text_kinds(struct report *r)
@@ -500,11 +504,13 @@ static void json_report(struct report *r, const uint32_t *msgs, const uint32_t *
     const struct matcher *m = &r->st->match;
     say(r,
         "{\"events\":%llu,\"files\":%zu,\"threads\":%llu,\"first_ns\":%llu,\"last_ns\":%llu,"
-        "\"dropped\":%llu,\"damaged_frames\":%llu,\"torn\":%llu,\"truncated\":%s",
+        "\"dropped\":%llu,\"damaged_frames\":%llu,\"torn\":%llu,\"truncated\":%s,"
+        "\"stacks\":%llu,\"stacks_skipped\":%llu",
         (unsigned long long)s->events, s->files, (unsigned long long)s->threads,
         (unsigned long long)r->st->first_ns, (unsigned long long)r->st->last_ns,
         (unsigned long long)s->dropped, (unsigned long long)s->damaged_frames,
-        (unsigned long long)s->torn, s->truncated ? "true" : "false");
+        (unsigned long long)s->torn, s->truncated ? "true" : "false",
+        (unsigned long long)s->stacks, (unsigned long long)s->stacks_skipped);
     json_kinds(r);
     json_msgs(r, msgs);
     json_actors(r, actors);

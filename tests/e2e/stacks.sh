@@ -48,6 +48,24 @@ check "on: the handler's stack reaches main through raise" \
 equal "on: one stack per call chain (deduplicated)" \
     "$(jq -c 'select(.stack) | .stack' "$j" | sort -u | wc -l)" 4
 
+# Companions are not events: every view counts them apart ("stacks"), and a filter that names
+# the events keeps their stacks (the companion's own fields are not what it filters on).
+equal "on: the summary's events are the sends alone" "$(summary "$j" events)" 23
+equal "on: the summary counts the stacks apart" "$(summary "$j" stacks),$(summary "$j" stacks_skipped)" "23,0"
+"$ASAN_DECODE" --format stats --json -o "$TMP/on.stats" "$TMP/on.trace"
+equal "on: stats counts the sends alone, stacks apart" \
+    "$(jq -c '[.events, .stacks, .stacks_skipped, (.kinds | keys)]' "$TMP/on.stats")" '[23,23,0,["send"]]'
+"$ASAN_DECODE" --format stats -o "$TMP/on.stats.txt" "$TMP/on.trace"
+check "on: the stats text says how many stacks" grep -q '^call stacks on 23 events (0 skipped)$' "$TMP/on.stats.txt"
+check "on: the stats text lists no stack kind" sh -c "! grep -q '^  stack ' '$TMP/on.stats.txt'"
+"$ASAN_DECODE" --format chrome -o "$TMP/on.chrome" "$TMP/on.trace"
+equal "on: chrome draws the sends alone" \
+    "$(jq -c '[([.traceEvents[] | select(.ph == "i")] | length), .summary.events, .summary.stacks]' "$TMP/on.chrome")" '[23,23,23]'
+"$ASAN_DECODE" --msg name_1 --event send -o "$TMP/filtered.jsonl" "$TMP/on.trace"
+equal "on: filtered events keep their stacks" \
+    "$(jq -c 'select(.event == "send" and .stack)' "$TMP/filtered.jsonl" | wc -l),$(summary "$TMP/filtered.jsonl" events)" \
+    "$(jq -c 'select(.msg_name == "name_1")' "$j" | wc -l),$(jq -c 'select(.msg_name == "name_1")' "$j" | wc -l)"
+
 run every 100 ACTORTRACE_STACKS=send ACTORTRACE_STACK_EVERY=4
 # 103 sends on one thread: the 1st, 5th, ... carry a stack
 equal "every 4: the share of sends with a stack" "$(with_stack "$TMP/every.jsonl")" 26
@@ -88,6 +106,9 @@ s="$TMP/storm.jsonl"
 echo "# storm: $(jq -c 'select(.actor == 5)' "$s" | wc -l) handler sends, $(grep -c stack_skipped "$s") skipped"
 equal "storm: every send has a stack or says it was skipped" \
     "$(jq -c 'select(.event == "send" and (has("stack") | not))' "$s" | wc -l)" 0
+equal "storm: the summary counts the skipped captures" "$(summary "$s" stacks_skipped)" \
+    "$(grep -c stack_skipped "$s")"
+equal "storm: a stack or a skip for every send" "$(summary "$s" stacks)" "$(kind_count "$s" send)"
 equal "storm: only handlers skip" \
     "$(jq -c 'select(.stack_skipped and .actor != 5)' "$s" | wc -l)" 0
 equal "storm: chain 1 keeps its stacks" \
