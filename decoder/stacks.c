@@ -14,7 +14,6 @@
 #include "trace.h"
 
 #define IDS_MAX (1u << 16) /* ids beyond this are refused: the recorder keeps 4096 stacks */
-#define FRAMES_MAX 256
 #define FUNC_MAX 512 /* longer function names are cut */
 #define FRAME_TEXT_MAX 1024
 
@@ -158,7 +157,7 @@ static char *render(const struct stack_table *s, const struct stack *st, size_t 
 static int on_stack(struct stack_table *s, struct body *b)
 {
     uint64_t id = at__body_num(b), n = at__body_num(b);
-    if (b->bad || n > FRAMES_MAX)
+    if (b->bad || n > AT_STACK_FRAMES_MAX)
         return -EINVAL;
     int err = grow((void **)&s->stacks, &s->nstacks, sizeof *s->stacks, id);
     if (err < 0)

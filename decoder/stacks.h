@@ -10,7 +10,8 @@
 #include "merge.h"
 #include "names.h"
 
-#define AT_STACK_SKIPPED UINT32_MAX /* merged.stack of an event whose capture was skipped */
+#define AT_STACK_SKIPPED    UINT32_MAX /* merged.stack of an event whose capture was skipped */
+#define AT_STACK_FRAMES_MAX 256        /* frames of a STACK record; more is malformed */
 
 struct stack_table;
 struct body;

@@ -4,6 +4,7 @@
 # decoded stacks name those functions in order, innermost first. Sampling keeps 1 in N, depth
 # cuts, a stripped program decodes to module + offset, and decoding needs no binary.
 . "$(dirname "$0")/../lib.sh"
+. "$TOP/tests/proto/pftsv.sh"
 PROG="$B/tests/progs/stacks"
 DL="$B/tests/stacks/libstackdl.so"
 
@@ -22,6 +23,47 @@ run() { # run NAME ROUNDS ENV-ARGS...: trace the program, decode with the saniti
 frames() {
     jq -c --argjson a "$2" 'select(.event == "send" and .actor == $a and .stack) | .stack' "$1" |
         head -n 1 | jq -r --argjson n "$3" '.[:$n][]' | sed 's/+0x[0-9a-f]* / /' | tr '\n' ' '
+}
+# jsonl_stacks JSONL: the stack of each event that has one, a line each, innermost frame first,
+# without the offsets: "inner_send (stacks) middle_send (stacks) ..."
+jsonl_stacks() {
+    jq -r 'select(.stack) | .stack | map(sub("\\+0x[0-9a-f]+ "; " ")) | join(" ")' "$1"
+}
+# pf_stacks PFTRACE: the same from a Perfetto trace: each track event's callstack_iid resolved
+# through the interned Callstack, its Frames (outermost first there), their function names and
+# the last component of their Mapping's path; a frame without a function shows its rel_pc.
+pf_stacks() {
+    protoc --decode=perfetto.protos.Trace -I "$PROTO" "$PROTO/perfetto_min.proto" <"$1" | awk '
+        /{$/ { block[++depth] = $1; ids = ""; name = fn = map = pc = last = "-"; next }
+        /^ *}$/ {
+            b = block[depth--]
+            if (b == "function_names" || b == "mapping_paths") str[iid] = name
+            if (b == "frames") { ffn[iid] = fn; fmap[iid] = map; fpc[iid] = pc }
+            if (b == "mappings") mpath[iid] = last
+            if (b == "callstacks") cs[iid] = ids
+            next
+        }
+        { key = $1; sub(":$", "", key); val = $2 }
+        key == "iid" { iid = val }
+        key == "str" { $1 = ""; name = substr($0, 2); gsub(/^"|"$/, "", name) }
+        key == "function_name_id" { fn = val }
+        key == "mapping_id" { map = val }
+        key == "rel_pc" { pc = val }
+        key == "path_string_ids" { last = val }
+        key == "frame_ids" { ids = ids " " val }
+        key == "callstack_iid" { ev[++n] = val }
+        END {
+            for (e = 1; e <= n; e++) {
+                k = split(cs[ev[e]], f, " "); line = ""
+                for (i = k; i >= 1; i--) {
+                    id = f[i]
+                    text = ffn[id] != "-" ? str[ffn[id]] : sprintf("0x%x", fpc[id])
+                    if (fmap[id] != "-") text = text " (" str[mpath[fmap[id]]] ")"
+                    line = line (i < k ? " " : "") text
+                }
+                print line
+            }
+        }'
 }
 with_stack() { # with_stack JSONL: sends that carry a stack
     jq -c 'select(.event == "send" and .stack)' "$1" | wc -l
@@ -65,6 +107,24 @@ equal "on: chrome draws the sends alone" \
 equal "on: filtered events keep their stacks" \
     "$(jq -c 'select(.event == "send" and .stack)' "$TMP/filtered.jsonl" | wc -l),$(summary "$TMP/filtered.jsonl" events)" \
     "$(jq -c 'select(.msg_name == "name_1")' "$j" | wc -l),$(jq -c 'select(.msg_name == "name_1")' "$j" | wc -l)"
+
+# Perfetto: each send's TrackEvent names an interned Callstack whose frames, functions and
+# mappings read as JSONL's stack; no companion is drawn.
+"$ASAN_DECODE" --format perfetto -o "$TMP/on.pftrace" "$TMP/on.trace"
+check "perfetto: decodes cleanly" [ $? -eq 0 ]
+protoc --decode=perfetto.protos.Trace -I "$PROTO" "$PROTO/perfetto_min.proto" \
+    <"$TMP/on.pftrace" >"$TMP/on.pf.txt" 2>"$TMP/on.pf.err"
+check "perfetto: protoc decodes it without a complaint" [ ! -s "$TMP/on.pf.err" ]
+jsonl_stacks "$j" >"$TMP/on.stacks"
+pf_stacks "$TMP/on.pftrace" >"$TMP/on.pf.stacks"
+equal "perfetto: a callstack on each of the 23 sends" "$(wc -l <"$TMP/on.pf.stacks")" 23
+check "perfetto: the callstacks name what JSONL names, in order" cmp -s "$TMP/on.stacks" "$TMP/on.pf.stacks"
+equal "perfetto: the first frames of chain 1" "$(head -n 1 "$TMP/on.pf.stacks" | cut -d' ' -f1-4)" \
+    "inner_send (stacks) middle_send (stacks)"
+equal "perfetto: each stack interned once" "$(grep -c '^    callstacks {' "$TMP/on.pf.txt")" 4
+equal "perfetto: each module interned once" "$(grep -c '^    mappings {' "$TMP/on.pf.txt")" \
+    "$(jq -r 'select(.stack) | .stack[] | sub(".* \\("; "(")' "$j" | sort -u | wc -l)"
+equal "perfetto: no companion drawn" "$(pftsv "$TMP/on.pftrace" | grep -c '^N [0-9]* "stack')" 0
 
 run every 100 ACTORTRACE_STACKS=send ACTORTRACE_STACK_EVERY=4
 # 103 sends on one thread: the 1st, 5th, ... carry a stack
