@@ -176,6 +176,28 @@ equal "storm: chain 1 keeps its stacks" \
 equal "storm: the handler's own stacks name it" \
     "$(jq -c 'select(.actor == 5 and .stack != null and (.stack[0] | startswith("on_alarm+") | not))' "$s" | wc -l)" 0
 
+# More distinct stacks than the table holds: 8192 paths down 13 levels of two call sites, each
+# sent once (block mode: the writer, busy naming stacks, must not cost events). The table keeps
+# 4096; every other send says its capture was skipped, and the summary counts them.
+traced_nop "$TMP/table.trace" env ACTORTRACE_STACKS=send ACTORTRACE_MODE=block "$PROG" 1 "$DL" table \
+    >/dev/null 2>"$TMP/table.err"
+check "table: runs traced" [ $? -eq 0 ]
+check "table: nothing on stderr" [ ! -s "$TMP/table.err" ]
+"$DECODE" -o "$TMP/table.jsonl" "$TMP/table.trace"
+check "table: decodes cleanly" [ $? -eq 0 ]
+t="$TMP/table.jsonl"
+equal "table: every send, none dropped" "$(kind_count "$t" send),$(summary "$t" dropped)" "8192,0"
+equal "table: 4096 sends keep a stack" "$(jq -c 'select(.stack)' "$t" | wc -l)" 4096
+equal "table: 4096 say their capture was skipped" \
+    "$(jq -c 'select(.stack_skipped and .stack == null)' "$t" | wc -l)" 4096
+equal "table: the kept stacks are 4096 distinct ones" "$(jq -c 'select(.stack) | .stack' "$t" | sort -u | wc -l)" 4096
+equal "table: the summary counts them" "$(summary "$t" stacks),$(summary "$t" stacks_skipped)" "8192,4096"
+equal "table: a kept stack goes down the 13 levels" \
+    "$(jq -r 'select(.stack) | .stack[0:15] | map(sub("\\+.*"; "")) | join(" ")' "$t" | sort -u)" \
+    "$(printf 'branch %.0s' $(seq 14))main"
+"$DECODE" --format stats -o "$TMP/table.stats" "$TMP/table.trace"
+check "table: stats says how many were skipped" grep -q '^call stacks on 4096 events (4096 skipped)$' "$TMP/table.stats"
+
 # A forked child's trace names the stacks it uses, the ones captured before the fork included.
 mkdir -p "$TMP/fork"
 ACTORTRACE_STACKS=send traced_nop "$TMP/fork/t-%p.trace" "$B/tests/progs/forker" fork 5 >/dev/null 2>&1
