@@ -71,6 +71,8 @@ with_stack() { # with_stack JSONL: sends that carry a stack
 
 run off 3 -u ACTORTRACE_STACKS
 equal "off: no stack without ACTORTRACE_STACKS" "$(with_stack "$TMP/off.jsonl")" 0
+"$ASAN_DECODE" --format stats -o "$TMP/off.stats" "$TMP/off.trace"
+check "off: stats has no top senders" sh -c "! grep -q '^Top senders' '$TMP/off.stats'"
 equal "off: the sends" "$(kind_count "$TMP/off.jsonl" send)" 6
 
 run on 20 ACTORTRACE_STACKS=send
@@ -126,10 +128,31 @@ equal "perfetto: each module interned once" "$(grep -c '^    mappings {' "$TMP/o
     "$(jq -r 'select(.stack) | .stack[] | sub(".* \\("; "(")' "$j" | sort -u | wc -l)"
 equal "perfetto: no companion drawn" "$(pftsv "$TMP/on.pftrace" | grep -c '^N [0-9]* "stack')" 0
 
+# Top senders: sends grouped by the innermost frame outside a runtime's library (libnop.so,
+# which defines the wrapped nop_send): relay_send, not the runtime's nop_relay it called.
+traced_nop "$TMP/relay.trace" env ACTORTRACE_STACKS=send "$PROG" 20 "$DL" relay >/dev/null 2>&1
+"$ASAN_DECODE" --format stats --json -o "$TMP/relay.stats" "$TMP/relay.trace"
+check "senders: stats decodes cleanly" [ $? -eq 0 ]
+equal "senders: by function, the most first, with their share" \
+    "$(jq -r '.senders.functions[] | "\(.function) (\(.module)) \(.sends) \(.share)"' "$TMP/relay.stats" | tr '\n' ',')" \
+    "inner_send (stacks) 20 0.7143,relay_send (stacks) 5 0.1786,lib_inner (libstacklinked.so) 1 0.0357,lib_inner (libstackdl.so) 1 0.0357,on_signal (stacks) 1 0.0357,"
+equal "senders: every send has a stack" "$(jq -c '[.senders.sends, .senders.with_stack]' "$TMP/relay.stats")" "[28,28]"
+"$ASAN_DECODE" -o "$TMP/relay.jsonl" "$TMP/relay.trace"
+equal "senders: the runtime's frame is in the stack, above the sender" \
+    "$(jq -r 'select(.actor == 6) | .stack[0:2] | map(sub("\\+.*"; "")) | join(" ")' "$TMP/relay.jsonl" | sort -u)" \
+    "nop_relay relay_send"
+"$ASAN_DECODE" --format stats -o "$TMP/relay.txt" "$TMP/relay.trace"
+check "senders: the text report's rows" sh -c "grep -A3 '^Top senders' '$TMP/relay.txt' | tail -n 2 |
+    awk '{ print \$1, \$2, \$3, \$4 }' | tr '\n' , | grep -qx 'inner_send (stacks) 20 71.4%,relay_send (stacks) 5 17.9%,'"
+
 run every 100 ACTORTRACE_STACKS=send ACTORTRACE_STACK_EVERY=4
 # 103 sends on one thread: the 1st, 5th, ... carry a stack
 equal "every 4: the share of sends with a stack" "$(with_stack "$TMP/every.jsonl")" 26
 equal "every 4: every send recorded" "$(kind_count "$TMP/every.jsonl" send)" 103
+"$ASAN_DECODE" --format stats --json -o "$TMP/every.stats" "$TMP/every.trace"
+equal "every 4: top senders count the sampled sends" \
+    "$(jq -c '[.senders.sends, .senders.with_stack, (.senders.functions | map(.sends) | add)]' "$TMP/every.stats")" \
+    "[103,26,26]"
 
 run depth 3 ACTORTRACE_STACKS=all ACTORTRACE_STACK_DEPTH=2
 equal "depth 2: two frames" "$(frames "$TMP/depth.jsonl" 1 9)" "inner_send (stacks) middle_send (stacks) "
