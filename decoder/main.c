@@ -36,7 +36,7 @@ static const char usage[] =
     "                         actor, thread and core, arrows from each send to its step\n"
     "                       chrome: the same as Chrome trace JSON, for smaller traces\n"
     "                       stats: a report: counts, latency, mailbox depth, parked time,\n"
-    "                         drops\n"
+    "                         drops, top senders (sends with call stacks)\n"
     "                       dot: the actor graph (who sends what to whom) for Graphviz\n"
     "                       aether: the JSONL of Aether's own tracer (ae build --trace):\n"
     "                         its fields and event names, sends and steps only\n"
