@@ -238,7 +238,7 @@ enum {
     INTERNED_MAPPING_PATHS = 17,
     INTERNED_MAPPINGS = 19,
 };
-enum { STRING_IID = 1, STRING_STR = 2 };                    /* InternedString */
+enum { STRING_IID = 1, STRING_STR = 2 }; /* InternedString */
 enum { MAPPING_IID = 1, MAPPING_BUILD_ID = 2, MAPPING_PATH_IDS = 7 };
 enum { FRAME_IID = 1, FRAME_FUNCTION = 2, FRAME_MAPPING = 3, FRAME_REL_PC = 4 };
 enum { CALLSTACK_IID = 1, CALLSTACK_FRAMES = 2 };
@@ -328,9 +328,10 @@ static int put_mapping(struct perfetto *pf, uint64_t trace, const struct trace *
         return 0;
     if (put_build_id(pf, m->build_id, &build_id) < 0 || put_path(pf, m->path, &path, &parts) < 0)
         return -ENOMEM;
-    size_t entry = uint_size(MAPPING_IID, *iid) +
-                   (build_id ? uint_size(MAPPING_BUILD_ID, build_id) : 0) +
-                   parts * uint_size(MAPPING_PATH_IDS, path + parts);
+    size_t entry =
+        uint_size(MAPPING_IID, *iid) + (build_id ? uint_size(MAPPING_BUILD_ID, build_id) : 0);
+    for (size_t i = 0; i < parts; i++)
+        entry += uint_size(MAPPING_PATH_IDS, path + i);
     uint8_t *p = stack_room(pf, len_size(INTERNED_MAPPINGS, entry));
     if (!p)
         return -ENOMEM;
@@ -351,7 +352,8 @@ static int put_function(struct perfetto *pf, uint64_t trace, const struct stack_
     *iid = 0;
     if (!f->func_len)
         return 0;
-    struct hkey key = {trace << 16 | KEY_FUNCTION << 8, (uint64_t)f->module << 48 ^ (f->addr - f->offset)};
+    struct hkey key = {trace << 16 | KEY_FUNCTION << 8,
+                       (uint64_t)f->module << 48 ^ (f->addr - f->offset)};
     if (lookup(pf, key, iid, &fresh) < 0)
         return -ENOMEM;
     return fresh ? put_string(pf, INTERNED_FUNCTION_NAMES, *iid, f->func, f->func_len) : 0;
@@ -368,7 +370,8 @@ static int put_frame(struct perfetto *pf, uint64_t trace, const struct trace *t,
         return -ENOMEM;
     if (!fresh)
         return 0;
-    if (put_function(pf, trace, f, &function) < 0 || put_mapping(pf, trace, t, f->module, &mapping) < 0)
+    if (put_function(pf, trace, f, &function) < 0 ||
+        put_mapping(pf, trace, t, f->module, &mapping) < 0)
         return -ENOMEM;
     size_t entry = uint_size(FRAME_IID, *iid) + uint_size(FRAME_REL_PC, f->addr) +
                    (function ? uint_size(FRAME_FUNCTION, function) : 0) +

@@ -13,8 +13,8 @@
 #include "stacks.h"
 #include "trace.h"
 
-#define IDS_MAX (1u << 16) /* ids beyond this are refused: the recorder keeps 4096 stacks */
-#define FUNC_MAX 512 /* longer function names are cut */
+#define IDS_MAX        (1u << 16) /* ids beyond this are refused: the recorder keeps 4096 stacks */
+#define FUNC_MAX       512        /* longer function names are cut */
 #define FRAME_TEXT_MAX 1024
 
 struct stack {
@@ -259,7 +259,8 @@ static void push_pending(struct thread *th, const struct at_event *ev)
 {
     const size_t max = sizeof th->pending_stacks / sizeof th->pending_stacks[0];
     if (th->npending_stacks == max) {
-        memmove(th->pending_stacks, th->pending_stacks + 1, (max - 1) * sizeof th->pending_stacks[0]);
+        memmove(th->pending_stacks, th->pending_stacks + 1,
+                (max - 1) * sizeof th->pending_stacks[0]);
         th->npending_stacks--;
     }
     th->pending_stacks[th->npending_stacks++] =

@@ -25,10 +25,10 @@ struct stack_module {
 };
 
 struct stack_frame {
-    uint32_t module;        /* id; 0: in no module */
-    uint32_t func_len;      /* 0: no function covers it */
-    uint64_t addr, offset;  /* ELF virtual address in the module; offset into the function */
-    const char *func;       /* func_len bytes */
+    uint32_t module;       /* id; 0: in no module */
+    uint32_t func_len;     /* 0: no function covers it */
+    uint64_t addr, offset; /* ELF virtual address in the module; offset into the function */
+    const char *func;      /* func_len bytes */
 };
 
 /* Loads one MODULE or STACK record body into t's table. Returns 0, -EINVAL for a malformed

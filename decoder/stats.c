@@ -207,7 +207,8 @@ static int count_sender(struct stats *st, const struct merged *e, uint32_t trace
     if (!f)
         return 0;
     st->sends_stacked++;
-    struct hkey key = {(uint64_t)trace << 32 | f->module, f->func_len ? f->addr - f->offset : f->addr};
+    struct hkey key = {(uint64_t)trace << 32 | f->module,
+                       f->func_len ? f->addr - f->offset : f->addr};
     uint32_t *found = at__hmap_get(&st->sender_index, key);
     if (found) {
         st->senders[*found].sends++;

@@ -294,8 +294,9 @@ static void text_senders(struct report *r, const uint32_t *order)
     char name[SENDER_TEXT + 1];
     if (!st->sends_stacked)
         return;
-    say(r, "\nTop senders (the function that made each send, from its call stack; %llu of %llu "
-           "sends have one)\n",
+    say(r,
+        "\nTop senders (the function that made each send, from its call stack; %llu of %llu "
+        "sends have one)\n",
         (unsigned long long)st->sends_stacked, (unsigned long long)st->sends);
     say(r, "  %-48s %10s %7s\n", "function (module)", "sends", "share");
     for (size_t i = 0; i < st->nsenders && i < TEXT_ROWS; i++) {
@@ -587,8 +588,8 @@ static void json_report(struct report *r, const uint32_t *msgs, const uint32_t *
         (unsigned long long)s->events, s->files, (unsigned long long)s->threads,
         (unsigned long long)r->st->first_ns, (unsigned long long)r->st->last_ns,
         (unsigned long long)s->dropped, (unsigned long long)s->damaged_frames,
-        (unsigned long long)s->torn, s->truncated ? "true" : "false",
-        (unsigned long long)s->stacks, (unsigned long long)s->stacks_skipped);
+        (unsigned long long)s->torn, s->truncated ? "true" : "false", (unsigned long long)s->stacks,
+        (unsigned long long)s->stacks_skipped);
     json_kinds(r);
     json_msgs(r, msgs);
     json_actors(r, actors);

@@ -145,6 +145,22 @@ equal "senders: the runtime's frame is in the stack, above the sender" \
 check "senders: the text report's rows" sh -c "grep -A3 '^Top senders' '$TMP/relay.txt' | tail -n 2 |
     awk '{ print \$1, \$2, \$3, \$4 }' | tr '\n' , | grep -qx 'inner_send (stacks) 20 71.4%,relay_send (stacks) 5 17.9%,'"
 
+# A module path of 150 components: their interned strings' iids pass 127 within one Mapping.
+deep="$TMP/deep$(printf '/d%.0s' $(seq 150))"
+mkdir -p "$deep" && cp "$DL" "$deep/"
+traced_nop "$TMP/deep.trace" env ACTORTRACE_STACKS=send "$PROG" 1 "$deep/libstackdl.so" >/dev/null 2>&1
+"$ASAN_DECODE" --format perfetto -o "$TMP/deep.pftrace" "$TMP/deep.trace"
+"$ASAN_DECODE" -o "$TMP/deep.jsonl" "$TMP/deep.trace"
+protoc --decode=perfetto.protos.Trace -I "$PROTO" "$PROTO/perfetto_min.proto" \
+    <"$TMP/deep.pftrace" >"$TMP/deep.pf.txt" 2>&1
+check "perfetto: a deep module path decodes" [ $? -eq 0 ]
+equal "perfetto: the deep path's components" \
+    "$(grep -c '^      str: "d"$' "$TMP/deep.pf.txt")" 150
+jsonl_stacks "$TMP/deep.jsonl" >"$TMP/deep.stacks"
+pf_stacks "$TMP/deep.pftrace" >"$TMP/deep.pf.stacks"
+equal "perfetto: stacks through the deep module read as JSONL's" \
+    "$(wc -l <"$TMP/deep.pf.stacks"),$(cmp -s "$TMP/deep.stacks" "$TMP/deep.pf.stacks" && echo same)" "4,same"
+
 run every 100 ACTORTRACE_STACKS=send ACTORTRACE_STACK_EVERY=4
 # 103 sends on one thread: the 1st, 5th, ... carry a stack
 equal "every 4: the share of sends with a stack" "$(with_stack "$TMP/every.jsonl")" 26
@@ -218,6 +234,13 @@ equal "table: the summary counts them" "$(summary "$t" stacks),$(summary "$t" st
 equal "table: a kept stack goes down the 13 levels" \
     "$(jq -r 'select(.stack) | .stack[0:15] | map(sub("\\+.*"; "")) | join(" ")' "$t" | sort -u)" \
     "$(printf 'branch %.0s' $(seq 14))main"
+"$DECODE" --format perfetto -o "$TMP/table.pftrace" "$TMP/table.trace"
+protoc --decode=perfetto.protos.Trace -I "$PROTO" "$PROTO/perfetto_min.proto" \
+    <"$TMP/table.pftrace" >/dev/null 2>"$TMP/table.pf.err"
+check "table: protoc decodes the Perfetto output without a complaint" [ ! -s "$TMP/table.pf.err" ]
+jsonl_stacks "$t" >"$TMP/table.stacks"
+pf_stacks "$TMP/table.pftrace" >"$TMP/table.pf.stacks"
+check "table: Perfetto's 4096 callstacks read as JSONL's stacks" cmp -s "$TMP/table.stacks" "$TMP/table.pf.stacks"
 "$DECODE" --format stats -o "$TMP/table.stats" "$TMP/table.trace"
 check "table: stats says how many were skipped" grep -q '^call stacks on 4096 events (4096 skipped)$' "$TMP/table.stats"
 
