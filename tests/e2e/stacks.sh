@@ -216,8 +216,9 @@ equal "storm: the handler's own stacks name it" \
     "$(jq -c 'select(.actor == 5 and .stack != null and (.stack[0] | startswith("on_alarm+") | not))' "$s" | wc -l)" 0
 
 # More distinct stacks than the table holds: 8192 paths down 13 levels of two call sites, each
-# sent once (block mode: the writer, busy naming stacks, must not cost events). The table keeps
-# 4096; every other send says its capture was skipped, and the summary counts them.
+# sent twice (block mode: the writer, busy naming stacks, must not cost events). The table keeps
+# 4096, found again the second time; every other send says its capture was skipped, and the
+# summary counts them.
 traced_nop "$TMP/table.trace" env ACTORTRACE_STACKS=send ACTORTRACE_MODE=block "$PROG" 1 "$DL" table \
     >/dev/null 2>"$TMP/table.err"
 check "table: runs traced" [ $? -eq 0 ]
@@ -225,12 +226,16 @@ check "table: nothing on stderr" [ ! -s "$TMP/table.err" ]
 "$DECODE" -o "$TMP/table.jsonl" "$TMP/table.trace"
 check "table: decodes cleanly" [ $? -eq 0 ]
 t="$TMP/table.jsonl"
-equal "table: every send, none dropped" "$(kind_count "$t" send),$(summary "$t" dropped)" "8192,0"
-equal "table: 4096 sends keep a stack" "$(jq -c 'select(.stack)' "$t" | wc -l)" 4096
-equal "table: 4096 say their capture was skipped" \
-    "$(jq -c 'select(.stack_skipped and .stack == null)' "$t" | wc -l)" 4096
+equal "table: every send, none dropped" "$(kind_count "$t" send),$(summary "$t" dropped)" "16384,0"
+equal "table: 8192 sends keep a stack" "$(jq -c 'select(.stack)' "$t" | wc -l)" 8192
+equal "table: 8192 say their capture was skipped" \
+    "$(jq -c 'select(.stack_skipped and .stack == null)' "$t" | wc -l)" 8192
+equal "table: the second time down a path finds what the first did" \
+    "$(jq -c 'select(.event == "send") | .stack != null' "$t" | awk '{ k[NR % 8192] = k[NR % 8192] $0 }
+        END { for (i in k) n[k[i]]++; for (v in n) print v, n[v] }' | sort | tr '\n' ,)" \
+    "falsefalse 4096,truetrue 4096,"
 equal "table: the kept stacks are 4096 distinct ones" "$(jq -c 'select(.stack) | .stack' "$t" | sort -u | wc -l)" 4096
-equal "table: the summary counts them" "$(summary "$t" stacks),$(summary "$t" stacks_skipped)" "8192,4096"
+equal "table: the summary counts them" "$(summary "$t" stacks),$(summary "$t" stacks_skipped)" "16384,8192"
 equal "table: a kept stack goes down the 13 levels" \
     "$(jq -r 'select(.stack) | .stack[0:15] | map(sub("\\+.*"; "")) | join(" ")' "$t" | sort -u)" \
     "$(printf 'branch %.0s' $(seq 14))main"
@@ -240,9 +245,9 @@ protoc --decode=perfetto.protos.Trace -I "$PROTO" "$PROTO/perfetto_min.proto" \
 check "table: protoc decodes the Perfetto output without a complaint" [ ! -s "$TMP/table.pf.err" ]
 jsonl_stacks "$t" >"$TMP/table.stacks"
 pf_stacks "$TMP/table.pftrace" >"$TMP/table.pf.stacks"
-check "table: Perfetto's 4096 callstacks read as JSONL's stacks" cmp -s "$TMP/table.stacks" "$TMP/table.pf.stacks"
+check "table: Perfetto's callstacks read as JSONL's stacks" cmp -s "$TMP/table.stacks" "$TMP/table.pf.stacks"
 "$DECODE" --format stats -o "$TMP/table.stats" "$TMP/table.trace"
-check "table: stats says how many were skipped" grep -q '^call stacks on 4096 events (4096 skipped)$' "$TMP/table.stats"
+check "table: stats says how many were skipped" grep -q '^call stacks on 8192 events (8192 skipped)$' "$TMP/table.stats"
 
 # A forked child's trace names the stacks it uses, the ones captured before the fork included.
 mkdir -p "$TMP/fork"

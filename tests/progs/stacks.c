@@ -9,8 +9,8 @@
  *   6: with "relay", also main > relay_send > nop_relay (libnop.so, the runtime) > nop_send,
  *      ROUNDS / 4 times
  *   7: with "table", only this: main > branch > ... > branch > nop_send, 13 branch levels each
- *      called from one of two call sites, once down each of the 8192 paths (more distinct
- *      stacks than the recorder's table holds)
+ *      called from one of two call sites, down each of the 8192 paths (more distinct stacks
+ *      than the recorder's table holds), twice
  * Usage: stacks ROUNDS DL_PATH [storm|relay|table] */
 #include <dlfcn.h>
 #include <signal.h>
@@ -127,8 +127,8 @@ int main(int argc, char **argv)
     const char *mode = argc > 3 ? argv[3] : "";
     int rounds = atoi(argv[1]), storm = strcmp(mode, "storm") == 0;
     if (strcmp(mode, "table") == 0) {
-        for (unsigned path = 0; path < 1u << TABLE_LEVELS; path++)
-            branch(TABLE_LEVELS, path);
+        for (unsigned path = 0; path < 2u << TABLE_LEVELS; path++)
+            branch(TABLE_LEVELS, path & ((1u << TABLE_LEVELS) - 1));
         return 0;
     }
     if (storm)
