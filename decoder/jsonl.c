@@ -76,7 +76,7 @@ static int jsonl_event(struct out *o, const struct decode *d, const struct merge
     const struct name *path = ev->path ? at__names_get(nm, AT_NAME_PATH, ev->path) : NULL;
     const struct name *kind = at__names_get(nm, AT_NAME_EVENT, ev->kind);
     size_t stack_len;
-    const char *stack = at__stacks_json(e, &stack_len);
+    const char *stack = at__stacks_json(e->trace, e->stack, &stack_len);
     char *p = at__out_reserve(o, LINE_FIXED + bound(msg_name) + bound(actor) + bound(peer) +
                                      bound(path) + bound(kind) + stack_len);
     if (!p)

@@ -235,13 +235,13 @@ const struct stack_frame *at__stacks_caller(const struct trace *t, uint32_t id)
 /* What an event whose capture the recorder skipped shows. */
 static const char SKIPPED[] = "null,\"stack_skipped\":true";
 
-const char *at__stacks_json(const struct merged *e, size_t *len)
+const char *at__stacks_json(const struct trace *t, uint32_t stack, size_t *len)
 {
-    if (e->stack == AT_STACK_SKIPPED) {
+    if (stack == AT_STACK_SKIPPED) {
         *len = sizeof SKIPPED - 1;
         return SKIPPED;
     }
-    const struct stack *st = e->stack ? stack_of(e->trace, e->stack) : NULL;
+    const struct stack *st = stack ? stack_of(t, stack) : NULL;
     *len = st ? st->len : 0;
     return st ? st->json : NULL;
 }

@@ -43,9 +43,9 @@ void at__stacks_free(struct stack_table *s);
  * or 0 when it has none. */
 bool at__stacks_pair(struct merged *e, bool *skipped);
 
-/* What follows "stack": in JSONL for e->stack (*len bytes): the JSON array
+/* What follows "stack": in JSON for stack id (a merged.stack) of t (*len bytes): the array
  * ["func+0x1a (module)",...], or null and a "stack_skipped":true member; NULL when none. */
-const char *at__stacks_json(const struct merged *e, size_t *len);
+const char *at__stacks_json(const struct trace *t, uint32_t stack, size_t *len);
 
 /* The frames of stack id of t, innermost first, and their number; NULL when t has no such
  * stack. */

@@ -102,9 +102,13 @@ equal "on: stats counts the sends alone, stacks apart" \
 "$ASAN_DECODE" --format stats -o "$TMP/on.stats.txt" "$TMP/on.trace"
 check "on: the stats text says how many stacks" grep -q '^call stacks on 23 events (0 skipped)$' "$TMP/on.stats.txt"
 check "on: the stats text lists no stack kind" sh -c "! grep -q '^  stack ' '$TMP/on.stats.txt'"
+jsonl_stacks "$j" >"$TMP/on.stacks"
 "$ASAN_DECODE" --format chrome -o "$TMP/on.chrome" "$TMP/on.trace"
 equal "on: chrome draws the sends alone" \
     "$(jq -c '[([.traceEvents[] | select(.ph == "i")] | length), .summary.events, .summary.stacks]' "$TMP/on.chrome")" '[23,23,23]'
+equal "on: chrome gives each send its stack, as JSONL does" \
+    "$(jq -r '.traceEvents[] | select(.args.stack) | .args.stack | map(sub("\\+0x[0-9a-f]+ "; " ")) | join(" ")' "$TMP/on.chrome" |
+        cmp -s - "$TMP/on.stacks" && echo same)" same
 "$ASAN_DECODE" --msg name_1 --event send -o "$TMP/filtered.jsonl" "$TMP/on.trace"
 equal "on: filtered events keep their stacks" \
     "$(jq -c 'select(.event == "send" and .stack)' "$TMP/filtered.jsonl" | wc -l),$(summary "$TMP/filtered.jsonl" events)" \
@@ -117,7 +121,6 @@ check "perfetto: decodes cleanly" [ $? -eq 0 ]
 protoc --decode=perfetto.protos.Trace -I "$PROTO" "$PROTO/perfetto_min.proto" \
     <"$TMP/on.pftrace" >"$TMP/on.pf.txt" 2>"$TMP/on.pf.err"
 check "perfetto: protoc decodes it without a complaint" [ ! -s "$TMP/on.pf.err" ]
-jsonl_stacks "$j" >"$TMP/on.stacks"
 pf_stacks "$TMP/on.pftrace" >"$TMP/on.pf.stacks"
 equal "perfetto: a callstack on each of the 23 sends" "$(wc -l <"$TMP/on.pf.stacks")" 23
 check "perfetto: the callstacks name what JSONL names, in order" cmp -s "$TMP/on.stacks" "$TMP/on.pf.stacks"
