@@ -307,8 +307,13 @@ static void text_senders(struct report *r, const uint32_t *order)
             snprintf(name, sizeof name, "%.*s (%s)", (int)f->func_len, f->func, module);
         else
             snprintf(name, sizeof name, "0x%llx (%s)", (unsigned long long)f->addr, module);
-        say(r, "  %-48s %10llu %6.1f%%\n", name, (unsigned long long)s->sends,
+        for (char *c = name; *c; c++)
+            *c = (unsigned char)*c < 0x20 ? '?' : *c;
+        say(r, "  %-48s %10llu %6.1f%%", name, (unsigned long long)s->sends,
             100.0 * share(s->sends, st->sends_stacked));
+        if (r->d->ntraces > 1)
+            say(r, "  pid %llu", (unsigned long long)r->d->traces[s->trace].process.pid);
+        say(r, "\n");
     }
     if (st->nsenders > TEXT_ROWS)
         say(r, "  ... %zu more (--json lists them all)\n", st->nsenders - TEXT_ROWS);

@@ -262,3 +262,7 @@ for f in "$TMP"/fork/t-*.trace; do
         "$(kind_count "$f.jsonl" send)"
 done
 equal "fork: two traces" "$(ls "$TMP"/fork/t-*.trace | wc -l)" 2
+"$ASAN_DECODE" --format stats --json -o "$TMP/fork.stats" "$TMP"/fork/t-*.trace
+equal "fork: top senders of both processes, each send counted once" \
+    "$(jq -c '[.senders.sends == .senders.with_stack, .senders.sends == (.senders.functions | map(.sends) | add),
+        (.senders.functions | map(.pid) | unique | length)]' "$TMP/fork.stats")" "[true,true,2]"
