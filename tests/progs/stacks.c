@@ -121,7 +121,7 @@ static int send_from_dlopened(const char *path)
 int main(int argc, char **argv)
 {
     if (argc < 3) {
-        fprintf(stderr, "usage: stacks ROUNDS DL_PATH [storm]\n");
+        fprintf(stderr, "usage: stacks ROUNDS DL_PATH [storm|relay|table]\n");
         return 2;
     }
     const char *mode = argc > 3 ? argv[3] : "";
