@@ -3,12 +3,14 @@
  * and threads, so an actor or core track is a thread of its process with an id of its own
  * (TRACK_TID_BASE + its seq, above any Linux tid), named by a thread_name record. Flows are
  * the classic flow events: "s" at the send, "t" at the first of its recv and its step, "f"
- * (bound to the enclosing slice) at the other. A "summary" object follows the events. */
+ * (bound to the enclosing slice) at the other. An event's message id and call stack are its
+ * args. A "summary" object follows the events. */
 #include <errno.h>
 #include <stdlib.h>
 
 #include "decode.h"
 #include "output.h"
+#include "stacks.h"
 #include "timeline.h"
 
 #define TRACK_TID_BASE 0x40000000ull
@@ -87,13 +89,29 @@ static char *put_flow(struct chrome *c, char *p, const char *ph, uint64_t id,
     return ph[0] == 'f' ? AT_PUT(p, ",\"bp\":\"e\"}") : AT_PUT(p, "}");
 }
 
+/* The item's args: its message id and its call stack (stacks.h), when it has them. */
+static char *put_args(char *p, const struct tl_item *it, const char *stack, size_t stack_len)
+{
+    if (!it->msg && !stack)
+        return p;
+    p = AT_PUT(p, ",\"args\":{");
+    if (it->msg)
+        p = at__fmt_u64(AT_PUT(p, "\"msg\":"), it->msg);
+    if (stack)
+        p = at__put(it->msg ? AT_PUT(p, ",\"stack\":") : AT_PUT(p, "\"stack\":"), stack, stack_len);
+    return AT_PUT(p, "}");
+}
+
 static int put_item(void *arg, const struct tl_item *it)
 {
     struct chrome *c = arg;
     static const char phase[] = {[TL_BEGIN] = 'B', [TL_END] = 'E', [TL_INSTANT] = 'i'};
-    size_t len = 0;
+    size_t len = 0, stack_len = 0;
     const char *name = it->type == TL_END ? "" : at__tl_item_name(&c->f.tl, it, &len);
-    char *p = name ? at__out_reserve(c->f.o, 3 * RECORD_FIXED + at__json_str_bound(len)) : NULL;
+    const char *stack =
+        it->type == TL_END ? NULL : at__stacks_json(it->track->trace, it->stack, &stack_len);
+    char *p = name ? at__out_reserve(c->f.o, 3 * RECORD_FIXED + at__json_str_bound(len) + stack_len)
+                   : NULL;
     if (!p)
         return -ENOMEM;
     p = put_ts(put_head(c, p, &phase[it->type], it->track), it->ts_ns);
@@ -101,8 +119,8 @@ static int put_item(void *arg, const struct tl_item *it)
         p = at__fmt_json_str(AT_PUT(p, ",\"name\":"), name, len);
     if (it->type == TL_INSTANT)
         p = AT_PUT(p, ",\"s\":\"t\"");
-    if (it->msg && it->type != TL_END)
-        p = AT_PUT(at__fmt_u64(AT_PUT(p, ",\"args\":{\"msg\":"), it->msg), "}");
+    if (it->type != TL_END)
+        p = put_args(p, it, stack, stack_len);
     p = AT_PUT(p, "}");
     if (it->flow_out)
         p = put_flow(c, p, "s", it->flow_out, it);
@@ -141,6 +159,7 @@ static int chrome_end(struct out *o, const struct decode *d, const struct summar
         return err ? err : -ENOMEM;
     p = at__fmt_u64(AT_PUT(p, "\n],\"summary\":{\"events\":"), s->events);
     p = at__fmt_u64(AT_PUT(p, ",\"dropped\":"), s->dropped);
+    p = at__fmt_u64(AT_PUT(p, ",\"stacks\":"), s->stacks);
     p = at__fmt_u64(AT_PUT(p, ",\"flows\":"), c->f.tl.match.next_flow - 1);
     p = at__fmt_u64(AT_PUT(p, ",\"unhandled_sends\":"), at__match_unhandled(&c->f.tl.match));
     p = s->truncated ? AT_PUT(p, ",\"truncated\":true") : AT_PUT(p, ",\"truncated\":false");

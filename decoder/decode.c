@@ -8,6 +8,7 @@
 #include "merge.h"
 #include "progress.h"
 #include "sockets.h"
+#include "stacks.h"
 
 /* Whether b is a trace already open as a: the same file (or standard input twice), or a copy
  * of it (the same process and the same first clock sample, which the recorder takes at its
@@ -79,8 +80,20 @@ static uint64_t recorded(const struct decode *d)
     return n;
 }
 
+/* A "stack" companion attaches its stack to the event it precedes (the filters see that event
+ * only) and is counted apart, not as an event. */
+static bool companion(struct merged *e, struct summary *s)
+{
+    bool skipped;
+    if (!at__stacks_pair(e, &skipped))
+        return false;
+    s->stacks++;
+    s->stacks_skipped += skipped;
+    return true;
+}
+
 static int each_event(struct decode *d, const struct output_ops *ops, struct out *o,
-                      uint64_t *events)
+                      struct summary *sum)
 {
     struct merge m;
     struct merged e;
@@ -93,10 +106,12 @@ static int each_event(struct decode *d, const struct output_ops *ops, struct out
     while (err == 0 && (err = at__merge_next(&m, &e)) > 0) {
         at__progress_tick(&p, ++seen);
         err = 0;
+        if (companion(&e, sum))
+            continue;
         at__sockets_apply(d, &e);
         if (d->filter && !at__filter_match(d->filter, &e))
             continue;
-        (*events)++;
+        sum->events++;
         err = ops->event ? ops->event(o, d, &e) : 0;
         if (err == 0)
             err = o->error; /* a full disk ends the work, not only the output */
@@ -118,9 +133,9 @@ static uint64_t trace_lost(const struct trace *t)
     return lost;
 }
 
-static struct summary summarise(const struct decode *d, uint64_t events)
+static struct summary summarise(const struct decode *d, struct summary s)
 {
-    struct summary s = {.events = events, .files = d->ntraces};
+    s.files = d->ntraces;
     for (size_t i = 0; i < d->ntraces; i++) {
         const struct trace *t = &d->traces[i];
         s.threads += t->nthreads;
@@ -155,7 +170,7 @@ static int check_trace(const struct trace *t)
 int at__decode_run(struct decode *d, const struct output_ops *ops, struct out *o,
                    struct summary *s)
 {
-    uint64_t events = 0;
+    struct summary counts = {0};
     d->state = NULL;
     if (ops->create && !(d->state = ops->create(d)))
         return -ENOMEM;
@@ -167,9 +182,9 @@ int at__decode_run(struct decode *d, const struct output_ops *ops, struct out *o
     if (err == 0)
         err = at__clocks_correct(d);
     if (err == 0)
-        err = each_event(d, ops, o, &events);
+        err = each_event(d, ops, o, &counts);
     at__sockets_free(d);
-    struct summary sum = summarise(d, events);
+    struct summary sum = summarise(d, counts);
     int status = sum.truncated || sum.damaged_frames > 0;
     /* after an output error the merge stopped early: the counts say nothing about the traces */
     for (size_t i = 0; i < d->ntraces && err == 0; i++)

@@ -76,10 +76,8 @@ static int jsonl_event(struct out *o, const struct decode *d, const struct merge
     const struct name *peer = ev->peer ? at__names_get(nm, AT_NAME_ACTOR, ev->peer) : NULL;
     const struct name *path = ev->path ? at__names_get(nm, AT_NAME_PATH, ev->path) : NULL;
     const struct name *kind = at__names_get(nm, AT_NAME_EVENT, ev->kind);
-    const char *stack;
     size_t stack_len;
-    if (at__stacks_event(e, kind, &stack, &stack_len))
-        return 0;
+    const char *stack = at__stacks_json(e->trace, e->stack, &stack_len);
     char *p = at__out_reserve(o, LINE_FIXED + bound(msg_name) + bound(actor) + bound(peer) +
                                      bound(path) + bound(kind) + stack_len);
     if (!p)
@@ -200,6 +198,8 @@ static int jsonl_end(struct out *o, const struct decode *d, const struct summary
     p = at__fmt_u64(AT_PUT(p, ",\"damaged_frames\":"), s->damaged_frames);
     p = at__fmt_u64(AT_PUT(p, ",\"torn\":"), s->torn);
     p = at__fmt_u64(AT_PUT(p, ",\"recovered\":"), s->recovered);
+    p = at__fmt_u64(AT_PUT(p, ",\"stacks\":"), s->stacks);
+    p = at__fmt_u64(AT_PUT(p, ",\"stacks_skipped\":"), s->stacks_skipped);
     at__out_commit(o, AT_PUT(p, ",\"lost\":["));
     int err = put_lost(o, d);
     if (err < 0 || !(p = at__out_reserve(o, LINE_FIXED)))

@@ -44,6 +44,7 @@ struct merged {
     const struct at_event *ev; /* valid until the next at__merge_next */
     uint64_t ts_ns;
     bool recovered; /* recovered from the ring file after the process was killed */
+    uint32_t stack; /* its call stack's id, AT_STACK_SKIPPED, or 0: none (set by decode.c) */
 };
 
 /* Prepares the merge of traces[0..n); blocks are decoded as they are needed. Returns 0 or

@@ -3,13 +3,15 @@
  * actor's mailbox depth, its maximum and its maximum in each of STATS_SLOTS slices of the run;
  * time in steps; and the time each thread spent parked: from its park to its next event (or,
  * for a thread whose last event is a park, to the unpark that woke it, else the end of the
- * run). Nothing is formatted per event: stats_report.c writes it all at the end. */
+ * run); and sends by the function that made them, from their call stacks ("top senders").
+ * Nothing is formatted per event: stats_report.c writes it all at the end. */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "array.h"
 #include "at_events.h"
+#include "stacks.h"
 #include "stats.h"
 
 static struct stat_actor *grow_actors(struct stats *st, uint32_t index)
@@ -195,6 +197,31 @@ static int count_msg(struct stats *st, const struct at_event *ev, uint32_t trace
     return 0;
 }
 
+/* A send with a stack counts for its caller frame's function (or, without a function, its
+ * address). */
+static int count_sender(struct stats *st, const struct merged *e, uint32_t trace)
+{
+    st->sends++;
+    const struct stack_frame *f =
+        e->stack && e->stack != AT_STACK_SKIPPED ? at__stacks_caller(e->trace, e->stack) : NULL;
+    if (!f)
+        return 0;
+    st->sends_stacked++;
+    struct hkey key = {(uint64_t)trace << 32 | f->module,
+                       f->func_len ? f->addr - f->offset : f->addr};
+    uint32_t *found = at__hmap_get(&st->sender_index, key);
+    if (found) {
+        st->senders[*found].sends++;
+        return 0;
+    }
+    if (at__array_reserve((void **)&st->senders, &st->senders_cap, st->nsenders,
+                          sizeof *st->senders) < 0 ||
+        at__hmap_put(&st->sender_index, key, (uint32_t)st->nsenders) < 0)
+        return -ENOMEM;
+    st->senders[st->nsenders++] = (struct stat_sender){trace, e->stack, 1};
+    return 0;
+}
+
 static int stats_event(struct out *o, const struct decode *d, const struct merged *e)
 {
     (void)o;
@@ -212,6 +239,8 @@ static int stats_event(struct out *o, const struct decode *d, const struct merge
         a->events++;
     switch (ev->kind) {
     case AT_EV_SEND:
+        if (count_sender(st, e, trace) < 0)
+            return -ENOMEM;
         return on_send(st, e, trace, a, &r);
     case AT_EV_RECV:
         if (a && r.flow)
@@ -275,6 +304,8 @@ static void stats_destroy(void *state)
     free(st->actors);
     free(st->msgs);
     at__hmap_free(&st->msg_index);
+    free(st->senders);
+    at__hmap_free(&st->sender_index);
     at__match_free(&st->match);
     free(st);
 }

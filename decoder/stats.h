@@ -42,6 +42,12 @@ struct stat_actor {
     struct hist latency;
 };
 
+/* One function that sent: the caller frame of its sends' stacks (stacks.h). */
+struct stat_sender {
+    uint32_t trace, stack; /* a stack of one of its sends, which names it */
+    uint64_t sends;
+};
+
 struct stat_thread {
     uint64_t events, parks, parked_ns, park_since, park_actor;
     uint64_t first_ns, last_ns;
@@ -61,6 +67,11 @@ struct stats {
     uint64_t first_ns, last_ns;     /* of the run, from the frame headers */
     uint64_t slot_end[STATS_SLOTS]; /* where each slot of the run ends */
     uint32_t slot;                  /* the slot of the latest event */
+    /* top senders: (trace, module), function start -> index into senders */
+    struct hmap sender_index;
+    struct stat_sender *senders;
+    size_t nsenders, senders_cap;
+    uint64_t sends, sends_stacked; /* send events, and those with a stack */
 };
 
 /* Writes the report: text, or JSON when d->json. Returns 0 or -ENOMEM. */

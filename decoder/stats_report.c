@@ -9,6 +9,7 @@
 #include "at_events.h"
 #include "at_format.h"
 #include "clocks.h"
+#include "stacks.h"
 #include "stats.h"
 
 #define TEXT_ROWS 20 /* rows per table in the text report */
@@ -146,6 +147,14 @@ static int by_depth(const void *a, const void *b, void *arg)
     return x != y ? (x > y ? -1 : 1) : (i < j ? -1 : 1);
 }
 
+static int by_sends(const void *a, const void *b, void *arg)
+{
+    const struct stats *st = arg;
+    uint32_t i = *(const uint32_t *)a, j = *(const uint32_t *)b;
+    uint64_t x = st->senders[i].sends, y = st->senders[j].sends;
+    return x != y ? (x > y ? -1 : 1) : (i < j ? -1 : 1);
+}
+
 /* 0..n-1 sorted by cmp; NULL on -ENOMEM. */
 static uint32_t *sorted(size_t n, int (*cmp)(const void *, const void *, void *), struct stats *st)
 {
@@ -214,6 +223,10 @@ static void text_header(struct report *r)
         (unsigned long long)s->dropped, (unsigned long long)s->damaged_frames,
         (unsigned long long)s->torn,
         s->truncated ? "TRUNCATED: the recorder did not stop cleanly" : "complete");
+    if (s->stacks)
+        say(r, "call stacks on %llu events (%llu skipped)\n",
+            (unsigned long long)(s->stacks - s->stacks_skipped),
+            (unsigned long long)s->stacks_skipped);
 }
 
 static void text_kinds(struct report *r)
@@ -254,6 +267,80 @@ static void text_msgs(struct report *r, const uint32_t *order)
     }
     if (r->st->nmsgs > TEXT_ROWS)
         say(r, "  ... %zu more (--json lists them all)\n", r->st->nmsgs - TEXT_ROWS);
+}
+
+/* ---- Top senders ------------------------------------------------------------------------- */
+
+#define SENDER_TEXT 48 /* bytes of "function (module)" shown in the text report */
+
+/* The frame that names a sender, and its module's file name ("" when none). */
+static const struct stack_frame *sender_frame(const struct report *r, const struct stat_sender *s,
+                                              const char **module)
+{
+    const struct trace *t = &r->d->traces[s->trace];
+    const struct stack_frame *f = at__stacks_caller(t, s->stack);
+    const struct stack_module *m = at__stacks_module(t, f->module);
+    *module = m ? m->base : "";
+    return f;
+}
+
+static double share(uint64_t part, uint64_t whole)
+{
+    return whole ? (double)part / (double)whole : 0.0;
+}
+
+static void text_senders(struct report *r, const uint32_t *order)
+{
+    const struct stats *st = r->st;
+    char name[SENDER_TEXT + 1];
+    if (!st->sends_stacked)
+        return;
+    say(r,
+        "\nTop senders (the function that made each send, from its call stack; %llu of %llu "
+        "sends have one)\n",
+        (unsigned long long)st->sends_stacked, (unsigned long long)st->sends);
+    say(r, "  %-48s %10s %7s\n", "function (module)", "sends", "share");
+    for (size_t i = 0; i < st->nsenders && i < TEXT_ROWS; i++) {
+        const struct stat_sender *s = &st->senders[order[i]];
+        const char *module;
+        const struct stack_frame *f = sender_frame(r, s, &module);
+        if (f->func_len)
+            snprintf(name, sizeof name, "%.*s (%s)", (int)f->func_len, f->func, module);
+        else
+            snprintf(name, sizeof name, "0x%llx (%s)", (unsigned long long)f->addr, module);
+        for (char *c = name; *c; c++)
+            *c = (unsigned char)*c < 0x20 ? '?' : *c;
+        say(r, "  %-48s %10llu %6.1f%%", name, (unsigned long long)s->sends,
+            100.0 * share(s->sends, st->sends_stacked));
+        if (r->d->ntraces > 1)
+            say(r, "  pid %llu", (unsigned long long)r->d->traces[s->trace].process.pid);
+        say(r, "\n");
+    }
+    if (st->nsenders > TEXT_ROWS)
+        say(r, "  ... %zu more (--json lists them all)\n", st->nsenders - TEXT_ROWS);
+}
+
+static void json_senders(struct report *r, const uint32_t *order)
+{
+    const struct stats *st = r->st;
+    say(r, ",\n\"senders\":{\"sends\":%llu,\"with_stack\":%llu,\"functions\":[",
+        (unsigned long long)st->sends, (unsigned long long)st->sends_stacked);
+    for (size_t i = 0; i < st->nsenders; i++) {
+        const struct stat_sender *s = &st->senders[order[i]];
+        const char *module;
+        const struct stack_frame *f = sender_frame(r, s, &module);
+        say(r, "%s\n{\"pid\":%llu,\"function\":", i ? "," : "",
+            (unsigned long long)r->d->traces[s->trace].process.pid);
+        if (f->func_len)
+            json_str(r, f->func, f->func_len);
+        else
+            say(r, "null,\"address\":%llu", (unsigned long long)f->addr);
+        say(r, ",\"module\":");
+        json_str(r, module, strlen(module));
+        say(r, ",\"sends\":%llu,\"share\":%.4f}", (unsigned long long)s->sends,
+            share(s->sends, st->sends_stacked));
+    }
+    say(r, "]}");
 }
 
 static const char *actor_text(const struct report *r, uint32_t i, char *buf)
@@ -505,23 +592,27 @@ static void json_hosts(struct report *r)
         r->err = -ENOMEM;
 }
 
-static void json_report(struct report *r, const uint32_t *msgs, const uint32_t *actors)
+static void json_report(struct report *r, const uint32_t *msgs, const uint32_t *actors,
+                        const uint32_t *senders)
 {
     const struct summary *s = r->sum;
     const struct matcher *m = &r->st->match;
     say(r,
         "{\"events\":%llu,\"files\":%zu,\"threads\":%llu,\"first_ns\":%llu,\"last_ns\":%llu,"
-        "\"dropped\":%llu,\"damaged_frames\":%llu,\"torn\":%llu,\"truncated\":%s",
+        "\"dropped\":%llu,\"damaged_frames\":%llu,\"torn\":%llu,\"truncated\":%s,"
+        "\"stacks\":%llu,\"stacks_skipped\":%llu",
         (unsigned long long)s->events, s->files, (unsigned long long)s->threads,
         (unsigned long long)r->st->first_ns, (unsigned long long)r->st->last_ns,
         (unsigned long long)s->dropped, (unsigned long long)s->damaged_frames,
-        (unsigned long long)s->torn, s->truncated ? "true" : "false");
+        (unsigned long long)s->torn, s->truncated ? "true" : "false", (unsigned long long)s->stacks,
+        (unsigned long long)s->stacks_skipped);
     json_kinds(r);
     json_msgs(r, msgs);
     json_actors(r, actors);
     json_threads(r);
     json_lost(r);
     json_hosts(r);
+    json_senders(r, senders);
     say(r,
         ",\n\"matching\":{\"by_id\":%llu,\"by_order\":%llu,\"unhandled_sends\":%llu,"
         "\"given_up_sends\":%llu,\"steps_without_send\":%llu,\"recvs_without_send\":%llu,"
@@ -533,11 +624,12 @@ static void json_report(struct report *r, const uint32_t *msgs, const uint32_t *
 }
 
 static void text_report(struct report *r, const uint32_t *msgs, const uint32_t *actors,
-                        const uint32_t *deepest)
+                        const uint32_t *deepest, const uint32_t *senders)
 {
     text_header(r);
     text_kinds(r);
     text_msgs(r, msgs);
+    text_senders(r, senders);
     text_actors(r, actors);
     text_depth(r, deepest);
     text_threads(r);
@@ -553,14 +645,16 @@ int at__stats_report(struct out *o, const struct decode *d, struct stats *st,
     uint32_t *msgs = sorted(st->nmsgs, by_traffic, st);
     uint32_t *actors = sorted(st->match.nactors, by_events, st);
     uint32_t *deepest = sorted(st->match.nactors, by_depth, st);
+    uint32_t *senders = sorted(st->nsenders, by_sends, st);
     r.nactors = real_actors(st, actors);
     real_actors(st, deepest);
-    if (!msgs || !actors || !deepest)
+    if (!msgs || !actors || !deepest || !senders)
         r.err = -ENOMEM;
     else if (d->json)
-        json_report(&r, msgs, actors);
+        json_report(&r, msgs, actors, senders);
     else
-        text_report(&r, msgs, actors, deepest);
+        text_report(&r, msgs, actors, deepest, senders);
+    free(senders);
     free(msgs);
     free(actors);
     free(deepest);

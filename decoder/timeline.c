@@ -18,6 +18,7 @@
 #include "array.h"
 #include "at_events.h"
 #include "at_format.h"
+#include "stacks.h"
 #include "timeline.h"
 
 static uint64_t mix(uint64_t x)
@@ -139,6 +140,7 @@ static int emit(struct event_ctx *c, struct tl_track *track, enum tl_type type, 
     if (c->e) { /* not the end of the timeline */
         it.kind = c->e->ev->kind;
         it.msg = track->kind == TL_CORE ? 0 : c->e->ev->msg; /* a piece may begin at any event */
+        it.stack = track->kind == TL_CORE || c->e->stack == AT_STACK_SKIPPED ? 0 : c->e->stack;
     }
     return c->tl->sink.item(c->tl->sink.arg, &it);
 }

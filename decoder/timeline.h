@@ -39,6 +39,7 @@ struct tl_item {
     uint64_t flow_out; /* a send: the flow starts here */
     uint64_t flow_via; /* the first of a message's recv and step: the flow passes here */
     uint64_t flow_in;  /* the later of them: the flow ends here */
+    uint32_t stack;    /* the event's call stack id (stacks.h), on its own tracks; 0: none */
 };
 
 struct tl_sink {

@@ -83,7 +83,8 @@ enum at_meta_type {
     AT_META_RECOVERED = 8,
     /* status (enum at_patch_status), string symbol, string object, string why (refused) */
     AT_META_PATCH = 9,
-    /* id, string path, string build_id (hex, "" when none): a loaded object stack frames
+    /* id, string path, string build_id (hex, "" when none), runtime (1: the object defines a
+     * function the recorder wraps; absent in older traces): a loaded object stack frames
      * point into (docs/STACKS.md) */
     AT_META_MODULE = 10,
     /* id, frames, then per frame: module id (0 = none), address (the ELF virtual address in

@@ -8,7 +8,9 @@
  *
  * Writer side (at__stacks_publish): each new entry is symbolized (module by dl_iterate_phdr at
  * that moment, function from the module file's .symtab, else .dynsym) and queued as MODULE and
- * STACK metadata records, so a trace reads as names on a machine without the binaries. */
+ * STACK metadata records, so a trace reads as names on a machine without the binaries. A
+ * module that defines a function this library wraps is marked as a runtime's library, so that
+ * a reader can tell the code that called the runtime from the runtime itself. */
 #include <dlfcn.h>
 #include <elf.h>
 #include <errno.h>
@@ -133,6 +135,7 @@ struct module {
     uintptr_t base; /* dlpi_addr: the module's addresses are pc - base */
     char path[PATH_MAX];
     char build_id[41];
+    int program; /* the main program, which is never marked as a runtime */
 };
 
 /* Modules published so far in this trace; their index + 1 is their id. Writer only. */
@@ -190,6 +193,7 @@ static int find_module(struct dl_phdr_info *info, size_t size, void *arg)
     else { /* the main program */
         ssize_t n = readlink("/proc/self/exe", l->m.path, sizeof l->m.path - 1);
         l->m.path[n > 0 ? n : 0] = '\0';
+        l->m.program = 1;
     }
     for (int i = 0; i < info->dlpi_phnum; i++)
         if (info->dlpi_phdr[i].p_type == PT_NOTE)
@@ -206,6 +210,7 @@ static size_t put_str(uint8_t *p, const char *s)
 }
 
 static int publish_finishing; /* at__stacks_publish's argument; writer only */
+static int wraps_any(const char *path);
 
 /* Queues a record of type with body[0..len). */
 static void queue(unsigned type, const uint8_t *body, size_t len)
@@ -229,10 +234,11 @@ static uint32_t module_id(const struct module *m)
     if (nmodules == MODULES_MAX)
         return 0;
     modules[nmodules++] = *m;
-    uint8_t body[2 * PATH_MAX];
+    uint8_t body[2 * PATH_MAX + AT_VARINT_MAX];
     size_t len = at_varint_put(body, nmodules);
     len += put_str(body + len, m->path);
     len += put_str(body + len, m->build_id);
+    len += at_varint_put(body + len, !m->program && wraps_any(m->path));
     queue(AT_META_MODULE, body, len);
     return nmodules;
 }
@@ -323,6 +329,43 @@ static void function_at(const char *path, uintptr_t addr, char *func, uintptr_t 
         if (want == SHT_DYNSYM)
             return;
     }
+}
+
+/* Whether symbol table i of the mapped image defines a function this library wraps: the
+ * dynamic linker finds our wrapper for its name. */
+static int defines_wrapped(const ElfW(Shdr) *sh, unsigned nsh, unsigned i)
+{
+    const ElfW(Shdr) *strtab = &sh[sh[i].sh_link < nsh ? sh[i].sh_link : 0];
+    if (sh[i].sh_offset > image.size || sh[i].sh_size > image.size - sh[i].sh_offset ||
+        strtab->sh_offset > image.size || strtab->sh_size > image.size - strtab->sh_offset)
+        return 0;
+    const ElfW(Sym) *sym = (const ElfW(Sym) *)(image.data + sh[i].sh_offset);
+    const char *names = (const char *)image.data + strtab->sh_offset;
+    for (size_t j = 0; j < sh[i].sh_size / sizeof *sym; j++) {
+        uintptr_t found;
+        if (ELF64_ST_TYPE(sym[j].st_info) != STT_FUNC || sym[j].st_shndx == SHN_UNDEF ||
+            sym[j].st_name >= strtab->sh_size ||
+            !memchr(names + sym[j].st_name, '\0', strtab->sh_size - sym[j].st_name))
+            continue;
+        found = (uintptr_t)dlsym(RTLD_DEFAULT, names + sym[j].st_name);
+        if (found >= own[0].lo && found < own[0].hi)
+            return 1;
+    }
+    return 0;
+}
+
+/* Whether the module file at path is a runtime's library: its .dynsym defines a function this
+ * library wraps. */
+static int wraps_any(const char *path)
+{
+    unsigned nsh;
+    const ElfW(Shdr) *sh;
+    if (map_image(path) < 0 || !(sh = sections(&nsh)))
+        return 0;
+    for (unsigned i = 0; i < nsh; i++)
+        if (sh[i].sh_type == SHT_DYNSYM && defines_wrapped(sh, nsh, i))
+            return 1;
+    return 0;
 }
 
 /* Appends one frame (module id, address, function, offset) to body at p. */

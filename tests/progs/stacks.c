@@ -6,7 +6,12 @@
  *   4: a SIGUSR1 handler, on_signal > nop_send
  *   5: with "storm", a SIGALRM handler every 20 us while chain 1 runs, so that some land
  *      inside a capture
- * Usage: stacks ROUNDS DL_PATH [storm] */
+ *   6: with "relay", also main > relay_send > nop_relay (libnop.so, the runtime) > nop_send,
+ *      ROUNDS / 4 times
+ *   7: with "table", only this: main > branch > ... > branch > nop_send, 13 branch levels each
+ *      called from one of two call sites, down each of the 8192 paths (more distinct stacks
+ *      than the recorder's table holds), twice
+ * Usage: stacks ROUNDS DL_PATH [storm|relay|table] */
 #include <dlfcn.h>
 #include <signal.h>
 #include <stdio.h>
@@ -15,6 +20,7 @@
 #include <sys/time.h>
 
 int nop_send(int actor, int msg);
+int nop_relay(int actor, int msg);
 int stacklinked_send(int actor, int msg);
 
 #define KEEP_FRAME() __asm__ volatile("" ::: "memory") /* no tail call */
@@ -41,6 +47,37 @@ __attribute__((noinline)) int outer_send(int msg)
     int r = middle_send(msg);
     KEEP_FRAME();
     return r + 1;
+}
+
+__attribute__((noinline)) int relay_send(int msg);
+
+__attribute__((noinline)) int relay_send(int msg)
+{
+    int r = nop_relay(6, msg);
+    KEEP_FRAME();
+    return r;
+}
+
+#define TABLE_LEVELS 13
+
+/* Sends down path: bit i chooses the call site of level i, so each path is a distinct stack.
+ * The asm statements keep the two calls apart (the compiler would merge identical ones). */
+__attribute__((noinline)) int branch(int levels, unsigned path);
+
+__attribute__((noinline)) int branch(int levels, unsigned path)
+{
+    int r;
+    if (levels == 0) {
+        r = nop_send(7, (int)path);
+    } else if (path & 1) {
+        __asm__ volatile("nop" ::: "memory");
+        r = branch(levels - 1, path >> 1);
+    } else {
+        __asm__ volatile("nop; nop" ::: "memory");
+        r = branch(levels - 1, path >> 1);
+    }
+    KEEP_FRAME();
+    return r;
 }
 
 static void on_signal(int sig)
@@ -84,16 +121,24 @@ static int send_from_dlopened(const char *path)
 int main(int argc, char **argv)
 {
     if (argc < 3) {
-        fprintf(stderr, "usage: stacks ROUNDS DL_PATH [storm]\n");
+        fprintf(stderr, "usage: stacks ROUNDS DL_PATH [storm|relay|table]\n");
         return 2;
     }
-    int rounds = atoi(argv[1]), storm = argc > 3 && strcmp(argv[3], "storm") == 0;
+    const char *mode = argc > 3 ? argv[3] : "";
+    int rounds = atoi(argv[1]), storm = strcmp(mode, "storm") == 0;
+    if (strcmp(mode, "table") == 0) {
+        for (unsigned path = 0; path < 2u << TABLE_LEVELS; path++)
+            branch(TABLE_LEVELS, path & ((1u << TABLE_LEVELS) - 1));
+        return 0;
+    }
     if (storm)
         start_storm();
     for (int i = 0; i < rounds; i++)
         outer_send(i);
     if (storm)
         stop_storm();
+    for (int i = 0; strcmp(mode, "relay") == 0 && i < rounds / 4; i++)
+        relay_send(i);
     stacklinked_send(2, 0);
     if (send_from_dlopened(argv[2]) < 0)
         return 1;
