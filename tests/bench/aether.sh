@@ -8,8 +8,9 @@
 # process's threads over the same span (the writer's included), which waits do not inflate, and
 # the writer thread's own CPU time (its whole life, measured by libthreadcpu.so) as a share of
 # the untraced run's CPU time.
-# AETHER_PAIRS sets the number of pairs (default 5 x RUNS: the fork/join's runs spread widely). With COMPARE_LIB (another build of
-# libactortrace.so), each pair also runs traced with it, interleaved, and its figures follow.
+# AETHER_PAIRS sets the number of pairs (default 5 x RUNS: the fork/join's runs spread widely).
+# With COMPARE_LIB (another build of libactortrace.so), each pair also runs traced with it,
+# interleaved, and its figures follow.
 . "$(dirname "$0")/lib.sh"
 
 PAIRS=${AETHER_PAIRS:-$((5 * RUNS))}
@@ -41,8 +42,8 @@ aether_report() { # aether_report FILE LABEL COLUMN: the figures of the traced r
             p / 1e6, t / 1e6, 100 * (cpu - 1), 100 * w }'
 }
 
-aether_pairs() { # aether_pairs NAME LABEL PROGRAM ARGS...: lines "wall cpu" then "wall cpu writer"
-    name=$1 label=$2 # per library, one line a pair, in $TMP/NAME
+aether_pairs() { # aether_pairs NAME LABEL PROGRAM ARGS...: a line a pair in $TMP/NAME, "wall cpu"
+    name=$1 label=$2 # untraced, then "wall cpu writer" traced with each library
     shift 2
     rm -f "$TMP/$name"
     for i in $(seq "$PAIRS"); do

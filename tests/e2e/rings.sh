@@ -40,7 +40,7 @@ read size taken <"$TMP/small.ring"
 check "one event: the ring file is 4 blocks ($size bytes, $taken taken; 32 MiB allowed)" \
     [ "$size" -le $((4096 + 4 * 65536)) ] && [ "$taken" -le $((4096 + 4 * 65536)) ]
 
-# a program the writer keeps up with (1,024 sends a millisecond; 300,000 sends fill 184 blocks):
+# a program the writer keeps up with (1,024 sends, then 1 ms of sleep; 300,000 fill 184 blocks):
 # woken when half the ring is in use, the writer grows it then only up to 2 MiB (32 blocks), and
 # past that only when it came late, not at every wake-up, when it doubled the ring each time
 IDLE="$B/tests/progs/paced 1024"

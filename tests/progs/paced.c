@@ -1,6 +1,6 @@
-/* Sends to actor 1 (nop_send) at a steady pace a writer keeps up with, as a program whose
- * threads take turns with their idle time does: BURST sends, then a 1 ms sleep, until SENDS
- * sends are made; then prints {"ground_truth":{"send":SENDS}} and waits for a signal to end it.
+/* Sends to actor 1 (nop_send) at a steady pace the writer keeps up with: BURST sends, then a
+ * 1 ms sleep, until SENDS sends are made; then prints {"ground_truth":{"send":SENDS}} and waits
+ * for a signal to end it.
  * Usage: paced BURST SENDS */
 #include <stdio.h>
 #include <stdlib.h>
