@@ -8,10 +8,11 @@
  * the first few blocks are backed (allocated in the file and faulted in): a process pays for
  * the memory it records into, and start-up costs the same whatever the buffer size. The writer
  * prepares more blocks (allocates them in the file, which is where a full tmpfs shows, and
- * faults them in) when more than half are in use, so that neither a page fault nor SIGBUS from
- * a full tmpfs ever reaches a recording thread. A thread that finds no block ready while the
- * pool can still grow asks the writer for more and waits for it, 20 ms at most; past that, it
- * drops the event (or waits, in block mode) as with a full pool.
+ * faults them in) when few are free (half of them while the ring is small, a quarter past
+ * that), so that neither a page fault nor SIGBUS from a full tmpfs ever reaches a recording
+ * thread. A thread that finds no block ready while the pool can still grow asks the writer for
+ * more and waits for it, 20 ms at most; past that, it drops the event (or waits, in block mode)
+ * as with a full pool.
  *
  * Each block moves FREE -> FILLING (a thread took it, CAS) -> FULL (handed to the writer) ->
  * WRITING (the writer encodes it) -> FREE (slots cleared by the writer, so that a recording
@@ -28,6 +29,7 @@
 
 #define FIRST_BLOCKS 4                   /* ready at start */
 #define GROW_STEP_BYTES (4u << 20)       /* the most one step prepares, so waiters hear soon */
+#define EAGER_BYTES (2u << 20)           /* up to this, grown whenever half the blocks are in use */
 #define GROW_WAIT_NS (2 * 1000 * 1000ull) /* a thread waits this long for the writer, ... */
 #define GROW_WAITS 10                     /* ... this many times, before it gives up */
 
@@ -197,14 +199,25 @@ static int can_grow(void)
            __atomic_load_n(&at__ring.block_max, __ATOMIC_RELAXED);
 }
 
-/* The writer's part: prepares one step of blocks when more than half are in use or a thread
+/* Free blocks below which the writer grows the ring of count blocks: half while the ring is
+ * small, which gives a program slack against a writer kept from running (a loaded machine, a
+ * slow disk); a quarter past EAGER_BYTES. Not half always: the writer is woken when half the
+ * blocks are in use, so that is what it finds at every wake-up, and growing then doubled the
+ * ring at each one, to many times what the program ever had in use. Past EAGER_BYTES, fewer
+ * than a quarter free means the writer came late, and the ring grows to cover its lateness. */
+static uint32_t grow_below(uint32_t count)
+{
+    return (uint64_t)count * at__ring.block_size < EAGER_BYTES ? count / 2 : count / 4;
+}
+
+/* The writer's part: prepares one step of blocks when few are free (grow_below) or a thread
  * asked for them. Returns the number prepared. */
 uint32_t at__ring_grow(void)
 {
     uint32_t count = at__ring.block_count;
     int asked = __atomic_exchange_n(&at__ring.grow_wanted, 0, __ATOMIC_ACQ_REL);
     if (count >= at__ring.block_max ||
-        (!asked && __atomic_load_n(&at__ring.free_count, __ATOMIC_ACQUIRE) >= count / 2))
+        (!asked && __atomic_load_n(&at__ring.free_count, __ATOMIC_ACQUIRE) >= grow_below(count)))
         return 0;
     uint32_t step = GROW_STEP_BYTES / at__ring.block_size;
     uint32_t more = count < at__ring.block_max - count ? count : at__ring.block_max - count;

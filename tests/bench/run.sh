@@ -139,40 +139,7 @@ czmq_pairs caf.onecore 100000 20000 taskset -c 0
 czmq_report caf.onecore "one core (worst case)" 85 12
 floor_ceiling caf.onecore 12
 
-echo "== Aether ABI stand-in (tests/aether): ping-pong and fork/join, untraced vs traced"
-# The programs run on our stand-in for Aether v0.572.0's runtime ABI, placed freely. Each
-# figure is throughput traced / untraced: the runtime's own time from scheduler_start to the end
-# of scheduler_wait, so the tracer's start-up is outside it. Pairs interleaved as above, median
-# of the pairs' ratios with the middle half as its spread; then the CPU time of all the
-# process's threads over the same span (the writer's included), which waits do not inflate.
-aether_times() { grep '^{"ground_truth"' | jq -r '"\(.ground_truth.elapsed_ns) \(.ground_truth.cpu_ns)"'; }
-aether_pairs() { # aether_pairs FILE LABEL PROGRAM ARGS...: PAIRS lines "wall cpu wall cpu" in $TMP/FILE
-    name=$1 label=$2
-    shift 2
-    for i in $(seq "$PAIRS"); do
-        for side in $([ $((i % 2)) = 1 ] && echo plain traced || echo traced plain); do
-            if [ "$side" = plain ]; then
-                "$@" | aether_times >"$TMP/ae.plain"
-            else
-                ACTORTRACE_OUT="$TMP/ae.trace" LD_PRELOAD="$B/libactortrace.so" "$@" |
-                    aether_times >"$TMP/ae.traced"
-                rm -f "$TMP/ae.trace"
-            fi
-        done
-        echo "$(cat "$TMP/ae.plain") $(cat "$TMP/ae.traced")" >>"$TMP/$name"
-    done
-    awk '{ print $1 / $3 }' "$TMP/$name" | sort -n | awk -v label="$label" '
-        { r[NR] = $1 }
-        END { m = (NR % 2) ? r[(NR + 1) / 2] : (r[NR / 2] + r[NR / 2 + 1]) / 2
-              printf "  %s: traced = %.1f%% of untraced (median of %d pairs, middle half %.1f-%.1f%%; target >= 95%%)\n",
-                  label, 100 * m, NR, 100 * r[int(NR / 4) + 1], 100 * r[NR - int(NR / 4)] }'
-    awk -v p="$(cut -d ' ' -f 1 "$TMP/$name" | median)" -v t="$(cut -d ' ' -f 3 "$TMP/$name" | median)" \
-        -v c="$(awk '{ print $4 / $2 }' "$TMP/$name" | median)" 'BEGIN {
-        printf "    untraced %.1f ms, traced %.1f ms (medians); CPU time, all threads: %+.1f%% (median of the pairs)\n",
-            p / 1e6, t / 1e6, 100 * (c - 1) }'
-}
-aether_pairs ae_pingpong "ping-pong 10000 round trips" "$B/tests/aether/pingpong" 10000
-aether_pairs ae_forkjoin "fork/join 8 workers x 5000 rounds" "$B/tests/aether/forkjoin" 8 5000
+RUNS=$RUNS sh tests/bench/aether.sh
 
 echo "== tracedecode views on a real trace of at least 10 million events"
 # pingpong 2500000 in block mode: about 25 million events, none dropped

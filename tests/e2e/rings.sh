@@ -12,13 +12,15 @@ ring_bytes() { # the size of the one ring file in $RINGS, and the bytes it takes
     stat -c '%s %b %B' "$RINGS"/*.ring | awk '{print $1, $2 * $3}'
 }
 
-# idle_run NAME SENDS VAR=VALUE...: starts `crash idle SENDS`, waits for its sends, measures its
-# ring file into $TMP/NAME.ring, ends it with SIGTERM and decodes its trace
+# idle_run NAME SENDS VAR=VALUE...: starts `$IDLE SENDS` (`crash idle SENDS` unless IDLE says
+# otherwise), waits for its sends, measures its ring file into $TMP/NAME.ring, ends it with
+# SIGTERM and decodes its trace
+IDLE="$P idle"
 idle_run() {
     local name=$1 sends=$2
     shift 2
     env ACTORTRACE_RING_DIR="$RINGS" ACTORTRACE_OUT="$TMP/$name.trace" LD_PRELOAD="$LIB_NOP" "$@" \
-        "$P" idle "$sends" >"$TMP/$name.out" 2>"$TMP/$name.err" &
+        $IDLE "$sends" >"$TMP/$name.out" 2>"$TMP/$name.err" &
     local pid=$!
     wait_for grep -q ground_truth "$TMP/$name.out"
     sleep 0.3 # the writer's next round, which would grow the ring if it had to
@@ -37,6 +39,16 @@ idle_run small 10
 read size taken <"$TMP/small.ring"
 check "one event: the ring file is 4 blocks ($size bytes, $taken taken; 32 MiB allowed)" \
     [ "$size" -le $((4096 + 4 * 65536)) ] && [ "$taken" -le $((4096 + 4 * 65536)) ]
+
+# a program the writer keeps up with (1,024 sends, then 1 ms of sleep; 300,000 fill 184 blocks):
+# woken when half the ring is in use, the writer grows it then only up to 2 MiB (32 blocks), and
+# past that only when it came late, not at every wake-up, when it doubled the ring each time
+IDLE="$B/tests/progs/paced 1024"
+idle_run paced 300000
+IDLE="$P idle"
+read size taken <"$TMP/paced.ring"
+check "paced: the ring stays small ($taken bytes taken; at most 64 blocks)" \
+    [ "$taken" -le $((4096 + 64 * 65536)) ]
 
 # overwrite mode keeps every block: the ring grows to the buffer size and stops there
 idle_run full 300000 ACTORTRACE_MODE=overwrite ACTORTRACE_BUFFER_MB=2 ACTORTRACE_BLOCK_KB=16
