@@ -6,8 +6,9 @@
  * put the writer on a core the program is using, thousands of times a second. The writer wakes
  * on that, or every 100 ms, and then: writes pending metadata as a META frame, and every FULL
  * block as an EVENTS frame (encoded into columns, compressed with one reusable zstd context,
- * checksummed), clearing and freeing each block after. At the end it also writes the blocks
- * threads still hold (their committed slots), a last clock sample, and the END record.
+ * checksummed), several frames to a write, clearing and freeing each block once its frame is
+ * in the file. At the end it also writes the blocks threads still hold (their committed
+ * slots), a last clock sample, and the END record.
  *
  * In overwrite mode the blocks stay in memory (threads reuse the oldest, record.c) and are
  * written only at the end or when a dump is requested (signals.c).
