@@ -6,8 +6,9 @@
  * put the writer on a core the program is using, thousands of times a second. The writer wakes
  * on that, or every 100 ms, and then: writes pending metadata as a META frame, and every FULL
  * block as an EVENTS frame (encoded into columns, compressed with one reusable zstd context,
- * checksummed), clearing and freeing each block after. At the end it also writes the blocks
- * threads still hold (their committed slots), a last clock sample, and the END record.
+ * checksummed), several frames to a write, clearing and freeing each block once its frame is
+ * in the file. At the end it also writes the blocks threads still hold (their committed
+ * slots), a last clock sample, and the END record.
  *
  * In overwrite mode the blocks stay in memory (threads reuse the oldest, record.c) and are
  * written only at the end or when a dump is requested (signals.c).
@@ -42,6 +43,21 @@
  * that interrupted that thread can wait for a free block (block mode) without a deadlock. */
 #define META_LOCK_WAIT_NS (10 * 1000 * 1000ull)
 #define RECENT_FRAMES 16
+/* EVENTS frames are gathered and written with one write of up to BATCH_BYTES, at most
+ * BATCH_FRAMES of them (an eighth of the pool, while it is small): a write per frame cost the
+ * writer about a tenth of its time on the nop_send loop and a fifth on pingpong. */
+#define BATCH_BYTES (256u << 10)
+#define BATCH_FRAMES 32
+
+/* An EVENTS frame gathered for the next write, with the block it came from (NULL: a block the
+ * writer does not give back, a dump's or the end's), which goes back to the pool only once its
+ * events are in the file: until then ring recovery still finds them there. */
+struct batched_frame {
+    struct at_ring_block *block;
+    int framed;    /* 0: nothing of the block goes to the file */
+    size_t offset; /* of the frame in the batch */
+    struct at_block_info info;
+};
 
 /* An EVENTS frame in the file, kept so that it can be given back for the final records. */
 struct written_frame {
@@ -57,6 +73,10 @@ static struct {
     char path[4096];
     ZSTD_CCtx *cctx;
     uint8_t *raw, *packed; /* encode and compress buffers, owned by the writer thread */
+    uint8_t *batch;        /* EVENTS frames gathered for one write */
+    size_t batch_len, batch_cap;
+    struct batched_frame batched[BATCH_FRAMES];
+    unsigned batch_count;
     uint8_t *meta;         /* the metadata taken for a META frame, and a clock sample */
     size_t raw_cap, packed_cap;
     uint32_t meta_seq;
@@ -191,19 +211,18 @@ static int set_compression(ZSTD_CCtx *cctx, int level)
     return 0;
 }
 
-/* Compresses raw[0..raw_len) when that makes it smaller, fills in the sizes and checksums of
- * h, and writes header and payload with one writev. */
-static int write_frame(struct at_frame_header *h, const uint8_t *raw, size_t raw_len)
+/* Compresses raw[0..raw_len) into out (cap bytes) when that makes it smaller, and fills in the
+ * sizes, encoding and checksums of h. Returns the payload: out, or raw as it is. */
+static const uint8_t *seal(struct at_frame_header *h, const uint8_t *raw, size_t raw_len,
+                           uint8_t *out, size_t cap)
 {
     const uint8_t *payload = raw;
     size_t payload_len = raw_len;
     h->encoding = AT_ENC_RAW;
-    size_t bound = ZSTD_compressBound(raw_len);
-    int room = w.finishing ? w.packed_cap >= bound : grow(&w.packed, &w.packed_cap, bound) == 0;
-    if (raw_len > 64 && room) {
-        size_t n = ZSTD_compress2(w.cctx, w.packed, w.packed_cap, raw, raw_len);
+    if (raw_len > 64 && cap >= ZSTD_compressBound(raw_len)) {
+        size_t n = ZSTD_compress2(w.cctx, out, cap, raw, raw_len);
         if (!ZSTD_isError(n) && n < raw_len) {
-            payload = w.packed;
+            payload = out;
             payload_len = n;
             h->encoding = AT_ENC_ZSTD;
         }
@@ -214,15 +233,113 @@ static int write_frame(struct at_frame_header *h, const uint8_t *raw, size_t raw
     h->raw_size = (uint32_t)raw_len;
     h->payload_crc = at_crc32c(0, payload, payload_len);
     h->header_crc = at_crc32c(0, h, offsetof(struct at_frame_header, header_crc));
-    struct iovec iov[2] = {{h, sizeof *h}, {(void *)payload, payload_len}};
+    return payload;
+}
+
+/* Writes one frame on its own, header and payload with one writev. */
+static int write_frame(struct at_frame_header *h, const uint8_t *raw, size_t raw_len)
+{
+    if (!w.finishing)
+        grow(&w.packed, &w.packed_cap, ZSTD_compressBound(raw_len)); /* else stored raw */
+    const uint8_t *payload = seal(h, raw, raw_len, w.packed, w.packed_cap);
+    struct iovec iov[2] = {{h, sizeof *h}, {(void *)payload, h->payload_size}};
     int err = write_all(iov, 2);
     if (err == 0)
-        w.file_end += sizeof *h + payload_len;
+        w.file_end += sizeof *h + h->payload_size;
     return err;
+}
+
+static void remember(uint64_t start, const struct at_block_info *info)
+{
+    w.recent[w.recent_next] = (struct written_frame){start, info->count, info->first_tsc,
+                                                     info->last_tsc};
+    w.recent_next = (w.recent_next + 1) % RECENT_FRAMES;
+    if (w.recent_count < RECENT_FRAMES)
+        w.recent_count++;
+}
+
+static void wake_free_waiters(void)
+{
+    /* release: pairs with the acquire load of freed in at__writer_wait_free */
+    __atomic_fetch_add(&w.freed, 1, __ATOMIC_RELEASE);
+    /* pairs with the waiter's seq_cst increment of free_waiters: a waiter that registered
+     * before this load is woken; one after it sees free_count > 0 and does not sleep */
+    if (__atomic_load_n(&w.free_waiters, __ATOMIC_ACQUIRE))
+        at__futex(&w.freed, FUTEX_WAKE_PRIVATE, INT32_MAX, NULL);
+}
+
+/* Writes the gathered frames with one write, then gives their blocks back to the pool. */
+static void flush(void)
+{
+    if (w.batch_count == 0)
+        return;
+    struct iovec iov = {w.batch, w.batch_len};
+    int err = w.batch_len ? write_all(&iov, 1) : 0;
+    if (err < 0)
+        write_failed(err);
+    unsigned released = 0;
+    for (unsigned i = 0; i < w.batch_count; i++) {
+        const struct batched_frame *f = &w.batched[i];
+        if (err < 0 && f->framed) {
+            count_lost(f->info.count, f->info.first_tsc, f->info.last_tsc);
+        } else if (f->framed) {
+            remember(w.file_end + f->offset, &f->info);
+            w.events_written += f->info.count;
+            w.blocks_written++;
+        }
+        if (f->block) {
+            at__ring_release(f->block);
+            released++;
+        }
+    }
+    if (err == 0)
+        w.file_end += w.batch_len;
+    w.batch_len = 0;
+    w.batch_count = 0;
+    if (released)
+        wake_free_waiters();
+}
+
+/* The most frames gathered before a write: an eighth of the pool, so that a small pool is not
+ * held back from the threads. */
+static unsigned batch_frames(void)
+{
+    unsigned most = at__ring.block_count / 8;
+    return most < 1 ? 1 : most > BATCH_FRAMES ? BATCH_FRAMES : most;
+}
+
+/* Adds slots[0..used) of a block to the batch as one EVENTS frame, and the block itself when
+ * give_back says it returns to the pool once written. */
+static void write_block(struct at_ring_block *block, uint32_t used, int give_back)
+{
+    struct at_block_info info;
+    uint32_t from = block->written < used ? block->written : used; /* after an earlier dump */
+    size_t len = at_events_encode(at__block_slots(block) + from, used - from, w.raw, &info);
+    size_t need = sizeof(struct at_frame_header) + ZSTD_compressBound(len);
+    if (w.batch_count == batch_frames() || w.batch_len + need > w.batch_cap)
+        flush(); /* which may fail: then this block is lost too */
+    int framed = !w.failed && (info.count || info.torn);
+    if (w.failed)
+        count_lost(info.count, info.first_tsc, info.last_tsc);
+    w.batched[w.batch_count++] = (struct batched_frame){give_back ? block : NULL, framed,
+                                                          w.batch_len, info};
+    if (!framed)
+        return;
+    struct at_frame_header h = {.type = AT_FRAME_EVENTS, .tid = block->tid, .seq = block->seq,
+                                .count = info.count, .first_tsc = info.first_tsc,
+                                .last_tsc = info.last_tsc, .torn = info.torn};
+    uint8_t *frame = w.batch + w.batch_len;
+    const uint8_t *payload = seal(&h, w.raw, len, frame + sizeof h,
+                                  w.batch_cap - w.batch_len - sizeof h);
+    if (payload == w.raw)
+        memcpy(frame + sizeof h, w.raw, len);
+    memcpy(frame, &h, sizeof h);
+    w.batch_len += sizeof h + h.payload_size;
 }
 
 static int write_meta_frame(const uint8_t *records, size_t len, uint32_t count)
 {
+    flush(); /* the file keeps the order frames were made in */
     struct at_frame_header h = {.type = AT_FRAME_META, .seq = w.meta_seq++, .count = count};
     return write_frame(&h, records, len);
 }
@@ -249,63 +366,14 @@ static int write_meta(void)
     return write_meta_frame(w.meta, (size_t)len, count);
 }
 
-static void remember(uint64_t start, const struct at_block_info *info)
-{
-    w.recent[w.recent_next] = (struct written_frame){start, info->count, info->first_tsc,
-                                                     info->last_tsc};
-    w.recent_next = (w.recent_next + 1) % RECENT_FRAMES;
-    if (w.recent_count < RECENT_FRAMES)
-        w.recent_count++;
-}
-
-/* Writes slots[0..used) of a block as one EVENTS frame. */
-static void write_block(struct at_ring_block *block, uint32_t used)
-{
-    struct at_block_info info;
-    uint32_t from = block->written < used ? block->written : used; /* after an earlier dump */
-    size_t len = at_events_encode(at__block_slots(block) + from, used - from, w.raw, &info);
-    if (info.count == 0 && info.torn == 0)
-        return;
-    if (w.failed) {
-        count_lost(info.count, info.first_tsc, info.last_tsc);
-        return;
-    }
-    struct at_frame_header h = {.type = AT_FRAME_EVENTS, .tid = block->tid, .seq = block->seq,
-                                .count = info.count, .first_tsc = info.first_tsc,
-                                .last_tsc = info.last_tsc, .torn = info.torn};
-    uint64_t start = w.file_end;
-    int err = write_frame(&h, w.raw, len);
-    if (err < 0) {
-        write_failed(err);
-        count_lost(info.count, info.first_tsc, info.last_tsc);
-        return;
-    }
-    remember(start, &info);
-    w.events_written += info.count;
-    w.blocks_written++;
-}
-
-static void wake_free_waiters(void)
-{
-    /* release: pairs with the acquire load of freed in at__writer_wait_free */
-    __atomic_fetch_add(&w.freed, 1, __ATOMIC_RELEASE);
-    /* pairs with the waiter's seq_cst increment of free_waiters: a waiter that registered
-     * before this load is woken; one after it sees free_count > 0 and does not sleep */
-    if (__atomic_load_n(&w.free_waiters, __ATOMIC_ACQUIRE))
-        at__futex(&w.freed, FUTEX_WAKE_PRIVATE, INT32_MAX, NULL);
-}
-
-/* Writes a FULL block and frees it; returns 1 if it was FULL. */
-static int write_if_full(struct at_ring_block *block)
+/* Adds a FULL block to the batch, to be freed once written. */
+static void write_if_full(struct at_ring_block *block)
 {
     uint32_t expected = AT_BLOCK_FULL;
     /* acquire: pairs with the release in at__writer_submit, so the slots are complete */
-    if (!__atomic_compare_exchange_n(&block->state, &expected, AT_BLOCK_WRITING, 0,
-                                     __ATOMIC_ACQUIRE, __ATOMIC_RELAXED))
-        return 0;
-    write_block(block, block->used);
-    at__ring_release(block);
-    return 1;
+    if (__atomic_compare_exchange_n(&block->state, &expected, AT_BLOCK_WRITING, 0,
+                                    __ATOMIC_ACQUIRE, __ATOMIC_RELAXED))
+        write_block(block, block->used, 1);
 }
 
 /* Writes the metadata, and every FULL block unless overwrite mode keeps them in memory. */
@@ -316,11 +384,9 @@ static void drain(int events)
         write_failed(err);
     if (!events)
         return;
-    unsigned freed = 0;
     for (uint32_t i = 0; i < at__ring.block_count; i++)
-        freed += write_if_full(at__ring_block(i));
-    if (freed)
-        wake_free_waiters();
+        write_if_full(at__ring_block(i));
+    flush();
 }
 
 /* Prepares blocks ahead of the threads' need (ring.c), and tells the threads waiting. */
@@ -374,9 +440,11 @@ static void write_held_blocks(void)
         /* acquire: pairs with at__fill's release commit of the slot */
         while (used > 0 && __atomic_load_n(&slots[used - 1].kind, __ATOMIC_ACQUIRE) == 0)
             used--;
-        write_block(block, used);
+        write_block(block, used, 0);
+        flush(); /* before `written` says the slots are in the trace */
         block->written = used;
     }
+    flush();
 }
 
 /* The last META frame: overwrite mode's losses, a clock sample, the LOST record of a write
@@ -518,7 +586,9 @@ static int allocate(void)
     w.raw_cap = at_events_encode_bound(at__ring.capacity);
     w.raw = calloc(1, w.raw_cap);
     w.meta = malloc(AT_META_MAX_PENDING + END_RECORD_MAX);
-    if (!w.cctx || !w.raw || !w.meta)
+    w.batch_cap = BATCH_BYTES + sizeof(struct at_frame_header) + ZSTD_compressBound(w.raw_cap);
+    w.batch = malloc(w.batch_cap);
+    if (!w.cctx || !w.raw || !w.meta || !w.batch)
         return -ENOMEM;
     AT_RETURN_IF_ERROR(set_compression(w.cctx, at__config.zstd_level));
     AT_RETURN_IF_ERROR(grow(&w.packed, &w.packed_cap, ZSTD_compressBound(w.raw_cap)));
@@ -645,6 +715,7 @@ void at__writer_after_fork(void)
     ZSTD_freeCCtx(w.cctx);
     free(w.raw);
     free(w.packed);
+    free(w.batch);
     free(w.meta);
     memset(&w, 0, sizeof w);
     w.fd = -1;

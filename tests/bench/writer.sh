@@ -8,8 +8,9 @@
 #   added     traced minus untraced CPU time, per event: what tracing costs in all
 #   writer    the writer thread's own CPU time per event (libthreadcpu.so measures it)
 #   bytes     trace file bytes per event
-# With COMPARE_LIB and COMPARE_LIB_NOP (another build of libactortrace.so and of the
-# benchmark's copy of it), each run also traces with those, interleaved, and both are printed.
+# With COMPARE_LIB, COMPARE_LIB_NOP and COMPARE_LIB_REFRT (another build of libactortrace.so,
+# of the benchmark's copy of it and of the test copy with refrt's shim), each run also traces
+# with those, interleaved, and both are printed.
 # Run by tests/bench/run.sh; runs alone too: sh tests/bench/writer.sh
 . "$(dirname "$0")/lib.sh"
 
@@ -36,11 +37,9 @@ report() { # report LABEL NAME: the medians of $TMP/LABEL against $TMP/plain
         "$2" "$(col 1 "$1")" "$(col 2 "$1")" "$(col 3 "$1")" "$(col 4 "$1")"
 }
 
-measure() { # measure NAME LIB COMMAND...
-    local name=$1 lib=$2 other=""
-    shift 2
-    [ "$lib" = "$B/libactortrace.so" ] && other=${COMPARE_LIB:-}
-    [ "$lib" = "$B/bench/libactortrace-bench.so" ] && other=${COMPARE_LIB_NOP:-}
+measure() { # measure NAME LIB OTHER_LIB COMMAND...: OTHER_LIB "" compares with nothing
+    local name=$1 lib=$2 other=$3
+    shift 3
     rm -f "$TMP/plain" "$TMP/this" "$TMP/other"
     for i in $(seq "$RUNS"); do
         cpu_ns "$@" >>"$TMP/plain"
@@ -54,7 +53,11 @@ measure() { # measure NAME LIB COMMAND...
 
 echo "== the tracer's CPU and bytes per event (block mode, medians of $RUNS runs; targets for the"
 echo "   nop_send loop and pingpong: the whole process <= 20 ns/event, the writer <= 8, bytes <= 2)"
-measure "nop_send loop, 5 M calls" "$B/bench/libactortrace-bench.so" "$B/bench/hotpath" 5000000
-measure "refrt pingpong 1000000" "$B/libactortrace.so" "$B/examples/pingpong" 1000000
-measure "CZMQ pingpong zloop 20000" "$B/libactortrace.so" "$B/tests/czmq/pingpong" zloop 20000
-measure "CZMQ classes 20000" "$B/libactortrace.so" "$B/tests/czmq/classes" 20000
+# refrt's shim is only in the test copy of the library, never in the product
+measure "nop_send loop, 5 M calls" "$B/bench/libactortrace-bench.so" "${COMPARE_LIB_NOP:-}" \
+    "$B/bench/hotpath" 5000000
+measure "refrt pingpong 1000000" "$B/tests/libactortrace-refrt.so" "${COMPARE_LIB_REFRT:-}" \
+    "$B/examples/pingpong" 1000000
+measure "CZMQ pingpong zloop 20000" "$B/libactortrace.so" "${COMPARE_LIB:-}" \
+    "$B/tests/czmq/pingpong" zloop 20000
+measure "CZMQ classes 20000" "$B/libactortrace.so" "${COMPARE_LIB:-}" "$B/tests/czmq/classes" 20000

@@ -48,3 +48,17 @@ check "8 KiB limit: what was written decodes" [ $? -le 1 ]
 "$DECODE" -o "$TMP/early.jsonl" "$TMP/early.trace" 2>"$TMP/early.err"
 check "32 KiB limit: the trace ends cleanly" [ "$(summary "$TMP/early.jsonl" truncated)" = false ]
 check "32 KiB limit: two clock samples at least" lacks "$TMP/early.err" "only one CLOCK"
+
+# The writer gathers frames and writes several at once; a write that fails while a block is
+# being added must not be followed by another. Blocks of 128 KiB in a 1 MiB pool make most
+# writes happen in the middle of a pass over the full blocks, where that case is; three runs.
+for i in 1 2 3; do
+    (ulimit -f 4096 && ACTORTRACE_BLOCK_KB=128 ACTORTRACE_BUFFER_MB=1 ACTORTRACE_MODE=block \
+        ACTORTRACE_OUT="$TMP/mid$i.trace" LD_PRELOAD="$LIB" "$P" $ROUNDS >"$TMP/mid$i.out" 2>"$TMP/mid$i.err")
+    equal "failure in the middle of a batch, run $i: one line on stderr" "$(wc -l <"$TMP/mid$i.err")" 1
+    "$DECODE" -o "$TMP/mid$i.jsonl" "$TMP/mid$i.trace" 2>/dev/null
+    equal "failure in the middle of a batch, run $i: written + not written = every event" \
+        $(($(summary "$TMP/mid$i.jsonl" events) + $(summary "$TMP/mid$i.jsonl" dropped))) \
+        "$(all_events "$TMP/mid$i.out")"
+    rm -f "$TMP/mid$i.trace" "$TMP/mid$i.jsonl"
+done
