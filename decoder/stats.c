@@ -283,7 +283,7 @@ static void *stats_create(const struct decode *d)
 {
     struct stats *st = calloc(1, sizeof *st);
     size_t n = d->ntraces ? d->ntraces : 1;
-    if (!st || at__match_init(&st->match, d->traces, d->ntraces) < 0) {
+    if (!st || at__match_init(&st->match, d) < 0) {
         free(st);
         return NULL;
     }

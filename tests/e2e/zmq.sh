@@ -7,6 +7,7 @@
 # connected the endpoint, in the counts the programs report. Over tcp (a bound address, and a
 # wildcard bind reached through localhost) and ipc, two traces decoded together.
 . "$(dirname "$0")/../lib.sh"
+. "$TOP/tests/proto/pftsv.sh"
 P="$B/tests/czmq/sockets"
 N=500
 
@@ -97,6 +98,42 @@ check "inproc: flows drawn to the recvs of all $sends socket messages ($flows fl
     [ "$flows" -ge "$sends" ]
 
 # ---- two processes traced into two files ------------------------------------------------
+# remote_views NAME JSONL: the views of the two traces. Every matched message (a msg id on its
+# send and its recv) has exactly one flow, from its send in the sender's process to its recv in
+# the receiver's (Chrome: "s" and "t" records with the pid and time of the two events;
+# Perfetto: a flow id on the two events, at their times, with the message's id); stats name
+# each row's process; dot draws each message from its sender's cluster to its receiver's.
+remote_views() {
+    name=$1 j=$2 traces="$TMP/client.trace $TMP/server.trace"
+    jq -r 'select(.socket and .msg and (.event == "send" or .event == "recv"))
+        | "\(.msg) \(.event) \(.pid) \(.ts_ns)"' "$j" | sort -k1,1n -k2,2r |
+        awk '{ t = sprintf("%.0f.%03d", ($4 - $4 % 1000) / 1000, $4 % 1000) }
+             $2 == "send" { line = $3 " " t } $2 == "recv" { print line, $3, t }' |
+        sort >"$TMP/$name.want.flows"
+    "$ASAN_DECODE" -f chrome -o "$TMP/$name.chrome" $traces
+    sed -n 's/^{"ph":"\([stf]\)","pid":\([0-9]*\),"tid":[0-9]*,"ts":\([0-9.]*\),"cat":"flow",.*"id":\([0-9]*\).*/\4 \1 \2 \3/p' \
+        "$TMP/$name.chrome" | sort -k1,1n -k2,2 |
+        awk '$1 != id { if (id != "") print out, n; id = $1; out = ""; n = 0 }
+             { out = out (out == "" ? "" : " ") $3 " " $4; n++ } END { if (id != "") print out, n }' |
+        awk '$5 == 2 { print $1, $2, $3, $4 } $5 != 2 { print "flow of", $5, "records" }' |
+        sort >"$TMP/$name.chrome.flows"
+    equal "$name chrome: each of the $(wc -l <"$TMP/$name.want.flows") messages has one flow, from its send's process to its recv's" \
+        "$(comm -3 "$TMP/$name.want.flows" "$TMP/$name.chrome.flows" | wc -l)" 0
+    check "$name chrome: the flows cross processes" \
+        awk 'NF != 4 || $1 == $3 { bad = 1 } END { exit bad || NR == 0 }' "$TMP/$name.chrome.flows"
+    "$DECODE" -f perfetto -o "$TMP/$name.pftrace" $traces
+    pftsv "$TMP/$name.pftrace" |
+        awk '$1 == "E" && ($6 != "-" || $7 != "-") { print ($6 != "-" ? $6 : $7), $2, $8 }' |
+        sort -k1,1n -k2,2n | awk '$1 != id { if (id != "") print out, n; id = $1; out = m = $3; n = 0 }
+            { out = out " " $2 ($3 == m ? "" : " other-msg"); n++ }
+            END { if (id != "") print out, n }' | sort >"$TMP/$name.pf.flows"
+    jq -r 'select(.socket and .msg and (.event == "send" or .event == "recv")) | "\(.msg) \(.ts_ns)"' \
+        "$j" | sort -k1,1n -k2,2n | awk '$1 != id { if (id != "") print out, 2; id = $1; out = $1 }
+            { out = out " " $2 } END { if (id != "") print out, 2 }' | sort >"$TMP/$name.pf.want"
+    equal "$name perfetto: each message has one flow, on its send and its recv, with its id" \
+        "$(comm -3 "$TMP/$name.pf.want" "$TMP/$name.pf.flows" | wc -l)" 0
+}
+
 # remote NAME BIND [HOST]: a server bound to BIND, a client connected to the endpoint it got
 # (its wildcard address replaced by HOST)
 remote() {
@@ -112,8 +149,9 @@ remote() {
     check "$name: server runs traced" [ $? -eq 0 ]
     "$ASAN_DECODE" -o "$TMP/$name.jsonl" "$TMP/client.trace" "$TMP/server.trace"
     check "$name: the two traces decode together cleanly (ASan)" [ $? -eq 0 ]
-    rm -f "$TMP/client.trace" "$TMP/server.trace"
     j="$TMP/$name.jsonl"
+    remote_views "$name" "$j"
+    rm -f "$TMP/client.trace" "$TMP/server.trace"
     cpid=$(jq -r 'select(.event == "zmq_connect") | .pid' "$j")
     spid=$(jq -r 'select(.event == "zmq_bind") | .pid' "$j")
     check "$name: the client connected and the server bound, in two processes" \
