@@ -140,8 +140,7 @@ static uint32_t sock_of(struct sockets *s, uint32_t trace, uint64_t number)
     if (at__array_reserve((void **)&s->socks, &s->socks_cap, s->nsocks, sizeof *s->socks) < 0 ||
         at__hmap_put(&s->sock_index, key, s->nsocks) < 0)
         return NONE;
-    s->socks[s->nsocks] =
-        (struct sock){.trace = trace, .number = number, .first_endpoint = NONE};
+    s->socks[s->nsocks] = (struct sock){.trace = trace, .number = number, .first_endpoint = NONE};
     return s->nsocks++;
 }
 
@@ -598,8 +597,8 @@ bool at__sockets_remote(const struct decode *d, struct sockets_remote *out)
     if (!s || s->remote == NONE)
         return false;
     const struct sock_msg *other = &s->msgs[s->msgs[s->remote].other];
-    *out = (struct sockets_remote){.trace = other->trace, .actor = other->actor,
-                                   .name = other->name};
+    *out =
+        (struct sockets_remote){.trace = other->trace, .actor = other->actor, .name = other->name};
     return true;
 }
 

@@ -77,9 +77,18 @@ static const char *text_name(char *buf, const struct name *n, const char *prefix
     return buf;
 }
 
+/* A message name for the text report, with its process's pid when there are several (names
+ * are per trace: the same name in two files is two rows). buf holds 96 bytes. */
 static const char *msg_text(const struct report *r, const struct stat_msg *m, char *buf)
 {
-    return m->name ? text_name(buf, msg_name(r, m), "name_", m->name) : AT_UNNAMED;
+    char name[TEXT_NAME + 24];
+    const char *text = m->name ? text_name(name, msg_name(r, m), "name_", m->name) : AT_UNNAMED;
+    if (r->d->ntraces > 1)
+        snprintf(buf, 96, "%s [pid %llu]", text,
+                 (unsigned long long)r->d->traces[m->trace].process.pid);
+    else
+        snprintf(buf, 96, "%s", text);
+    return buf;
 }
 
 /* Writes "name":"..." for JSON: the registered name, or the prefix and id. */
@@ -240,14 +249,16 @@ static void text_latency(struct report *r, const struct hist *h)
 
 static void text_msgs(struct report *r, const uint32_t *order)
 {
-    char name[TEXT_NAME + 24], busy[24];
+    char name[96], busy[24];
+    int width = r->d->ntraces > 1 ? 42 : 28; /* room for the pid */
     say(r, "\nMessages by name (latency: send -> the step that handled it)\n");
-    say(r, "  %-28s %10s %10s %10s %9s %9s %9s %9s %10s\n", "name", "sent", "received", "handled",
-        "p50", "p90", "p99", "max", "in steps");
+    say(r, "  %-*s %10s %10s %10s %9s %9s %9s %9s %10s\n", width, "name", "sent", "received",
+        "handled", "p50", "p90", "p99", "max", "in steps");
     for (size_t i = 0; i < r->st->nmsgs && i < TEXT_ROWS; i++) {
         const struct stat_msg *m = &r->st->msgs[order[i]];
-        say(r, "  %-28s %10llu %10llu %10llu", msg_text(r, m, name), (unsigned long long)m->sent,
-            (unsigned long long)m->received, (unsigned long long)m->handled);
+        say(r, "  %-*s %10llu %10llu %10llu", width, msg_text(r, m, name),
+            (unsigned long long)m->sent, (unsigned long long)m->received,
+            (unsigned long long)m->handled);
         text_latency(r, &m->latency);
         say(r, " %10s\n", duration(busy, m->handling_ns));
     }

@@ -97,6 +97,20 @@ sends=$(jq -c 'select(.socket and .event == "send" and .msg)' "$j" | wc -l)
 check "inproc: flows drawn to the recvs of all $sends socket messages ($flows flows)" \
     [ "$flows" -ge "$sends" ]
 
+# dot: the send no one received goes to a node of its socket's endpoint; the node "outside any
+# actor" is only ever a sender
+"$ASAN_DECODE" -f dot -o "$TMP/in.dot" "$TMP/in.trace"
+check "inproc dot: the failed send goes from main to its endpoint's node" \
+    grep -q '^  "0:1" -> "0:endpoint:[0-9]*" \[penwidth=1, label="LOST 1\\n"\];$' "$TMP/in.dot"
+check "inproc dot: the endpoint's node is named by the endpoint, as a receiver unknown" \
+    grep -q '^    "0:endpoint:[0-9]*" \[label="receiver unknown\\ninproc://nobody", ' "$TMP/in.dot"
+check "inproc dot: no edge ends at the node outside any actor" \
+    sh -c "! grep -q -- '-> \"0:0\"' '$TMP/in.dot'"
+equal "inproc dot: socket messages on edges between actors = matched socket sends" \
+    "$(sed -n 's/^  "0:[1-9][0-9]*" -> "0:[1-9][0-9]*" .*label="\(.*\)"\];$/\1/p' "$TMP/in.dot" |
+        tr -s '\\n' '\n' | awk '$1 ~ /^(JOB|TASK|PING|PONG|REQ|REP|NEWS|END)$/ { n += $2 } END { print n + 0 }')" \
+    "$(jq -c 'select(.socket and .event == "send" and .actor)' "$j" | wc -l)"
+
 # ---- two processes traced into two files ------------------------------------------------
 # remote_views NAME JSONL: the views of the two traces. Every matched message (a msg id on its
 # send and its recv) has exactly one flow, from its send in the sender's process to its recv in
@@ -132,6 +146,23 @@ remote_views() {
             { out = out " " $2 } END { if (id != "") print out, 2 }' | sort >"$TMP/$name.pf.want"
     equal "$name perfetto: each message has one flow, on its send and its recv, with its id" \
         "$(comm -3 "$TMP/$name.pf.want" "$TMP/$name.pf.flows" | wc -l)" 0
+    "$ASAN_DECODE" -f dot -o "$TMP/$name.dot" $traces
+    equal "$name dot: every message an edge from its sender's cluster to its receiver's" \
+        "$(sed -n 's/^  "\([0-9]*\):[1-9][0-9]*" -> "\([0-9]*\):[1-9][0-9]*" .*label="[A-Z]* \([0-9]*\)\\n"\];$/\1 \2 \3/p' \
+            "$TMP/$name.dot" | awk '$1 != $2 { n += $3 } END { print n + 0, NR }')" \
+        "$(wc -l <"$TMP/$name.want.flows") 2"
+    "$ASAN_DECODE" -f stats --json -o "$TMP/$name.stats" $traces
+    jq -r '.messages[] | "\(.pid) \(.name) \(.sent) \(.received)"' "$TMP/$name.stats" | sort >"$TMP/$name.rows"
+    jq -r 'select(.socket and (.event == "send" or .event == "recv")) | "\(.pid) \(.msg_name) \(.event)"' "$j" |
+        sort | uniq -c | awk '{ n[$2 " " $3] = n[$2 " " $3] + 0; n[$2 " " $3 " " $4] = $1; k[$2 " " $3] = 1 }
+            END { for (x in k) print x, n[x " send"] + 0, n[x " recv"] + 0 }' | sort >"$TMP/$name.rows.want"
+    check "$name stats --json: each message name's row has its process's pid and counts" \
+        cmp -s "$TMP/$name.rows" "$TMP/$name.rows.want"
+    "$DECODE" -f stats -o "$TMP/$name.stats.txt" $traces
+    sed -n '/^Messages by name/,/^$/p' "$TMP/$name.stats.txt" |
+        awk '$2 == "[pid" { sub(/]/, "", $3); print $3, $1, $4, $5 }' | sort >"$TMP/$name.rows.txt"
+    check "$name stats: each message name's row says its process's pid" \
+        cmp -s "$TMP/$name.rows.txt" "$TMP/$name.rows.want"
 }
 
 # remote NAME BIND [HOST]: a server bound to BIND, a client connected to the endpoint it got
