@@ -205,3 +205,24 @@ remote() {
 remote tcp 'tcp://127.0.0.1:*'
 remote "tcp wildcard" 'tcp://*:*' localhost
 remote ipc "ipc://$TMP/ipc-socket"
+
+# ---- unbind and disconnect end a join ---------------------------------------------------
+# One fingerprint ("JOB") in five phases (tests/czmq/sockets.c, rebind): sockets 2 -> 1;
+# 2 disconnects and connects to 3; 4 connects to 1 (1 receives 4's after 2's went to 3); 6 -> 5
+# over ipc; 5 unbinds, 7 binds the same path, 6 reconnects by itself. Each message must pair
+# with a recv on the socket its sender was joined to when it sent it.
+traced "$TMP/rebind.trace" "$P" rebind "$TMP" "$N" >"$TMP/rebind.out" 2>&1
+check "rebind: runs traced" [ $? -eq 0 ]
+equal "rebind: every JOB sent and received" \
+    "$(jq -c '.ground_truth | [.sent, .received] | flatten | unique' "$TMP/rebind.out")" "[$N]"
+"$ASAN_DECODE" -o "$TMP/rebind.jsonl" "$TMP/rebind.trace"
+check "rebind: decodes cleanly (ASan)" [ $? -eq 0 ]
+equal "rebind: endpoints, in order: event socket endpoint" \
+    "$(jq -r 'select(.socket and (.event | startswith("zmq_"))) | "\(.event) \(.socket) \(.msg_name)"' \
+        "$TMP/rebind.jsonl" | sed "s|$TMP/||" | tr '\n' ',')" \
+    "zmq_bind 1 inproc://a,zmq_connect 2 inproc://a,zmq_disconnect 2 inproc://a,zmq_bind 3 inproc://b,zmq_connect 2 inproc://b,zmq_connect 4 inproc://a,zmq_bind 5 ipc://c,zmq_connect 6 ipc://c,zmq_unbind 5 ipc://c,zmq_bind 7 ipc://c,"
+equal "rebind: each JOB pairs a send with a recv on the socket joined to it then (count send recv)" \
+    "$(jq -s -r '[.[] | select(.socket and .msg and .msg_name == "JOB")] | group_by(.msg)[]
+        | "\(map(select(.event == "send"))[0].socket) \(map(select(.event == "recv"))[0].socket) \(length)"' \
+        "$TMP/rebind.jsonl" | sort | uniq -c | awk '{ print $1, $2, $3, $4 }' | tr '\n' ',')" \
+    "$N 2 1 2,$N 2 3 2,$N 4 1 2,$N 6 5 2,$N 6 7 2,"
