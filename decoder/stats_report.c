@@ -115,14 +115,12 @@ static const char *duration(char *buf, uint64_t ns)
     return buf;
 }
 
+/* The name of a slot of stats.kinds. */
 static const char *kind_name(const struct report *r, unsigned kind, char *buf)
 {
     const char *builtin = at__kind_builtin(kind);
-    for (size_t i = 0; !builtin && i < r->d->ntraces; i++) {
-        const struct name *n = at__names_get(&r->d->traces[i].names, AT_NAME_EVENT, kind);
-        if (n)
-            return text_name(buf, n, "", 0);
-    }
+    if (!builtin && r->st->kind_names[kind])
+        return text_name(buf, r->st->kind_names[kind], "", 0);
     if (!builtin)
         snprintf(buf, 16, "kind_%u", kind);
     return builtin ? builtin : buf;

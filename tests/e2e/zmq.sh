@@ -116,7 +116,8 @@ equal "inproc dot: socket messages on edges between actors = matched socket send
 # send and its recv) has exactly one flow, from its send in the sender's process to its recv in
 # the receiver's (Chrome: "s" and "t" records with the pid and time of the two events;
 # Perfetto: a flow id on the two events, at their times, with the message's id); stats name
-# each row's process; dot draws each message from its sender's cluster to its receiver's.
+# each row's process and count each registered kind by its name (each process numbers its
+# own); dot draws each message from its sender's cluster to its receiver's.
 remote_views() {
     name=$1 j=$2 traces="$TMP/client.trace $TMP/server.trace"
     jq -r 'select(.socket and .msg and (.event == "send" or .event == "recv"))
@@ -158,6 +159,8 @@ remote_views() {
             END { for (x in k) print x, n[x " send"] + 0, n[x " recv"] + 0 }' | sort >"$TMP/$name.rows.want"
     check "$name stats --json: each message name's row has its process's pid and counts" \
         cmp -s "$TMP/$name.rows" "$TMP/$name.rows.want"
+    equal "$name stats --json: kinds each process registered, counted by name" \
+        "$(jq -c '.kinds | [.zmq_bind, .zmq_connect]' "$TMP/$name.stats")" "[1,1]"
     "$DECODE" -f stats -o "$TMP/$name.stats.txt" $traces
     sed -n '/^Messages by name/,/^$/p' "$TMP/$name.stats.txt" |
         awk '$2 == "[pid" { sub(/]/, "", $3); print $3, $1, $4, $5 }' | sort >"$TMP/$name.rows.txt"
