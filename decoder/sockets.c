@@ -335,13 +335,14 @@ static int fit(const struct sockets *s, const struct endpoint *c, const struct e
     return wildcard(&ba) ? 2 : 1;
 }
 
-/* The bound endpoint a connect reaches among those bound from `after` on and live while it
- * was: the best fit first, the earliest of equals; NONE. */
-static uint32_t bind_for(const struct sockets *s, const struct endpoint *c, uint64_t after)
+/* The bound endpoint a connect reaches among endpoints[first..], bound from `after` on and live
+ * while it was: the best fit first, the earliest of equals; NONE. */
+static uint32_t bind_for(const struct sockets *s, const struct endpoint *c, uint32_t first,
+                         uint64_t after)
 {
     uint32_t best = NONE;
     int best_fit = 0;
-    for (uint32_t i = 0; i < s->nendpoints; i++) {
+    for (uint32_t i = first; i < s->nendpoints; i++) {
         const struct endpoint *b = &s->endpoints[i];
         bool live = b->ns >= after && b->ns < c->until && c->ns < b->until;
         int f = b->bound && live ? fit(s, c, b) : 0;
@@ -379,13 +380,15 @@ static int link_pair(struct sockets *s, const struct endpoint *c, const struct e
     return add_link(&s->socks[b->sock], link);
 }
 
-/* Joins a connect to the bind it reaches, then to each bound after the previous one's unbind
- * while the connect lasts (a server that rebinds its endpoint). */
+/* Joins a connect to the bind it reaches, then to each bound later (endpoints are in time
+ * order), after the previous one's unbind, while the connect lasts (a server that rebinds its
+ * endpoint). */
 static int join_connect(struct sockets *s, const struct endpoint *c)
 {
     uint64_t after = 0;
-    for (uint32_t b; after != FOREVER && (b = bind_for(s, c, after)) != NONE;) {
-        if (link_pair(s, c, &s->endpoints[b], after == 0) < 0)
+    for (uint32_t first = 0, b; after != FOREVER && (b = bind_for(s, c, first, after)) != NONE;
+         first = b + 1) {
+        if (link_pair(s, c, &s->endpoints[b], first == 0) < 0)
             return -ENOMEM;
         after = s->endpoints[b].until;
     }
