@@ -3,9 +3,9 @@
  * labelled with its sends by message name, most frequent first; its width grows with the
  * count. Each trace file is a cluster, since actor ids are per process. A ZeroMQ socket message
  * received in another file goes to its receiver in that file's cluster; a send whose receiver
- * stays unknown goes to a node for its socket's endpoint (sockets.c), or, off sockets, to the
- * cluster's "unknown receiver". Only send events count: the graph is who talked to whom,
- * whatever became of the messages. */
+ * stays unknown goes to a "receiver unknown" node for its socket's endpoint (sockets.c), or,
+ * off sockets, to the cluster's one without an endpoint. Only send events count: the graph is who
+ * talked to whom, whatever became of the messages. */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,6 +20,7 @@
 
 #define MAX_LABEL_NAMES 8 /* per edge; the rest is summed as "other" */
 #define LINE_FIXED      256
+#define NODE_CACHE      64 /* recently seen actors' nodes, looked up before the hash map */
 
 /* What a node stands for: an actor of a trace (0: outside any actor), a receiver unknown but
  * for its endpoint, or a receiver unknown altogether. */
@@ -45,6 +46,10 @@ struct edge_name {
 };
 
 struct dot {
+    struct {
+        uint64_t actor;
+        uint32_t trace, index; /* index + 1; 0: empty */
+    } cache[NODE_CACHE];
     struct hmap node_index; /* (trace << 2 | kind, id) -> index into nodes */
     struct node *nodes;
     size_t nnodes, nodes_cap;
@@ -72,6 +77,24 @@ static int node_of(struct dot *g, struct node n, uint32_t *index)
     g->nodes[g->nnodes].before = (uint32_t)g->nnodes;
     *index = (uint32_t)g->nnodes++;
     return 0;
+}
+
+/* Every send looks up two actors' nodes, and a run has few busy actors: a small direct-mapped
+ * cache in front of the hash map answers most lookups. */
+static int actor_node(struct dot *g, uint32_t trace, uint64_t actor, uint32_t *index)
+{
+    size_t slot = (size_t)((actor ^ trace) * 0x9E3779B97F4A7C15ull >> 58);
+    if (g->cache[slot].index && g->cache[slot].actor == actor && g->cache[slot].trace == trace) {
+        *index = g->cache[slot].index - 1;
+        return 0;
+    }
+    int err = node_of(g, (struct node){trace, ACTOR, actor, NULL, 0}, index);
+    if (err == 0) {
+        g->cache[slot].actor = actor;
+        g->cache[slot].trace = trace;
+        g->cache[slot].index = *index + 1;
+    }
+    return err;
 }
 
 static uint64_t hash_name(const struct name *n)
@@ -107,9 +130,9 @@ static int receiver_node(struct dot *g, const struct decode *d, uint32_t trace,
     struct sockets_remote other;
     const struct name *endpoint;
     if (ev->actor)
-        return node_of(g, (struct node){trace, ACTOR, ev->actor, NULL, 0}, index);
+        return actor_node(g, trace, ev->actor, index);
     if (at__sockets_remote(d, &other) && other.actor)
-        return node_of(g, (struct node){other.trace, ACTOR, other.actor, NULL, 0}, index);
+        return actor_node(g, other.trace, other.actor, index);
     if ((endpoint = at__sockets_endpoint(d)) && endpoint->s)
         return endpoint_node(g, trace, endpoint, index);
     return node_of(g, (struct node){trace, UNKNOWN, 0, NULL, 0}, index);
@@ -155,7 +178,7 @@ static int dot_event(struct out *o, const struct decode *d, const struct merged 
     if (ev->kind != AT_EV_SEND)
         return 0;
     uint32_t trace = (uint32_t)(e->trace - d->traces), sender, receiver, edge;
-    int err = node_of(g, (struct node){trace, ACTOR, ev->peer, NULL, 0}, &sender);
+    int err = actor_node(g, trace, ev->peer, &sender);
     if (err == 0)
         err = receiver_node(g, d, trace, ev, &receiver);
     if (err == 0)

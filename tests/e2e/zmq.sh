@@ -5,7 +5,9 @@
 # into two files and decoded together. Every send must name its receiver and share its message
 # id with its recv (each subscriber's, for PUB/SUB), between the actors that bound and
 # connected the endpoint, in the counts the programs report. Over tcp (a bound address, and a
-# wildcard bind reached through localhost) and ipc, two traces decoded together.
+# wildcard bind reached through localhost) and ipc, two traces decoded together, whose views
+# draw each message across the processes. A program that disconnects, reconnects, unbinds and
+# rebinds: each message pairs with the peer its socket was joined to when it was sent.
 . "$(dirname "$0")/../lib.sh"
 . "$TOP/tests/proto/pftsv.sh"
 P="$B/tests/czmq/sockets"
