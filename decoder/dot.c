@@ -1,8 +1,11 @@
 /* --format dot: the actor graph for Graphviz. A node per actor that sent or was sent a message
  * ("outside any actor" stands for sends with no sender), an edge per (sender, receiver) pair
  * labelled with its sends by message name, most frequent first; its width grows with the
- * count. Each trace file is a cluster, since actor ids are per process. Only send events count:
- * the graph is who talked to whom, whatever became of the messages. */
+ * count. Each trace file is a cluster, since actor ids are per process. A ZeroMQ socket message
+ * received in another file goes to its receiver in that file's cluster; a send whose receiver
+ * stays unknown goes to a "receiver unknown" node for its socket's endpoint (sockets.c), or,
+ * off sockets, to the cluster's one without an endpoint. Only send events count: the graph is who
+ * talked to whom, whatever became of the messages. */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,13 +16,28 @@
 #include "decode.h"
 #include "hmap.h"
 #include "output.h"
+#include "sockets.h"
 
 #define MAX_LABEL_NAMES 8 /* per edge; the rest is summed as "other" */
 #define LINE_FIXED      256
+#define NODE_CACHE      64 /* recently seen actors' nodes, looked up before the hash map */
+
+/* What a node stands for: an actor of a trace (0: outside any actor), a receiver unknown but
+ * for its endpoint, or a receiver unknown altogether. */
+enum node_kind { ACTOR, ENDPOINT, UNKNOWN };
+
+struct node {
+    uint32_t trace;
+    enum node_kind kind;
+    uint64_t id;                 /* ACTOR: the actor; ENDPOINT: its hash's slot */
+    const struct name *endpoint; /* ENDPOINT */
+    uint32_t before;             /* the index the node had before sorting */
+};
 
 struct edge {
-    uint32_t trace, id; /* id: the index the edge had before sorting */
-    uint64_t sender, receiver, count;
+    uint32_t id;               /* the index the edge had before sorting */
+    uint32_t sender, receiver; /* nodes */
+    uint64_t count;
 };
 
 struct edge_name {
@@ -28,29 +46,111 @@ struct edge_name {
 };
 
 struct dot {
-    struct hmap *edge_index; /* [trace]: (sender, receiver) -> index into edges */
+    struct {
+        uint64_t actor;
+        uint32_t trace, index; /* index + 1; 0: empty */
+    } cache[NODE_CACHE];
+    struct hmap node_index; /* (trace << 2 | kind, id) -> index into nodes */
+    struct node *nodes;
+    size_t nnodes, nodes_cap;
+    struct hmap edge_index; /* (sender, receiver) -> index into edges */
     struct edge *edges;
     size_t nedges, edges_cap;
     struct hmap name_index; /* (edge, name) -> index into names */
     struct edge_name *names;
     size_t nnames, names_cap;
-    size_t ntraces;
 };
 
-/* The index of the edge sender -> receiver of one trace, added when new. */
-static int edge_of(struct dot *g, uint32_t trace, uint64_t sender, uint64_t receiver,
-                   uint32_t *index)
+/* The index of a node, added when new. */
+static int node_of(struct dot *g, struct node n, uint32_t *index)
+{
+    struct hkey key = {(uint64_t)n.trace << 2 | n.kind, n.id};
+    uint32_t *found = at__hmap_get(&g->node_index, key);
+    if (found) {
+        *index = *found;
+        return 0;
+    }
+    if (at__array_reserve((void **)&g->nodes, &g->nodes_cap, g->nnodes, sizeof *g->nodes) < 0 ||
+        at__hmap_put(&g->node_index, key, (uint32_t)g->nnodes) < 0)
+        return -ENOMEM;
+    g->nodes[g->nnodes] = n;
+    g->nodes[g->nnodes].before = (uint32_t)g->nnodes;
+    *index = (uint32_t)g->nnodes++;
+    return 0;
+}
+
+/* Every send looks up two actors' nodes, and a run has few busy actors: a small direct-mapped
+ * cache in front of the hash map answers most lookups. */
+static int actor_node(struct dot *g, uint32_t trace, uint64_t actor, uint32_t *index)
+{
+    size_t slot = (size_t)((actor ^ trace) * 0x9E3779B97F4A7C15ull >> 58);
+    if (g->cache[slot].index && g->cache[slot].actor == actor && g->cache[slot].trace == trace) {
+        *index = g->cache[slot].index - 1;
+        return 0;
+    }
+    int err = node_of(g, (struct node){trace, ACTOR, actor, NULL, 0}, index);
+    if (err == 0) {
+        g->cache[slot].actor = actor;
+        g->cache[slot].trace = trace;
+        g->cache[slot].index = *index + 1;
+    }
+    return err;
+}
+
+static uint64_t hash_name(const struct name *n)
+{
+    uint64_t h = 0xCBF29CE484222325ull; /* FNV-1a */
+    for (uint32_t i = 0; i < n->len; i++)
+        h = (h ^ (uint8_t)n->s[i]) * 0x100000001B3ull;
+    return h;
+}
+
+/* The node of an endpoint of a trace: one per endpoint string, found by its hash, the next
+ * slot on a collision. */
+static int endpoint_node(struct dot *g, uint32_t trace, const struct name *n, uint32_t *index)
+{
+    for (uint64_t slot = hash_name(n);; slot++) {
+        struct hkey key = {(uint64_t)trace << 2 | ENDPOINT, slot};
+        uint32_t *found = at__hmap_get(&g->node_index, key);
+        const struct name *e = found ? g->nodes[*found].endpoint : NULL;
+        if (!found)
+            return node_of(g, (struct node){trace, ENDPOINT, slot, n, 0}, index);
+        if (e->len == n->len && memcmp(e->s, n->s, n->len) == 0) {
+            *index = *found;
+            return 0;
+        }
+    }
+}
+
+/* The node a send goes to: its receiver, in its own trace or, for a socket message received
+ * in another file, there; else its socket's endpoint; else the trace's unknown receiver. */
+static int receiver_node(struct dot *g, const struct decode *d, uint32_t trace,
+                         const struct at_event *ev, uint32_t *index)
+{
+    struct sockets_remote other;
+    const struct name *endpoint;
+    if (ev->actor)
+        return actor_node(g, trace, ev->actor, index);
+    if (at__sockets_remote(d, &other) && other.actor)
+        return actor_node(g, other.trace, other.actor, index);
+    if ((endpoint = at__sockets_endpoint(d)) && endpoint->s)
+        return endpoint_node(g, trace, endpoint, index);
+    return node_of(g, (struct node){trace, UNKNOWN, 0, NULL, 0}, index);
+}
+
+/* The index of the edge sender -> receiver (nodes), added when new. */
+static int edge_of(struct dot *g, uint32_t sender, uint32_t receiver, uint32_t *index)
 {
     struct hkey key = {sender, receiver};
-    uint32_t *found = at__hmap_get(&g->edge_index[trace], key);
+    uint32_t *found = at__hmap_get(&g->edge_index, key);
     if (found) {
         *index = *found;
         return 0;
     }
     if (at__array_reserve((void **)&g->edges, &g->edges_cap, g->nedges, sizeof *g->edges) < 0 ||
-        at__hmap_put(&g->edge_index[trace], key, (uint32_t)g->nedges) < 0)
+        at__hmap_put(&g->edge_index, key, (uint32_t)g->nedges) < 0)
         return -ENOMEM;
-    g->edges[g->nedges] = (struct edge){trace, (uint32_t)g->nedges, sender, receiver, 0};
+    g->edges[g->nedges] = (struct edge){(uint32_t)g->nedges, sender, receiver, 0};
     *index = (uint32_t)g->nedges++;
     return 0;
 }
@@ -77,8 +177,12 @@ static int dot_event(struct out *o, const struct decode *d, const struct merged 
     const struct at_event *ev = e->ev;
     if (ev->kind != AT_EV_SEND)
         return 0;
-    uint32_t edge;
-    int err = edge_of(g, (uint32_t)(e->trace - d->traces), ev->peer, ev->actor, &edge);
+    uint32_t trace = (uint32_t)(e->trace - d->traces), sender, receiver, edge;
+    int err = actor_node(g, trace, ev->peer, &sender);
+    if (err == 0)
+        err = receiver_node(g, d, trace, ev, &receiver);
+    if (err == 0)
+        err = edge_of(g, sender, receiver, &edge);
     if (err == 0) {
         g->edges[edge].count++;
         err = count_name(g, edge, ev->name);
@@ -88,11 +192,20 @@ static int dot_event(struct out *o, const struct decode *d, const struct merged 
 
 /* ---- Writing the graph ------------------------------------------------------------------- */
 
+static int by_node(const void *a, const void *b)
+{
+    const struct node *x = a, *y = b;
+    if (x->trace != y->trace)
+        return x->trace < y->trace ? -1 : 1;
+    if (x->kind != y->kind)
+        return x->kind < y->kind ? -1 : 1;
+    return x->id < y->id ? -1 : x->id > y->id;
+}
+
+/* By sender, then receiver: nodes sorted by trace first, so by the sender's trace. */
 static int by_edge(const void *a, const void *b)
 {
     const struct edge *x = a, *y = b;
-    if (x->trace != y->trace)
-        return x->trace < y->trace ? -1 : 1;
     if (x->sender != y->sender)
         return x->sender < y->sender ? -1 : 1;
     return x->receiver < y->receiver ? -1 : x->receiver > y->receiver;
@@ -109,13 +222,22 @@ static int by_count(const void *a, const void *b)
     return x->name < y->name ? -1 : x->name > y->name;
 }
 
-/* Sorts edges by (trace, sender, receiver) and names by edge, then count: the output is the
- * same whatever order the sends came in. */
+/* Sorts nodes by (trace, kind, id), edges by (sender, receiver) in that order, and names by
+ * edge, then count: the output is the same whatever order the sends came in. */
 static int sort_graph(struct dot *g)
 {
-    uint32_t *position = malloc((g->nedges ? g->nedges : 1) * sizeof *position);
+    size_t most = g->nedges > g->nnodes ? g->nedges : g->nnodes;
+    uint32_t *position = malloc((most ? most : 1) * sizeof *position);
     if (!position)
         return -ENOMEM;
+    if (g->nnodes > 1)
+        qsort(g->nodes, g->nnodes, sizeof *g->nodes, by_node);
+    for (size_t i = 0; i < g->nnodes; i++)
+        position[g->nodes[i].before] = (uint32_t)i;
+    for (size_t i = 0; i < g->nedges; i++) {
+        g->edges[i].sender = position[g->edges[i].sender];
+        g->edges[i].receiver = position[g->edges[i].receiver];
+    }
     if (g->nedges > 1)
         qsort(g->edges, g->nedges, sizeof *g->edges, by_edge);
     for (size_t i = 0; i < g->nedges; i++)
@@ -128,13 +250,19 @@ static int sort_graph(struct dot *g)
     return 0;
 }
 
-/* "T:ID", quoted: a node id unique over every trace. */
-static char *put_node_id(char *p, uint32_t trace, uint64_t actor)
+/* A node id unique over every trace, quoted: "T:ID" for an actor, "T:endpoint:N" for an
+ * endpoint (N its place among the sorted nodes), "T:unknown". */
+static char *put_node_id(char *p, const struct dot *g, uint32_t node)
 {
+    const struct node *n = &g->nodes[node];
     *p++ = '"';
-    p = at__fmt_u64(p, trace);
-    *p++ = ':';
-    p = at__fmt_u64(p, actor);
+    p = at__fmt_u64(p, n->trace);
+    if (n->kind == ACTOR)
+        p = at__fmt_u64(AT_PUT(p, ":"), n->id);
+    else if (n->kind == ENDPOINT)
+        p = at__fmt_u64(AT_PUT(p, ":endpoint:"), node);
+    else
+        p = AT_PUT(p, ":unknown");
     *p++ = '"';
     return p;
 }
@@ -159,41 +287,45 @@ static char *put_text(char *p, const char *s, size_t len)
     return p;
 }
 
-static int put_node(struct out *o, const struct trace *t, uint32_t trace, uint64_t actor)
+/* The label of an actor's node: its name and id, or the node outside any actor. */
+static char *put_actor_label(char *p, const struct trace *t, uint64_t actor)
 {
     const struct name *n = actor ? at__names_get(&t->names, AT_NAME_ACTOR, actor) : NULL;
-    char *p = at__out_reserve(o, LINE_FIXED + (n ? at__json_str_bound(n->len) : 0));
+    if (actor == 0)
+        return AT_PUT(p, "\"outside any actor\", style=dashed");
+    if (!n)
+        return AT_PUT(at__fmt_u64(AT_PUT(p, "\"actor "), actor), "\"");
+    p = put_text(AT_PUT(p, "\""), n->s, n->len);
+    return AT_PUT(at__fmt_u64(AT_PUT(p, "\\n(actor "), actor), ")\"");
+}
+
+static int put_node(struct out *o, const struct decode *d, const struct dot *g, uint32_t node)
+{
+    const struct node *n = &g->nodes[node];
+    const struct trace *t = &d->traces[n->trace];
+    const struct name *actor =
+        n->kind == ACTOR && n->id ? at__names_get(&t->names, AT_NAME_ACTOR, n->id) : NULL;
+    size_t len = actor ? actor->len : n->endpoint ? n->endpoint->len : 0;
+    char *p = at__out_reserve(o, LINE_FIXED + at__json_str_bound(len));
     if (!p)
         return -ENOMEM;
-    p = AT_PUT(put_node_id(AT_PUT(p, "    "), trace, actor), " [label=");
-    if (actor == 0)
-        p = AT_PUT(p, "\"outside any actor\", style=dashed");
-    else if (n) {
-        p = put_text(AT_PUT(p, "\""), n->s, n->len);
-        p = AT_PUT(at__fmt_u64(AT_PUT(p, "\\n(actor "), actor), ")\"");
-    } else
-        p = AT_PUT(at__fmt_u64(AT_PUT(p, "\"actor "), actor), "\"");
+    p = AT_PUT(put_node_id(AT_PUT(p, "    "), g, node), " [label=");
+    if (n->kind == ACTOR)
+        p = put_actor_label(p, t, n->id);
+    else if (n->kind == ENDPOINT)
+        p = AT_PUT(put_text(AT_PUT(p, "\"receiver unknown\\n"), n->endpoint->s, n->endpoint->len),
+                   "\", shape=ellipse, style=dashed");
+    else
+        p = AT_PUT(p, "\"receiver unknown\", shape=ellipse, style=dashed");
     at__out_commit(o, AT_PUT(p, "];\n"));
     return 0;
 }
 
-/* Declares the actor's node at its first edge in the cluster. The actors declared are kept in
- * a set: searching the earlier edges instead was quadratic in the actors (a 146-byte trace of
- * 100,000 sends between distinct actors took 5 s; one of 2 million, over half an hour). */
-static int put_new_node(struct out *o, const struct trace *t, uint32_t trace, uint64_t actor,
-                        struct hmap *declared)
-{
-    struct hkey key = {actor, 0};
-    if (at__hmap_get(declared, key))
-        return 0;
-    return at__hmap_put(declared, key, 0) < 0 ? -ENOMEM : put_node(o, t, trace, actor);
-}
-
-/* The cluster of one trace, edges[first..end): its nodes; edges go outside the clusters. */
+/* The cluster of one trace, nodes[first..end): its nodes; edges go outside the clusters. */
 static int put_cluster(struct out *o, const struct decode *d, const struct dot *g, size_t first,
                        size_t end)
 {
-    uint32_t trace = g->edges[first].trace;
+    uint32_t trace = g->nodes[first].trace;
     const struct trace *t = &d->traces[trace];
     const char *exe = t->process.exe ? t->process.exe : "";
     char *p = at__out_reserve(o, LINE_FIXED + at__json_str_bound(strlen(exe)));
@@ -202,14 +334,9 @@ static int put_cluster(struct out *o, const struct decode *d, const struct dot *
     p = at__fmt_u64(AT_PUT(p, "  subgraph cluster_"), trace);
     p = put_text(AT_PUT(p, " {\n    label=\""), exe, strlen(exe));
     at__out_commit(o, AT_PUT(at__fmt_u64(AT_PUT(p, " (pid "), t->process.pid), ")\";\n"));
-    struct hmap declared = {0};
     int err = 0;
-    for (size_t i = first; err == 0 && i < end; i++) {
-        err = put_new_node(o, t, trace, g->edges[i].sender, &declared);
-        if (err == 0)
-            err = put_new_node(o, t, trace, g->edges[i].receiver, &declared);
-    }
-    at__hmap_free(&declared);
+    for (size_t i = first; err == 0 && i < end; i++)
+        err = put_node(o, d, g, (uint32_t)i);
     if (err == 0 && !(p = at__out_reserve(o, LINE_FIXED)))
         err = -ENOMEM;
     if (err == 0)
@@ -249,11 +376,13 @@ static size_t label_bound(const struct trace *t, const struct dot *g, size_t fir
     return room;
 }
 
-/* An edge and its label, from names[*next..], which it advances past the edge's names. */
-static int put_edge(struct out *o, const struct trace *t, const struct dot *g, uint32_t edge,
+/* An edge and its label, from names[*next..], which it advances past the edge's names. Message
+ * names are the sender's trace's. */
+static int put_edge(struct out *o, const struct decode *d, const struct dot *g, uint32_t edge,
                     size_t *next)
 {
     const struct edge *e = &g->edges[edge];
+    const struct trace *t = &d->traces[g->nodes[e->sender].trace];
     size_t first = *next, end = first;
     while (end < g->nnames && g->names[end].edge == edge)
         end++;
@@ -261,8 +390,7 @@ static int put_edge(struct out *o, const struct trace *t, const struct dot *g, u
     char *p = at__out_reserve(o, label_bound(t, g, first, end));
     if (!p)
         return -ENOMEM;
-    p = put_node_id(AT_PUT(put_node_id(AT_PUT(p, "  "), e->trace, e->sender), " -> "), e->trace,
-                    e->receiver);
+    p = put_node_id(AT_PUT(put_node_id(AT_PUT(p, "  "), g, e->sender), " -> "), g, e->receiver);
     p = at__fmt_u64(AT_PUT(p, " [penwidth="), 1 + digits(e->count) / 2);
     p = AT_PUT(p, ", label=\"");
     uint64_t other = 0;
@@ -288,13 +416,13 @@ static int dot_end(struct out *o, const struct decode *d, const struct summary *
         return err;
     at__out_commit(o, AT_PUT(p, "digraph actors {\n  rankdir=LR;\n"
                                 "  node [shape=box, style=rounded];\n"));
-    for (size_t first = 0, end; err == 0 && first < g->nedges; first = end) {
-        for (end = first; end < g->nedges && g->edges[end].trace == g->edges[first].trace;)
+    for (size_t first = 0, end; err == 0 && first < g->nnodes; first = end) {
+        for (end = first; end < g->nnodes && g->nodes[end].trace == g->nodes[first].trace;)
             end++;
         err = put_cluster(o, d, g, first, end);
     }
     for (size_t i = 0, next = 0; err == 0 && i < g->nedges; i++)
-        err = put_edge(o, &d->traces[g->edges[i].trace], g, (uint32_t)i, &next);
+        err = put_edge(o, d, g, (uint32_t)i, &next);
     if (err == 0 && !(p = at__out_reserve(o, LINE_FIXED)))
         err = -ENOMEM;
     if (err == 0)
@@ -307,10 +435,10 @@ static void dot_destroy(void *state)
     struct dot *g = state;
     if (!g)
         return;
-    for (size_t i = 0; g->edge_index && i < g->ntraces; i++)
-        at__hmap_free(&g->edge_index[i]);
-    free(g->edge_index);
+    at__hmap_free(&g->node_index);
+    at__hmap_free(&g->edge_index);
     at__hmap_free(&g->name_index);
+    free(g->nodes);
     free(g->edges);
     free(g->names);
     free(g);
@@ -318,14 +446,8 @@ static void dot_destroy(void *state)
 
 static void *dot_create(const struct decode *d)
 {
-    struct dot *g = calloc(1, sizeof *g);
-    if (g && !(g->edge_index = calloc(d->ntraces ? d->ntraces : 1, sizeof *g->edge_index))) {
-        free(g);
-        return NULL;
-    }
-    if (g)
-        g->ntraces = d->ntraces;
-    return g;
+    (void)d;
+    return calloc(1, sizeof(struct dot));
 }
 
 const struct output_ops at__dot_ops = {

@@ -25,6 +25,7 @@
 #include "at_events.h"
 #include "at_format.h"
 #include "match.h"
+#include "sockets.h"
 
 #define NONE UINT32_MAX
 
@@ -53,9 +54,11 @@ static int init_trace(struct matcher *m, size_t i)
     return 0;
 }
 
-int at__match_init(struct matcher *m, const struct trace *traces, size_t ntraces)
+int at__match_init(struct matcher *m, const struct decode *d)
 {
-    *m = (struct matcher){.traces = traces, .ntraces = ntraces, .free_list = NONE, .next_flow = 1};
+    size_t ntraces = d->ntraces;
+    *m = (struct matcher){
+        .d = d, .traces = d->traces, .ntraces = ntraces, .free_list = NONE, .next_flow = 1};
     size_t n = ntraces ? ntraces : 1;
     m->held = calloc(n, sizeof *m->held);
     m->ids = calloc(n, sizeof *m->ids);
@@ -199,12 +202,27 @@ static int mailbox_of(struct matcher *m, uint32_t trace, const struct match_resu
     return actor_of(m, trace, 0, index);
 }
 
+/* A ZeroMQ socket message received in another trace (sockets.c) goes to its receiver's
+ * mailbox there, under the name its recv has there, and that trace's recv takes it by id: its
+ * flow crosses the processes. */
+static int to_remote(struct matcher *m, uint32_t *trace, uint32_t *name, struct match_result *r)
+{
+    struct sockets_remote other;
+    if (!at__sockets_remote(m->d, &other))
+        return 0;
+    *trace = other.trace;
+    *name = other.name;
+    return other.actor ? actor_of(m, other.trace, other.actor, &r->actor) : 0;
+}
+
 static int on_send(struct matcher *m, const struct merged *e, uint32_t trace,
                    struct match_result *r)
 {
     const struct at_event *ev = e->ev;
-    uint32_t box, index;
+    uint32_t box, index, name = ev->name;
     r->role = MATCH_SEND;
+    if (to_remote(m, &trace, &name, r) < 0)
+        return -ENOMEM;
     if (r->actor == MATCH_NO_ACTOR && ev->msg == 0) {
         m->untracked++; /* nothing could ever identify its receive */
         return 0;
@@ -227,7 +245,7 @@ static int on_send(struct matcher *m, const struct merged *e, uint32_t trace,
                                          .send_ns = e->ts_ns,
                                          .sender = ev->peer,
                                          .msg = ev->msg,
-                                         .name = ev->name,
+                                         .name = name,
                                          .actor = box};
     enqueue(m, index);
     r->depth = m->actors[box].depth;

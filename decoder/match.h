@@ -7,6 +7,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "decode.h"
 #include "hmap.h"
 #include "merge.h"
 
@@ -44,6 +45,7 @@ struct held {
 #define MATCH_CACHE 64 /* recently seen actors, looked up before the hash map */
 
 struct matcher {
+    const struct decode *d;
     const struct trace *traces;
     struct {
         uint64_t id;
@@ -85,8 +87,9 @@ struct match_result {
 
 #define MATCH_NO_ACTOR UINT32_MAX
 
-/* Returns 0 or -ENOMEM. */
-int at__match_init(struct matcher *m, const struct trace *traces, size_t ntraces);
+/* Matches the events of d's traces (its ZeroMQ socket messages across them: sockets.c).
+ * Returns 0 or -ENOMEM. */
+int at__match_init(struct matcher *m, const struct decode *d);
 
 /* Advances the matching past e (events come in time order). Returns 0 or -ENOMEM. */
 int at__match_event(struct matcher *m, const struct merged *e, struct match_result *r);

@@ -3,12 +3,13 @@
  * A first pass over every event collects each socket's binds and connects and every send and
  * recv that carries a fingerprint (docs/FORMAT.md: bit 63 set, the socket's number, the first
  * frame's size and a hash of its first bytes). A connect is joined to the bind of the same
- * endpoint: inproc in the same trace, ipc in any trace, tcp by port across traces (bind_for()).
- * Then each recv takes, among the sockets joined to its own, the oldest send with its
- * fingerprint not yet taken: the k-th send and the k-th recv of one fingerprint on the two ends
- * of a connection pair up, FIFO. A PUB or XPUB socket's send is taken once by each joined
- * socket (fan-out), any other socket's by one recv. The second pass (the output) rewrites the
- * events through at__sockets_apply. */
+ * endpoint: inproc in the same trace, ipc in any trace, tcp by port across traces (bind_for()),
+ * for the time both were live: from the connect to its disconnect or the bind's unbind (a
+ * link). Then each recv takes, among the sockets joined to its own, the oldest send with its
+ * fingerprint not yet taken that was sent while the two were linked: the k-th send and the
+ * k-th recv of one fingerprint on the two ends of a connection pair up, FIFO. A PUB or XPUB
+ * socket's send is taken once by each joined socket (fan-out), any other socket's by one recv.
+ * The second pass (the output) rewrites the events through at__sockets_apply. */
 #include <errno.h>
 #include <stdbool.h>
 #include <stdlib.h>
@@ -32,33 +33,44 @@ enum endpoint_kind { BIND, CONNECT, UNBIND, DISCONNECT, PIPE, ENDPOINT_KINDS };
 static const char *const kind_names[ENDPOINT_KINDS] = {"zmq_bind", "zmq_connect", "zmq_unbind",
                                                        "zmq_disconnect", "zmq_pipe"};
 
+/* Two sockets joined: the sends made in [from, until) go over the link. */
+struct link {
+    uint32_t peer;
+    uint64_t from, until;
+};
+
 struct sock {
     uint32_t trace;
     uint64_t number;
-    bool fanout; /* PUB, XPUB: each joined socket receives every message */
-    uint32_t *peers;
-    uint32_t npeers;
-    size_t peers_cap;
+    bool fanout;             /* PUB, XPUB: each joined socket receives every message */
+    uint32_t first_endpoint; /* its first bind or connect; NONE */
+    struct link *links;
+    uint32_t nlinks;
+    size_t links_cap;
 };
 
 struct endpoint {
     uint32_t sock;
     bool bound;
     const struct name *name;
+    uint64_t ns, until; /* of its bind or connect, and of its unbind or disconnect (FOREVER) */
 };
+
+#define FOREVER UINT64_MAX
 
 /* A send or recv on an ordinary socket. */
 struct sock_msg {
     uint32_t trace, tid, sock;
     uint64_t tsc, ns, actor; /* actor: the sender of a send, the receiver of a recv */
     uint64_t print;          /* the fingerprint without the socket */
+    uint32_t name;           /* its message name id, in its trace */
     bool send, failed;       /* failed: a send_failed follows, the message never left */
     uint32_t other;          /* send: its first receiver; recv: its send; NONE: no match */
 };
 
 struct queue {
     uint32_t *sends; /* in time order */
-    uint32_t n, head;
+    uint32_t n;
     size_t cap;
 };
 
@@ -79,7 +91,7 @@ struct sockets {
     uint32_t nqueues;
     size_t queues_cap;
     struct hmap queue_index; /* (sock, print) -> queues */
-    struct hmap cursors;     /* fan-out: (queue, receiving sock) -> next send in the queue */
+    struct hmap cursors;     /* (queue, receiving sock) -> the next send in the queue it may take */
     struct hmap receivers;   /* pipes: (trace, msg id) of a send without receiver -> receiver
                                 index + 1 (0 until its recv), into `actors` */
     uint64_t *actors;
@@ -87,6 +99,7 @@ struct sockets {
     size_t actors_cap;
     struct at_event copy; /* the event at__sockets_apply rewrote last */
     uint64_t socket;      /* its socket number; 0: not a socket event */
+    uint32_t sock;        /* its socks index; NONE */
     uint32_t remote;      /* its msgs index when the other end is in another trace */
 };
 
@@ -127,27 +140,50 @@ static uint32_t sock_of(struct sockets *s, uint32_t trace, uint64_t number)
     if (at__array_reserve((void **)&s->socks, &s->socks_cap, s->nsocks, sizeof *s->socks) < 0 ||
         at__hmap_put(&s->sock_index, key, s->nsocks) < 0)
         return NONE;
-    s->socks[s->nsocks] = (struct sock){.trace = trace, .number = number};
+    s->socks[s->nsocks] = (struct sock){.trace = trace, .number = number, .first_endpoint = NONE};
     return s->nsocks++;
 }
 
-static int add_endpoint(struct sockets *s, const struct trace *t, uint32_t trace,
-                        const struct at_event *ev, int kind)
+static bool same(const char *a, size_t a_len, const char *b, size_t b_len)
 {
+    return a_len == b_len && memcmp(a, b, a_len) == 0;
+}
+
+/* An unbind or disconnect ends the socket's latest bind or connect of that endpoint still
+ * live (its string as recorded: for a bind, the endpoint libzmq reported). */
+static void end_endpoint(struct sockets *s, uint32_t sock, bool bound, const struct name *n,
+                         uint64_t ns)
+{
+    for (uint32_t i = s->nendpoints; n && i-- > 0;) {
+        struct endpoint *p = &s->endpoints[i];
+        if (p->sock == sock && p->bound == bound && p->until == FOREVER && p->name &&
+            same(p->name->s, p->name->len, n->s, n->len)) {
+            p->until = ns;
+            return;
+        }
+    }
+}
+
+static int add_endpoint(struct sockets *s, const struct merged *e, uint32_t trace, int kind)
+{
+    const struct at_event *ev = e->ev;
+    const struct names *nm = &e->trace->names;
     uint32_t sock = sock_of(s, trace, ev->peer);
     if (sock == NONE)
         return -ENOMEM;
-    const struct name *type = &t->names.path[ev->path];
+    const struct name *type = &nm->path[ev->path], *name = at__names_get(nm, AT_NAME_MSG, ev->name);
     s->socks[sock].fanout = name_is(type, "PUB") || name_is(type, "XPUB");
-    if (kind != BIND && kind != CONNECT)
-        return 0; /* endpoints are joined for the whole trace: see docs/DECODER.md */
+    if (kind != BIND && kind != CONNECT) {
+        end_endpoint(s, sock, kind == UNBIND, name, e->ts_ns);
+        return 0;
+    }
     if (at__array_reserve((void **)&s->endpoints, &s->endpoints_cap, s->nendpoints,
                           sizeof *s->endpoints) < 0)
         return -ENOMEM;
-    s->endpoints[s->nendpoints++] =
-        (struct endpoint){.sock = sock,
-                          .bound = kind == BIND,
-                          .name = at__names_get(&t->names, AT_NAME_MSG, ev->name)};
+    if (s->socks[sock].first_endpoint == NONE)
+        s->socks[sock].first_endpoint = s->nendpoints;
+    s->endpoints[s->nendpoints++] = (struct endpoint){
+        .sock = sock, .bound = kind == BIND, .name = name, .ns = e->ts_ns, .until = FOREVER};
     return 0;
 }
 
@@ -166,6 +202,7 @@ static int add_msg(struct sockets *s, const struct merged *e, uint32_t trace)
                                           .ns = e->ts_ns,
                                           .actor = send ? ev->peer : ev->actor,
                                           .print = ev->msg & PRINT_MASK,
+                                          .name = ev->name,
                                           .send = send,
                                           .other = NONE};
     struct hkey key = {(uint64_t)trace << 32 | e->thread->tid, ev->tsc};
@@ -218,7 +255,7 @@ static int collect(struct sockets *s, const struct decode *d, const struct merge
         return 0;
     }
     int kind = e->ev->kind >= AT_EV_FIRST_REGISTERED ? endpoint_kind(s, trace, e->ev->kind) : -1;
-    return kind < 0 || kind == PIPE ? 0 : add_endpoint(s, e->trace, trace, e->ev, kind);
+    return kind < 0 || kind == PIPE ? 0 : add_endpoint(s, e, trace, kind);
 }
 
 /* Reads every event once, without counting them as decoded or reporting damage twice. */
@@ -272,11 +309,6 @@ static bool parse(const struct name *n, struct address *a)
     return true;
 }
 
-static bool same(const char *a, size_t a_len, const char *b, size_t b_len)
-{
-    return a_len == b_len && memcmp(a, b, a_len) == 0;
-}
-
 static bool wildcard(const struct address *a)
 {
     return same(a->rest, a->host_len, "*", 1) || same(a->rest, a->host_len, "0.0.0.0", 7) ||
@@ -303,13 +335,17 @@ static int fit(const struct sockets *s, const struct endpoint *c, const struct e
     return wildcard(&ba) ? 2 : 1;
 }
 
-/* The bound endpoint a connect reaches, the best fit first, the earliest of equals; NONE. */
-static uint32_t bind_for(const struct sockets *s, const struct endpoint *c)
+/* The bound endpoint a connect reaches among endpoints[first..], bound from `after` on and live
+ * while it was: the best fit first, the earliest of equals; NONE. */
+static uint32_t bind_for(const struct sockets *s, const struct endpoint *c, uint32_t first,
+                         uint64_t after)
 {
     uint32_t best = NONE;
     int best_fit = 0;
-    for (uint32_t i = 0; i < s->nendpoints; i++) {
-        int f = s->endpoints[i].bound ? fit(s, c, &s->endpoints[i]) : 0;
+    for (uint32_t i = first; i < s->nendpoints; i++) {
+        const struct endpoint *b = &s->endpoints[i];
+        bool live = b->ns >= after && b->ns < c->until && c->ns < b->until;
+        int f = b->bound && live ? fit(s, c, b) : 0;
         if (f > best_fit) {
             best = i;
             best_fit = f;
@@ -318,30 +354,68 @@ static uint32_t bind_for(const struct sockets *s, const struct endpoint *c)
     return best;
 }
 
-static int add_peer(struct sock *sock, uint32_t peer)
+static int add_link(struct sock *sock, struct link link)
 {
-    for (uint32_t i = 0; i < sock->npeers; i++)
-        if (sock->peers[i] == peer)
-            return 0;
-    if (at__array_reserve((void **)&sock->peers, &sock->peers_cap, sock->npeers,
-                          sizeof *sock->peers) < 0)
+    if (at__array_reserve((void **)&sock->links, &sock->links_cap, sock->nlinks,
+                          sizeof *sock->links) < 0)
         return -ENOMEM;
-    sock->peers[sock->npeers++] = peer;
+    sock->links[sock->nlinks++] = link;
+    return 0;
+}
+
+/* The link of a connect to one bind: from the connect (libzmq queues what is sent before the
+ * bind, and reconnects by itself to a later bind, from its time), to the disconnect, or the
+ * unbind, which closes the connections the bind accepted (not over inproc, whose pipes outlive
+ * the name). */
+static int link_pair(struct sockets *s, const struct endpoint *c, const struct endpoint *b,
+                     bool first)
+{
+    struct address a;
+    bool inproc = parse(c->name, &a) && same(a.scheme, a.scheme_len, "inproc", 6);
+    uint64_t until = inproc || c->until < b->until ? c->until : b->until;
+    struct link link = {.peer = b->sock, .from = first ? c->ns : b->ns, .until = until};
+    if (add_link(&s->socks[c->sock], link) < 0)
+        return -ENOMEM;
+    link.peer = c->sock;
+    return add_link(&s->socks[b->sock], link);
+}
+
+/* Joins a connect to the bind it reaches, then to each bound later (endpoints are in time
+ * order), after the previous one's unbind, while the connect lasts (a server that rebinds its
+ * endpoint). */
+static int join_connect(struct sockets *s, const struct endpoint *c)
+{
+    uint64_t after = 0;
+    for (uint32_t first = 0, b; after != FOREVER && (b = bind_for(s, c, first, after)) != NONE;
+         first = b + 1) {
+        if (link_pair(s, c, &s->endpoints[b], first == 0) < 0)
+            return -ENOMEM;
+        after = s->endpoints[b].until;
+    }
     return 0;
 }
 
 static int join(struct sockets *s)
 {
-    for (uint32_t i = 0; i < s->nendpoints; i++) {
-        const struct endpoint *c = &s->endpoints[i];
-        uint32_t b = c->bound ? NONE : bind_for(s, c);
-        if (b == NONE)
-            continue;
-        uint32_t bound = s->endpoints[b].sock;
-        if (add_peer(&s->socks[c->sock], bound) < 0 || add_peer(&s->socks[bound], c->sock) < 0)
-            return -ENOMEM;
+    int err = 0;
+    for (uint32_t i = 0; err == 0 && i < s->nendpoints; i++)
+        err = s->endpoints[i].bound ? 0 : join_connect(s, &s->endpoints[i]);
+    return err;
+}
+
+/* Whether a send made at ns on socket `from` could reach socket `to`: before the link ended;
+ * and, from a fan-out socket, after it began (a PUB drops what no one is linked to receive,
+ * where other sockets' sends wait for a peer, and are recorded before they wait). */
+static bool linked(const struct sockets *s, uint32_t from, uint32_t to, uint64_t ns)
+{
+    const struct sock *sock = &s->socks[to];
+    bool fanout = s->socks[from].fanout;
+    for (uint32_t i = 0; i < sock->nlinks; i++) {
+        const struct link *l = &sock->links[i];
+        if (l->peer == from && ns < l->until && (!fanout || l->from <= ns))
+            return true;
     }
-    return 0;
+    return false;
 }
 
 /* ---- Matching ----------------------------------------------------------------------------- */
@@ -366,30 +440,34 @@ static int enqueue(struct sockets *s, uint32_t index)
     return 0;
 }
 
-/* Where the next send of queue q for a recv on socket `to` is: the queue's head, or on a
- * fan-out socket, `to`'s own place in it (added at 0). NULL on -ENOMEM; valid until the next
- * call. */
-static uint32_t *cursor(struct sockets *s, uint32_t q, uint32_t from, uint32_t to)
+/* Where in queue q a recv on socket `to` looks for its next send (added at 0). NULL on
+ * -ENOMEM; valid until the next call. */
+static uint32_t *cursor(struct sockets *s, uint32_t q, uint32_t to)
 {
-    if (!s->socks[from].fanout)
-        return &s->queues[q].head;
     struct hkey key = {q, to};
     if (!at__hmap_get(&s->cursors, key) && at__hmap_put(&s->cursors, key, 0) < 0)
         return NULL;
     return at__hmap_get(&s->cursors, key);
 }
 
-/* The send a recv on socket `to` would take from the queue of (from, print): NONE when it has
- * none left, *err set on -ENOMEM. */
+/* The send a recv on socket `to` would take from the queue of (from, print): the oldest sent
+ * while the two were linked and not taken yet (unless `from` fans out). The cursor passes for
+ * good the sends `to` can never take. NONE when it has none left, *err set on -ENOMEM. */
 static uint32_t next_send(struct sockets *s, uint32_t from, uint32_t to, uint64_t print, int *err)
 {
     uint32_t *q = at__hmap_get(&s->queue_index, (struct hkey){from, print});
     if (!q)
         return NONE;
-    uint32_t queue = *q, *at = cursor(s, queue, from, to);
+    const struct queue *queue = &s->queues[*q];
+    uint32_t *at = cursor(s, *q, to);
     if (!at)
         *err = -ENOMEM;
-    return at && *at < s->queues[queue].n ? s->queues[queue].sends[*at] : NONE;
+    for (; at && *at < queue->n; ++*at) {
+        const struct sock_msg *m = &s->msgs[queue->sends[*at]];
+        if ((s->socks[from].fanout || m->other == NONE) && linked(s, from, to, m->ns))
+            return queue->sends[*at];
+    }
+    return NONE;
 }
 
 /* The oldest send not yet taken, with the recv's fingerprint, on a socket joined to its own. */
@@ -399,17 +477,17 @@ static int take(struct sockets *s, uint32_t recv)
     const struct sock *to = &s->socks[r->sock];
     uint32_t best_peer = NONE, best_send = NONE;
     int err = 0;
-    for (uint32_t i = 0; err == 0 && i < to->npeers; i++) {
-        uint32_t send = next_send(s, to->peers[i], r->sock, r->print, &err);
+    for (uint32_t i = 0; err == 0 && i < to->nlinks; i++) {
+        uint32_t send = next_send(s, to->links[i].peer, r->sock, r->print, &err);
         if (send != NONE && (best_send == NONE || s->msgs[send].ns < s->msgs[best_send].ns)) {
-            best_peer = to->peers[i];
+            best_peer = to->links[i].peer;
             best_send = send;
         }
     }
     if (err < 0 || best_send == NONE)
         return err;
     uint32_t queue = *at__hmap_get(&s->queue_index, (struct hkey){best_peer, r->print});
-    (*cursor(s, queue, best_peer, r->sock))++;
+    (*cursor(s, queue, r->sock))++;
     r->other = best_send;
     if (s->msgs[best_send].other == NONE)
         s->msgs[best_send].other = recv;
@@ -488,6 +566,7 @@ void at__sockets_apply(struct decode *d, struct merged *e)
     if (!s)
         return;
     s->socket = 0;
+    s->sock = NONE;
     s->remote = NONE;
     uint32_t trace = (uint32_t)(e->trace - d->traces);
     if (e->ev->kind == AT_EV_SEND && e->ev->actor == 0 && e->ev->msg &&
@@ -510,7 +589,28 @@ void at__sockets_apply(struct decode *d, struct merged *e)
         s->socket = e->ev->msg >> SOCKET_SHIFT & SOCKET_MASK;
         rewrite(s, e, trace);
     }
+    uint32_t *sock = at__hmap_get(&s->sock_index, (struct hkey){trace, s->socket});
+    s->sock = sock ? *sock : NONE;
     e->ev = &s->copy;
+}
+
+bool at__sockets_remote(const struct decode *d, struct sockets_remote *out)
+{
+    const struct sockets *s = d->sockets;
+    if (!s || s->remote == NONE)
+        return false;
+    const struct sock_msg *other = &s->msgs[s->msgs[s->remote].other];
+    *out =
+        (struct sockets_remote){.trace = other->trace, .actor = other->actor, .name = other->name};
+    return true;
+}
+
+const struct name *at__sockets_endpoint(const struct decode *d)
+{
+    const struct sockets *s = d->sockets;
+    if (!s || s->sock == NONE || s->socks[s->sock].first_endpoint == NONE)
+        return NULL;
+    return s->endpoints[s->socks[s->sock].first_endpoint].name;
 }
 
 char *at__sockets_json(char *p, const struct decode *d)
@@ -545,7 +645,7 @@ void at__sockets_free(struct decode *d)
     if (!s)
         return;
     for (uint32_t i = 0; i < s->nsocks; i++)
-        free(s->socks[i].peers);
+        free(s->socks[i].links);
     for (uint32_t i = 0; i < s->nqueues; i++)
         free(s->queues[i].sends);
     free(s->kinds);

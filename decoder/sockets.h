@@ -34,6 +34,22 @@ struct remote_pair {
 /* Calls each(arg, pair) for every matched message between two traces (for clocks.c). */
 void at__sockets_each_remote(const struct decode *d,
                              void (*each)(void *arg, const struct remote_pair *pair), void *arg);
+/* The other end of the send or recv at__sockets_apply rewrote last, when it is in another
+ * trace: that trace's index, the actor there (the receiver of a send, the first one for
+ * fan-out; the sender of a recv) and the message's name id there. */
+struct sockets_remote {
+    uint32_t trace;
+    uint64_t actor;
+    uint32_t name;
+};
+
+/* Fills *out and returns true when the event at__sockets_apply rewrote last is a socket
+ * message whose other end is in another trace; false otherwise. */
+bool at__sockets_remote(const struct decode *d, struct sockets_remote *out);
+
+/* The endpoint of the socket of the event at__sockets_apply rewrote last (its first bind or
+ * connect), or NULL: names where a send whose receiver stays unknown went. */
+const struct name *at__sockets_endpoint(const struct decode *d);
 
 void at__sockets_free(struct decode *d);
 

@@ -230,7 +230,7 @@ static int stats_event(struct out *o, const struct decode *d, const struct merge
     uint32_t trace = (uint32_t)(e->trace - d->traces);
     struct match_result r;
     struct stat_actor *a = NULL;
-    st->kinds[ev->kind]++;
+    st->kinds[st->kind_slot[trace][ev->kind]]++;
     if (at__match_event(&st->match, e, &r) < 0 ||
         (r.actor != MATCH_NO_ACTOR && !(a = actor_at(st, r.actor))) || count_msg(st, ev, trace) < 0)
         return -ENOMEM;
@@ -286,6 +286,41 @@ static void run_span(struct stats *st, const struct decode *d)
     slot_bounds(st);
 }
 
+static bool same_name(const struct name *a, const struct name *b)
+{
+    return a->len == b->len && memcmp(a->s, b->s, a->len) == 0;
+}
+
+/* The slot of a registered kind named n (number k in its trace): the slot of that name, else k
+ * when free, else the first free one; k when unnamed or no slot is free. */
+static unsigned kind_slot(struct stats *st, const struct name *n, unsigned k)
+{
+    if (!n || !n->s)
+        return k;
+    for (unsigned s = AT_EV_FIRST_REGISTERED; s < 256; s++)
+        if (st->kind_names[s] && same_name(st->kind_names[s], n))
+            return s;
+    for (unsigned s = k, i = 0; i < 256 - AT_EV_FIRST_REGISTERED; i++) {
+        if (!st->kind_names[s]) {
+            st->kind_names[s] = n;
+            return s;
+        }
+        s = s == 255 ? AT_EV_FIRST_REGISTERED : s + 1;
+    }
+    return k;
+}
+
+/* Registered kinds are numbered by each process: "Events by kind" counts each name once over
+ * every trace (zmq_bind in one file may be another's zmq_connect's number). */
+static void map_kinds(struct stats *st, const struct decode *d)
+{
+    for (size_t i = 0; i < d->ntraces; i++)
+        for (unsigned k = 0; k < 256; k++) {
+            const struct name *n = at__names_get(&d->traces[i].names, AT_NAME_EVENT, k);
+            st->kind_slot[i][k] = (uint8_t)(k < AT_EV_FIRST_REGISTERED ? k : kind_slot(st, n, k));
+        }
+}
+
 static void stats_destroy(void *state)
 {
     struct stats *st = state;
@@ -301,6 +336,7 @@ static void stats_destroy(void *state)
     }
     free(st->threads);
     free(st->name_cache);
+    free(st->kind_slot);
     free(st->actors);
     free(st->msgs);
     at__hmap_free(&st->msg_index);
@@ -314,13 +350,14 @@ static void *stats_create(const struct decode *d)
 {
     struct stats *st = calloc(1, sizeof *st);
     size_t n = d->ntraces ? d->ntraces : 1;
-    if (!st || at__match_init(&st->match, d->traces, d->ntraces) < 0) {
+    if (!st || at__match_init(&st->match, d) < 0) {
         free(st);
         return NULL;
     }
     st->threads = calloc(n, sizeof *st->threads);
     st->name_cache = calloc(n, sizeof *st->name_cache);
-    bool ok = st->threads && st->name_cache;
+    st->kind_slot = calloc(n, sizeof *st->kind_slot);
+    bool ok = st->threads && st->name_cache && st->kind_slot;
     for (size_t i = 0; ok && i < d->ntraces; i++) {
         size_t threads = d->traces[i].nthreads ? d->traces[i].nthreads : 1;
         st->threads[i] = calloc(threads, sizeof **st->threads);
@@ -331,6 +368,7 @@ static void *stats_create(const struct decode *d)
         stats_destroy(st);
         return NULL;
     }
+    map_kinds(st, d);
     run_span(st, d);
     return st;
 }

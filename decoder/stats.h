@@ -56,8 +56,10 @@ struct stat_thread {
 
 struct stats {
     struct matcher match;
-    uint64_t kinds[256];
-    struct stat_actor *actors; /* by matcher actor index */
+    uint64_t kinds[256];                /* by slot: a built-in kind, or a registered name */
+    uint8_t (*kind_slot)[256];          /* [trace][kind]: its slot in kinds */
+    const struct name *kind_names[256]; /* the name of each registered kind's slot */
+    struct stat_actor *actors;          /* by matcher actor index */
     size_t nactors;
     struct hmap msg_index; /* (trace, name) -> index into msgs */
     uint32_t **name_cache; /* [trace][name < STATS_NAME_CACHE]: index + 1 into msgs, 0 none */

@@ -79,9 +79,18 @@ static const char *text_name(char *buf, const struct name *n, const char *prefix
     return buf;
 }
 
+/* A message name for the text report, with its process's pid when there are several (names
+ * are per trace: the same name in two files is two rows). buf holds 96 bytes. */
 static const char *msg_text(const struct report *r, const struct stat_msg *m, char *buf)
 {
-    return m->name ? text_name(buf, msg_name(r, m), "name_", m->name) : AT_UNNAMED;
+    char name[TEXT_NAME + 24];
+    const char *text = m->name ? text_name(name, msg_name(r, m), "name_", m->name) : AT_UNNAMED;
+    if (r->d->ntraces > 1)
+        snprintf(buf, 96, "%s [pid %llu]", text,
+                 (unsigned long long)r->d->traces[m->trace].process.pid);
+    else
+        snprintf(buf, 96, "%s", text);
+    return buf;
 }
 
 /* Writes "name":"..." for JSON: the registered name, or the prefix and id. */
@@ -108,14 +117,12 @@ static const char *duration(char *buf, uint64_t ns)
     return buf;
 }
 
+/* The name of a slot of stats.kinds. */
 static const char *kind_name(const struct report *r, unsigned kind, char *buf)
 {
     const char *builtin = at__kind_builtin(kind);
-    for (size_t i = 0; !builtin && i < r->d->ntraces; i++) {
-        const struct name *n = at__names_get(&r->d->traces[i].names, AT_NAME_EVENT, kind);
-        if (n)
-            return text_name(buf, n, "", 0);
-    }
+    if (!builtin && r->st->kind_names[kind])
+        return text_name(buf, r->st->kind_names[kind], "", 0);
     if (!builtin)
         snprintf(buf, 16, "kind_%u", kind);
     return builtin ? builtin : buf;
@@ -254,14 +261,16 @@ static void text_latency(struct report *r, const struct hist *h)
 
 static void text_msgs(struct report *r, const uint32_t *order)
 {
-    char name[TEXT_NAME + 24], busy[24];
+    char name[96], busy[24];
+    int width = r->d->ntraces > 1 ? 42 : 28; /* room for the pid */
     say(r, "\nMessages by name (latency: send -> the step that handled it)\n");
-    say(r, "  %-28s %10s %10s %10s %9s %9s %9s %9s %10s\n", "name", "sent", "received", "handled",
-        "p50", "p90", "p99", "max", "in steps");
+    say(r, "  %-*s %10s %10s %10s %9s %9s %9s %9s %10s\n", width, "name", "sent", "received",
+        "handled", "p50", "p90", "p99", "max", "in steps");
     for (size_t i = 0; i < r->st->nmsgs && i < TEXT_ROWS; i++) {
         const struct stat_msg *m = &r->st->msgs[order[i]];
-        say(r, "  %-28s %10llu %10llu %10llu", msg_text(r, m, name), (unsigned long long)m->sent,
-            (unsigned long long)m->received, (unsigned long long)m->handled);
+        say(r, "  %-*s %10llu %10llu %10llu", width, msg_text(r, m, name),
+            (unsigned long long)m->sent, (unsigned long long)m->received,
+            (unsigned long long)m->handled);
         text_latency(r, &m->latency);
         say(r, " %10s\n", duration(busy, m->handling_ns));
     }

@@ -63,7 +63,7 @@ int at__tl_init(struct timeline *tl, const struct decode *d, struct tl_sink sink
             tl->thread[i][j].on_core = TL_NO_CORE;
     }
     if (err == 0)
-        err = at__match_init(&tl->match, d->traces, d->ntraces);
+        err = at__match_init(&tl->match, d);
     if (err < 0)
         at__tl_free(tl);
     return err;

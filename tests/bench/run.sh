@@ -85,18 +85,19 @@ echo "== CZMQ ping-pong (main <-> zactor, zstr): round trips/s, untraced vs trac
 # - one core: the whole process on one CPU (taskset), so every cycle the tracer spends, the
 #   writer thread's included, is on the round trip's critical path: the worst case.
 PAIRS=$((3 * RUNS))
-# The program is $B/bench/$pingpong, which prints "round-trips/s CPU-ns/round-trip".
-pingpong=czmq_pingpong
+# The program is $B/bench/$pingpong, which prints "round-trips/s CPU-ns/round-trip"; its
+# arguments after ROUNDS and WARMUP are $pingpong_args.
+pingpong=czmq_pingpong pingpong_args=
 czmq_pairs() { # czmq_pairs NAME ROUNDS WARMUP [taskset -c N]: PAIRS lines "plain traced" in $TMP/NAME.*
     name=$1 rounds=$2 warmup=$3
     shift 3
     for i in $(seq "$PAIRS"); do
         for side in $([ $((i % 2)) = 1 ] && echo plain traced || echo traced plain); do
             if [ "$side" = plain ]; then
-                "$@" "$B/bench/$pingpong" "$rounds" "$warmup" >>"$TMP/$name.plain"
+                "$@" "$B/bench/$pingpong" "$rounds" "$warmup" $pingpong_args >>"$TMP/$name.plain"
             else
                 ACTORTRACE_OUT="$TMP/czmq.trace" LD_PRELOAD="$B/libactortrace.so" \
-                    "$@" "$B/bench/$pingpong" "$rounds" "$warmup" >>"$TMP/$name.traced"
+                    "$@" "$B/bench/$pingpong" "$rounds" "$warmup" $pingpong_args >>"$TMP/$name.traced"
                 rm -f "$TMP/czmq.trace"
             fi
         done
@@ -127,6 +128,17 @@ czmq_pairs free 10000 2000
 czmq_report free "free placement"
 czmq_pairs onecore 50000 5000 taskset -c 0
 czmq_report onecore "one core (worst case)"
+
+echo "== CZMQ ping-pong over tcp (a PAIR socket pair on 127.0.0.1, zstr): round trips/s, untraced vs traced"
+# The same pairs and placements, on an ordinary socket instead of the actor's pipe: each send
+# and recv also records the message's fingerprint (its first frame's size and a hash of its
+# first 16 bytes), so this is the fingerprint's cost. 6 events a round trip, as on the pipe.
+pingpong_args=tcp
+czmq_pairs tcp.free 10000 2000
+czmq_report tcp.free "free placement"
+czmq_pairs tcp.onecore 20000 2000 taskset -c 0
+czmq_report tcp.onecore "one core (worst case)"
+pingpong_args=
 
 echo "== CAF ping-pong (two event-based actors, send and reply): round trips/s, untraced vs traced"
 # Pairs and placements as for CZMQ. A round trip is 12 events: per message send, schedule,

@@ -14,7 +14,15 @@
  *                         a ROUTER bound to BIND (tcp, its host or port may be a wildcard; ipc):
  *                         writes the endpoint it got to FILE, answers N "REQ" with "REP"
  *   sockets client ENDPOINT N
- *                         a DEALER connected to ENDPOINT: N "REQ", each waiting for its "REP" */
+ *                         a DEALER connected to ENDPOINT: N "REQ", each waiting for its "REP"
+ *   sockets rebind DIR N  on the main thread, N "JOB" (one fingerprint) in each of five
+ *                         phases, each sent in full before any is received: PUSH 2 to PULL 1
+ *                         over inproc://a; PUSH 2 disconnects and connects to PULL 3 at
+ *                         inproc://b; PUSH 4 connects to inproc://a; (PULL 1 then PULL 3
+ *                         receive); PUSH 6 to PULL 5 bound at ipc://DIR/c; PULL 5 unbinds it
+ *                         and PULL 7 binds it, and PUSH 6 reconnects by itself (what it sends
+ *                         before it has is lost or reaches PULL 5: it sends "PROBE" until one
+ *                         arrives) */
 #include <czmq.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -245,11 +253,77 @@ static int run_client(const char *endpoint)
     return 0;
 }
 
+static zsock_t *timed_pull(const char *endpoint)
+{
+    zsock_t *pull = zsock_new_pull(endpoint);
+    zsock_set_rcvtimeo(pull, 5000); /* a message lost fails the count, not the run */
+    return pull;
+}
+
+static void push_jobs(zsock_t *push, long *sent)
+{
+    for (long i = 0; i < n; i++)
+        *sent += zstr_send(push, "JOB") == 0;
+}
+
+static void pull_jobs(zsock_t *pull, long *received)
+{
+    for (char *job; *received < n && (job = zstr_recv(pull)); ++*received)
+        free(job);
+}
+
+static int run_rebind(const char *dir)
+{
+    long sent[5] = {0}, received[5] = {0};
+    char ipc[512];
+    snprintf(ipc, sizeof ipc, "ipc://%s/c", dir);
+    zsock_t *a = timed_pull("@inproc://a"), *p1 = zsock_new_push(">inproc://a");
+    push_jobs(p1, &sent[0]);
+    pull_jobs(a, &received[0]);
+    zsock_disconnect(p1, "inproc://a");
+    zsock_t *b = timed_pull("@inproc://b");
+    zsock_connect(p1, "inproc://b");
+    push_jobs(p1, &sent[1]);
+    zsock_t *p2 = zsock_new_push(">inproc://a");
+    push_jobs(p2, &sent[2]);
+    pull_jobs(a, &received[2]);
+    pull_jobs(b, &received[1]);
+    zsock_t *c = timed_pull(NULL), *p3 = zsock_new_push(NULL);
+    zsock_bind(c, "%s", ipc);
+    zsock_connect(p3, "%s", ipc);
+    push_jobs(p3, &sent[3]);
+    pull_jobs(c, &received[3]);
+    zsock_unbind(c, "%s", ipc);
+    zsock_t *d = timed_pull(NULL);
+    zsock_bind(d, "%s", ipc);
+    zsock_set_rcvtimeo(c, 0);
+    zsock_set_rcvtimeo(d, 100);
+    char *probe = NULL;
+    for (int i = 0; i < 100 && !probe; i++) {
+        zstr_send(p3, "PROBE");
+        free(zstr_recv(c)); /* PULL 5 ends its connections only when it is used */
+        probe = zstr_recv(d);
+    }
+    free(probe);
+    zsock_set_rcvtimeo(d, 5000);
+    push_jobs(p3, &sent[4]);
+    pull_jobs(d, &received[4]);
+    printf(
+        "{\"ground_truth\":{\"sent\":[%ld,%ld,%ld,%ld,%ld],\"received\":[%ld,%ld,%ld,%ld,%ld]}}\n",
+        sent[0], sent[1], sent[2], sent[3], sent[4], received[0], received[1], received[2],
+        received[3], received[4]);
+    zsock_t *all[] = {a, p1, b, p2, c, p3, d};
+    for (size_t i = 0; i < sizeof all / sizeof *all; i++)
+        zsock_destroy(&all[i]);
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     int server = argc > 1 && strcmp(argv[1], "server") == 0;
     if (argc < 3 || (strcmp(argv[1], "inproc") != 0 && argc < 4 + server)) {
-        fprintf(stderr, "usage: sockets inproc N | server BIND FILE N | client ENDPOINT N\n");
+        fprintf(stderr, "usage: sockets inproc N | server BIND FILE N | client ENDPOINT N | "
+                        "rebind DIR N\n");
         return 2;
     }
     n = atol(argv[argc - 1]);
@@ -257,6 +331,8 @@ int main(int argc, char **argv)
         run_inproc();
         return 0;
     }
+    if (strcmp(argv[1], "rebind") == 0)
+        return run_rebind(argv[2]);
     if (server)
         return run_server(argv[2], argv[3]);
     return run_client(argv[2]);

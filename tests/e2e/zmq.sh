@@ -5,8 +5,11 @@
 # into two files and decoded together. Every send must name its receiver and share its message
 # id with its recv (each subscriber's, for PUB/SUB), between the actors that bound and
 # connected the endpoint, in the counts the programs report. Over tcp (a bound address, and a
-# wildcard bind reached through localhost) and ipc, two traces decoded together.
+# wildcard bind reached through localhost) and ipc, two traces decoded together, whose views
+# draw each message across the processes. A program that disconnects, reconnects, unbinds and
+# rebinds: each message pairs with the peer its socket was joined to when it was sent.
 . "$(dirname "$0")/../lib.sh"
+. "$TOP/tests/proto/pftsv.sh"
 P="$B/tests/czmq/sockets"
 N=500
 
@@ -96,7 +99,77 @@ sends=$(jq -c 'select(.socket and .event == "send" and .msg)' "$j" | wc -l)
 check "inproc: flows drawn to the recvs of all $sends socket messages ($flows flows)" \
     [ "$flows" -ge "$sends" ]
 
+# dot: the send no one received goes to a node of its socket's endpoint; the node "outside any
+# actor" is only ever a sender
+"$ASAN_DECODE" -f dot -o "$TMP/in.dot" "$TMP/in.trace"
+check "inproc dot: the failed send goes from main to its endpoint's node" \
+    grep -q '^  "0:1" -> "0:endpoint:[0-9]*" \[penwidth=1, label="LOST 1\\n"\];$' "$TMP/in.dot"
+check "inproc dot: the endpoint's node is named by the endpoint, as a receiver unknown" \
+    grep -q '^    "0:endpoint:[0-9]*" \[label="receiver unknown\\ninproc://nobody", ' "$TMP/in.dot"
+check "inproc dot: no edge ends at the node outside any actor" \
+    sh -c "! grep -q -- '-> \"0:0\"' '$TMP/in.dot'"
+equal "inproc dot: socket messages on edges between actors = matched socket sends" \
+    "$(sed -n 's/^  "0:[1-9][0-9]*" -> "0:[1-9][0-9]*" .*label="\(.*\)"\];$/\1/p' "$TMP/in.dot" |
+        tr -s '\\n' '\n' | awk '$1 ~ /^(JOB|TASK|PING|PONG|REQ|REP|NEWS|END)$/ { n += $2 } END { print n + 0 }')" \
+    "$(jq -c 'select(.socket and .event == "send" and .actor)' "$j" | wc -l)"
+
 # ---- two processes traced into two files ------------------------------------------------
+# remote_views NAME JSONL: the views of the two traces. Every matched message (a msg id on its
+# send and its recv) has exactly one flow, from its send in the sender's process to its recv in
+# the receiver's (Chrome: "s" and "t" records with the pid and time of the two events;
+# Perfetto: a flow id on the two events, at their times, with the message's id); stats name
+# each row's process and count each registered kind by its name (each process numbers its
+# own); dot draws each message from its sender's cluster to its receiver's.
+remote_views() {
+    name=$1 j=$2 traces="$TMP/client.trace $TMP/server.trace"
+    jq -r 'select(.socket and .msg and (.event == "send" or .event == "recv"))
+        | "\(.msg) \(.event) \(.pid) \(.ts_ns)"' "$j" | sort -k1,1n -k2,2r |
+        awk '{ t = sprintf("%.0f.%03d", ($4 - $4 % 1000) / 1000, $4 % 1000) }
+             $2 == "send" { line = $3 " " t } $2 == "recv" { print line, $3, t }' |
+        sort >"$TMP/$name.want.flows"
+    "$ASAN_DECODE" -f chrome -o "$TMP/$name.chrome" $traces
+    sed -n 's/^{"ph":"\([stf]\)","pid":\([0-9]*\),"tid":[0-9]*,"ts":\([0-9.]*\),"cat":"flow",.*"id":\([0-9]*\).*/\4 \1 \2 \3/p' \
+        "$TMP/$name.chrome" | sort -k1,1n -k2,2 |
+        awk '$1 != id { if (id != "") print out, n; id = $1; out = ""; n = 0 }
+             { out = out (out == "" ? "" : " ") $3 " " $4; n++ } END { if (id != "") print out, n }' |
+        awk '$5 == 2 { print $1, $2, $3, $4 } $5 != 2 { print "flow of", $5, "records" }' |
+        sort >"$TMP/$name.chrome.flows"
+    equal "$name chrome: each of the $(wc -l <"$TMP/$name.want.flows") messages has one flow, from its send's process to its recv's" \
+        "$(comm -3 "$TMP/$name.want.flows" "$TMP/$name.chrome.flows" | wc -l)" 0
+    check "$name chrome: the flows cross processes" \
+        awk 'NF != 4 || $1 == $3 { bad = 1 } END { exit bad || NR == 0 }' "$TMP/$name.chrome.flows"
+    "$DECODE" -f perfetto -o "$TMP/$name.pftrace" $traces
+    pftsv "$TMP/$name.pftrace" |
+        awk '$1 == "E" && ($6 != "-" || $7 != "-") { print ($6 != "-" ? $6 : $7), $2, $8 }' |
+        sort -k1,1n -k2,2n | awk '$1 != id { if (id != "") print out, n; id = $1; out = m = $3; n = 0 }
+            { out = out " " $2 ($3 == m ? "" : " other-msg"); n++ }
+            END { if (id != "") print out, n }' | sort >"$TMP/$name.pf.flows"
+    jq -r 'select(.socket and .msg and (.event == "send" or .event == "recv")) | "\(.msg) \(.ts_ns)"' \
+        "$j" | sort -k1,1n -k2,2n | awk '$1 != id { if (id != "") print out, 2; id = $1; out = $1 }
+            { out = out " " $2 } END { if (id != "") print out, 2 }' | sort >"$TMP/$name.pf.want"
+    equal "$name perfetto: each message has one flow, on its send and its recv, with its id" \
+        "$(comm -3 "$TMP/$name.pf.want" "$TMP/$name.pf.flows" | wc -l)" 0
+    "$ASAN_DECODE" -f dot -o "$TMP/$name.dot" $traces
+    equal "$name dot: every message an edge from its sender's cluster to its receiver's" \
+        "$(sed -n 's/^  "\([0-9]*\):[1-9][0-9]*" -> "\([0-9]*\):[1-9][0-9]*" .*label="[A-Z]* \([0-9]*\)\\n"\];$/\1 \2 \3/p' \
+            "$TMP/$name.dot" | awk '$1 != $2 { n += $3 } END { print n + 0, NR }')" \
+        "$(wc -l <"$TMP/$name.want.flows") 2"
+    "$ASAN_DECODE" -f stats --json -o "$TMP/$name.stats" $traces
+    jq -r '.messages[] | "\(.pid) \(.name) \(.sent) \(.received)"' "$TMP/$name.stats" | sort >"$TMP/$name.rows"
+    jq -r 'select(.socket and (.event == "send" or .event == "recv")) | "\(.pid) \(.msg_name) \(.event)"' "$j" |
+        sort | uniq -c | awk '{ n[$2 " " $3] = n[$2 " " $3] + 0; n[$2 " " $3 " " $4] = $1; k[$2 " " $3] = 1 }
+            END { for (x in k) print x, n[x " send"] + 0, n[x " recv"] + 0 }' | sort >"$TMP/$name.rows.want"
+    check "$name stats --json: each message name's row has its process's pid and counts" \
+        cmp -s "$TMP/$name.rows" "$TMP/$name.rows.want"
+    equal "$name stats --json: kinds each process registered, counted by name" \
+        "$(jq -c '.kinds | [.zmq_bind, .zmq_connect]' "$TMP/$name.stats")" "[1,1]"
+    "$DECODE" -f stats -o "$TMP/$name.stats.txt" $traces
+    sed -n '/^Messages by name/,/^$/p' "$TMP/$name.stats.txt" |
+        awk '$2 == "[pid" { sub(/]/, "", $3); print $3, $1, $4, $5 }' | sort >"$TMP/$name.rows.txt"
+    check "$name stats: each message name's row says its process's pid" \
+        cmp -s "$TMP/$name.rows.txt" "$TMP/$name.rows.want"
+}
+
 # remote NAME BIND [HOST]: a server bound to BIND, a client connected to the endpoint it got
 # (its wildcard address replaced by HOST)
 remote() {
@@ -112,8 +185,9 @@ remote() {
     check "$name: server runs traced" [ $? -eq 0 ]
     "$ASAN_DECODE" -o "$TMP/$name.jsonl" "$TMP/client.trace" "$TMP/server.trace"
     check "$name: the two traces decode together cleanly (ASan)" [ $? -eq 0 ]
-    rm -f "$TMP/client.trace" "$TMP/server.trace"
     j="$TMP/$name.jsonl"
+    remote_views "$name" "$j"
+    rm -f "$TMP/client.trace" "$TMP/server.trace"
     cpid=$(jq -r 'select(.event == "zmq_connect") | .pid' "$j")
     spid=$(jq -r 'select(.event == "zmq_bind") | .pid' "$j")
     check "$name: the client connected and the server bound, in two processes" \
@@ -136,3 +210,24 @@ remote() {
 remote tcp 'tcp://127.0.0.1:*'
 remote "tcp wildcard" 'tcp://*:*' localhost
 remote ipc "ipc://$TMP/ipc-socket"
+
+# ---- unbind and disconnect end a join ---------------------------------------------------
+# One fingerprint ("JOB") in five phases (tests/czmq/sockets.c, rebind): sockets 2 -> 1;
+# 2 disconnects and connects to 3; 4 connects to 1 (1 receives 4's after 2's went to 3); 6 -> 5
+# over ipc; 5 unbinds, 7 binds the same path, 6 reconnects by itself. Each message must pair
+# with a recv on the socket its sender was joined to when it sent it.
+traced "$TMP/rebind.trace" "$P" rebind "$TMP" "$N" >"$TMP/rebind.out" 2>&1
+check "rebind: runs traced" [ $? -eq 0 ]
+equal "rebind: every JOB sent and received" \
+    "$(jq -c '.ground_truth | [.sent, .received] | flatten | unique' "$TMP/rebind.out")" "[$N]"
+"$ASAN_DECODE" -o "$TMP/rebind.jsonl" "$TMP/rebind.trace"
+check "rebind: decodes cleanly (ASan)" [ $? -eq 0 ]
+equal "rebind: endpoints, in order: event socket endpoint" \
+    "$(jq -r 'select(.socket and (.event | startswith("zmq_"))) | "\(.event) \(.socket) \(.msg_name)"' \
+        "$TMP/rebind.jsonl" | sed "s|$TMP/||" | tr '\n' ',')" \
+    "zmq_bind 1 inproc://a,zmq_connect 2 inproc://a,zmq_disconnect 2 inproc://a,zmq_bind 3 inproc://b,zmq_connect 2 inproc://b,zmq_connect 4 inproc://a,zmq_bind 5 ipc://c,zmq_connect 6 ipc://c,zmq_unbind 5 ipc://c,zmq_bind 7 ipc://c,"
+equal "rebind: each JOB pairs a send with a recv on the socket joined to it then (count send recv)" \
+    "$(jq -s -r '[.[] | select(.socket and .msg and .msg_name == "JOB")] | group_by(.msg)[]
+        | "\(map(select(.event == "send"))[0].socket) \(map(select(.event == "recv"))[0].socket) \(length)"' \
+        "$TMP/rebind.jsonl" | sort | uniq -c | awk '{ print $1, $2, $3, $4 }' | tr '\n' ',')" \
+    "$N 2 1 2,$N 2 3 2,$N 4 1 2,$N 6 5 2,$N 6 7 2,"

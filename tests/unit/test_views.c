@@ -99,6 +99,7 @@ static void test_hist(void)
 
 static struct thread threads[2] = {{.tid = 1}, {.tid = 2}};
 static struct trace trace = {.threads = threads, .nthreads = 2};
+static const struct decode one_trace = {.traces = &trace, .ntraces = 1};
 static uint64_t now;
 
 static struct match_result feed(struct matcher *m, int thread, uint8_t kind, uint64_t actor,
@@ -117,7 +118,7 @@ static struct match_result feed(struct matcher *m, int thread, uint8_t kind, uin
 static void test_match_fifo(void)
 {
     struct matcher m;
-    at__match_init(&m, &trace, 1);
+    at__match_init(&m, &one_trace);
     uint64_t flows[3];
     for (int i = 0; i < 3; i++)
         flows[i] = feed(&m, 0, AT_EV_SEND, 5, 0).flow;
@@ -136,7 +137,7 @@ static void test_match_fifo(void)
 static void test_match_ids(void)
 {
     struct matcher m;
-    at__match_init(&m, &trace, 1);
+    at__match_init(&m, &one_trace);
     uint64_t a = feed(&m, 0, AT_EV_SEND, 5, 100).flow;
     uint64_t b = feed(&m, 0, AT_EV_SEND, 5, 200).flow;
     int ok = feed(&m, 1, AT_EV_RECV, 5, 200).flow == b;
@@ -153,7 +154,7 @@ static void test_match_ids(void)
 static void test_match_leftovers(void)
 {
     struct matcher m;
-    at__match_init(&m, &trace, 1);
+    at__match_init(&m, &one_trace);
     feed(&m, 0, AT_EV_SEND, 5, 0);
     feed(&m, 0, AT_EV_SEND, 5, 0);
     feed(&m, 0, AT_EV_SEND, 6, 0);
