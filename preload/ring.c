@@ -293,7 +293,7 @@ struct at_ring_block *at__ring_take(uint32_t tid, uint32_t seq)
     return block;
 }
 
-/* Overwrite mode: the oldest FULL block (smallest seq) is taken back for thread tid. Its
+/* Overwrite mode: the oldest filled FULL block (smallest seq) is taken back for thread tid. Its
  * committed events, whose count and time range go into *lost, are discarded. */
 struct at_ring_block *at__ring_steal_oldest(uint32_t tid, uint32_t seq, struct at_lost *lost)
 {
@@ -301,7 +301,9 @@ struct at_ring_block *at__ring_steal_oldest(uint32_t tid, uint32_t seq, struct a
     uint32_t count = __atomic_load_n(&at__ring.block_count, __ATOMIC_ACQUIRE);
     for (uint32_t i = 0; i < count; i++) {
         struct at_ring_block *block = at__ring_block(i);
+        /* a partly filled block is the writer's to write (takeback.c), not to overwrite */
         if (__atomic_load_n(&block->state, __ATOMIC_ACQUIRE) == AT_BLOCK_FULL &&
+            block->used == block->capacity &&
             (!oldest || (int32_t)(block->seq - oldest->seq) < 0))
             oldest = block;
     }

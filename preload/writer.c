@@ -285,14 +285,17 @@ static void write_block(struct at_ring_block *block, uint32_t used)
     w.blocks_written++;
 }
 
-static void wake_free_waiters(void)
+/* Wakes as many waiting threads as blocks were freed: waking them all would put a thousand
+ * threads on the cores, each to look for a block, while the writer needs one to free more. A
+ * waiter not woken looks again when its wait times out. */
+static void wake_free_waiters(uint32_t blocks)
 {
     /* release: pairs with the acquire load of freed in at__writer_wait_free */
     __atomic_fetch_add(&w.freed, 1, __ATOMIC_RELEASE);
     /* pairs with the waiter's seq_cst increment of free_waiters: a waiter that registered
      * before this load is woken; one after it sees free_count > 0 and does not sleep */
     if (__atomic_load_n(&w.free_waiters, __ATOMIC_ACQUIRE))
-        at__futex(&w.freed, FUTEX_WAKE_PRIVATE, INT32_MAX, NULL);
+        at__futex(&w.freed, FUTEX_WAKE_PRIVATE, blocks < INT32_MAX ? blocks : INT32_MAX, NULL);
 }
 
 /* Writes a FULL block and frees it; returns 1 if it was FULL. */
@@ -308,6 +311,14 @@ static int write_if_full(struct at_ring_block *block)
     return 1;
 }
 
+void at__writer_write_taken(struct at_ring_block *block, uint32_t used)
+{
+    block->used = used;
+    /* relaxed: the writer owns the block (takeback.c); write_if_full moves it on */
+    __atomic_store_n(&block->state, AT_BLOCK_FULL, __ATOMIC_RELAXED);
+    write_if_full(block);
+}
+
 /* Writes the metadata, and every FULL block unless overwrite mode keeps them in memory. */
 static void drain(int events)
 {
@@ -320,14 +331,15 @@ static void drain(int events)
     for (uint32_t i = 0; i < at__ring.block_count; i++)
         freed += write_if_full(at__ring_block(i));
     if (freed)
-        wake_free_waiters();
+        wake_free_waiters(freed);
 }
 
 /* Prepares blocks ahead of the threads' need (ring.c), and tells the threads waiting. */
 static void grow_ring(void)
 {
-    while (at__ring_grow() > 0)
-        wake_free_waiters();
+    uint32_t more;
+    while ((more = at__ring_grow()) > 0)
+        wake_free_waiters(more);
 }
 
 /* Clock samples: one 1 ms after the start, so that the ring file holds two (and with them the
@@ -484,6 +496,9 @@ static void *writer_main(void *unused)
         if (dump)
             at__overwritten_flush();
         grow_ring();
+        uint32_t taken = at__takeback_pass();
+        if (taken)
+            wake_free_waiters(taken);
         maybe_clock();
         drain(at__config.mode != AT_MODE_OVERWRITE || dump);
         if (dump)
@@ -534,6 +549,7 @@ static int start_writer(const char *trace_path)
     AT_RETURN_IF_ERROR(write_file_header());
     /* the PROCESS record and the first clock sample lead the file */
     AT_RETURN_IF_ERROR(write_meta());
+    at__takeback_start();
     /* All signals blocked: the program's signals go to its own threads, and a write past
      * RLIMIT_FSIZE fails with EFBIG here instead of killing the process with SIGXFSZ. */
     sigset_t all, old;
