@@ -23,7 +23,6 @@ uint64_t at__threads_total; /* threads that took a block; atomic, relaxed */
 static uint32_t block_seq;  /* numbers blocks as they are taken; atomic, relaxed */
 extern pthread_key_t at__exit_key;
 
-
 int at__core_slow(void)
 {
     int cpu = sched_getcpu();
@@ -213,9 +212,10 @@ static struct at_ring_block *take_now(struct at_thread *self, uint32_t seq)
     return block;
 }
 
-/* A free block; in overwrite mode, else the oldest full one; else waits for one (always in
- * block mode: the writer never waits for a lock a program thread holds, so a signal handler
- * may wait too; for a while in the others, while the writer takes back idle threads' blocks). */
+/* A free block, or in overwrite mode the oldest filled one; failing that, waits for one: in
+ * block mode until the trace ends, in the others while the writer can take back idle threads'
+ * blocks. The writer never waits for a lock a program thread holds, so a signal handler may
+ * wait too. */
 static struct at_ring_block *take_block(struct at_thread *self)
 {
     /* One number for the whole process, not per thread: the kernel reuses thread ids, and a

@@ -201,6 +201,7 @@ static int blocks_to_come(void)
     for (uint32_t i = 0; i < reg.count; i++)
         if (reg.entries[i].ticket)
             return 1;
+    /* acquire: pairs with ring.c's release store of block_count */
     uint32_t count = __atomic_load_n(&at__ring.block_count, __ATOMIC_ACQUIRE);
     for (uint32_t i = 0; i < count; i++)
         /* relaxed: a hint; the writer itself moves FULL blocks on */
@@ -263,6 +264,7 @@ static int pool_short(uint32_t wanted)
 static uint32_t write_partial(void)
 {
     uint32_t freed = 0;
+    /* acquire: pairs with ring.c's release store of block_count */
     uint32_t count = __atomic_load_n(&at__ring.block_count, __ATOMIC_ACQUIRE);
     for (uint32_t i = 0; i < count && at__config.mode == AT_MODE_OVERWRITE; i++) {
         struct at_ring_block *block = at__ring_block(i);
