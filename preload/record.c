@@ -84,10 +84,9 @@ static void hand_over(struct at_thread *self)
     struct at_ring_block *block = self->block;
     self->block = NULL;
     self->slots = NULL;
-    /* acq_rel: pairs with the writer's compare-exchange of held (takeback.c): whoever clears
-     * it owns the block. A handler meanwhile took no slot (the room is closed), and slots
-     * taken after the writer closed it were never written: at__block_committed stops there. */
-    if (__atomic_exchange_n(&self->held, 0, __ATOMIC_ACQ_REL))
+    /* A handler meanwhile took no slot (the room is closed), and slots taken after the writer
+     * closed it were never written: at__block_committed stops there. */
+    if (at__takeback_claim(self))
         at__writer_submit(block, at__block_committed(block, next));
     if (!self->in_signal)
         note_name(self);
@@ -275,9 +274,7 @@ static int switch_block(struct at_thread *self)
     self->block = block;
     self->slots = at__block_slots(block);
     set_room(self, next < block->capacity ? next : block->capacity, block->capacity);
-    /* release: the writer that sees the ticket (takeback.c, acquire) stores its capacity 0
-     * after the room set here */
-    __atomic_store_n(&self->held, at__block_ticket(block), __ATOMIC_RELEASE);
+    at__takeback_publish(self, block);
     return 1;
 }
 

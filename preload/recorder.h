@@ -237,9 +237,16 @@ void at__takeback_start(void);
 int at__takeback_register(struct at_thread *self);
 /* Thread exit, before its blocks are handed over: the writer no longer looks at the thread. */
 void at__takeback_remove(struct at_thread *self);
+/* The slow path, its room on `block` open: makes the block the thread's current one in the
+ * writer's eyes (its ticket in `held`). */
+void at__takeback_publish(struct at_thread *self, struct at_ring_block *block);
+/* The slow path, handing its current block over: 1 when the block is still the thread's,
+ * 0 when the writer took it back. */
+int at__takeback_claim(struct at_thread *self);
 /* A thread found no free block: asks the writer to take back idle threads' blocks. Returns
- * whether waiting for a block may help: membarrier works, and no pass since the thread's first
- * ask (*barren, set by that ask from AT_TAKEBACK_FIRST) found nothing to take back. */
+ * whether waiting for a block may help: membarrier works, at least half the blocks are in
+ * threads' hands (not waiting for the writer), and no pass since the thread's first ask
+ * (*barren, set by that ask from AT_TAKEBACK_FIRST) found nothing to take back. */
 #define AT_TAKEBACK_FIRST UINT32_MAX
 int at__takeback_ask(uint32_t *barren);
 /* The writer, once per pass: takes back and writes idle threads' blocks when the pool is
@@ -247,8 +254,6 @@ int at__takeback_ask(uint32_t *barren);
  * pool is not short). */
 uint32_t at__takeback_pass(void);
 void at__takeback_after_fork(void);
-/* The ticket a thread publishes in `held` for its current block: its number and index. */
-uint64_t at__block_ticket(struct at_ring_block *block);
 /* The committed slots at the start of a block whose owner took `taken` slots and is in no
  * at_record call: they are all before the first slot never written. */
 uint32_t at__block_committed(struct at_ring_block *block, uint32_t taken);

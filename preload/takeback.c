@@ -19,11 +19,16 @@
  *  4. Ownership is settled on the thread's `held` word (the block's ticket: its number and
  *     index, never the same twice): the writer clears it with a compare-exchange against the
  *     ticket it saw idle, the thread's slow path with an exchange when it hands the block
- *     over. Whoever gets the ticket owns the block. The thread publishes `held` only after
- *     opening the room (release), so a writer that saw the ticket stores its 0 after that.
+ *     over (at__takeback_claim). Whoever gets the ticket owns the block. The thread
+ *     publishes `held` only after opening the room (release), so a writer that saw the
+ *     ticket stores its 0 after that, and the thread never opens the room of that block again.
  *
  * The writer writes a block it took back at once, in every mode: in overwrite mode it would
- * otherwise be the first to be overwritten while holding few events. The thread, at its next
+ * otherwise be the first to be overwritten while holding few events (for the same reason,
+ * blocks handed over partly filled, by threads that ended, are written when the pool is short).
+ * A thread that finds no free block waits for a take-back only while the live threads are at
+ * least half as many as the blocks: otherwise the pool is short because the writer is behind,
+ * and drop mode drops as it always did. The thread, at its next
  * call, finds its ticket gone (or capacity 0 on a block still its own, when nest was not 0:
  * it hands that over as partly filled) and takes a new block. Spare blocks (nested signal
  * handlers) are not taken back: a thread takes one only when its block is full inside a
@@ -54,7 +59,7 @@ struct entry {
 static struct {
     pthread_mutex_t lock; /* guards the entries and each thread's registry_slot */
     struct entry *entries;
-    uint32_t count, cap;
+    uint32_t count, cap; /* count: written under the lock, read as a hint without it */
     int enabled;     /* membarrier works here; set once, when the writer starts */
     uint32_t wanted; /* asks since the last pass (threads that found no free block); atomic */
     uint32_t barren; /* passes asked for that found no block to take back; atomic */
@@ -86,7 +91,9 @@ void at__takeback_start(void)
     __atomic_store_n(&reg.enabled, 1, __ATOMIC_RELEASE);
 }
 
-uint64_t at__block_ticket(struct at_ring_block *block)
+/* A block's ticket: its number and index, never 0 and never the same twice (numbers are
+ * unique), so a compare-exchange against it cannot mistake a block taken again for the old. */
+static uint64_t ticket_of(struct at_ring_block *block)
 {
     uint64_t index = (uint64_t)((char *)block - at__ring.base) / at__ring.block_size;
     return (uint64_t)block->seq << 32 | (index + 1);
@@ -101,6 +108,19 @@ uint32_t at__block_committed(struct at_ring_block *block, uint32_t taken)
     while (used > 0 && __atomic_load_n(&slots[used - 1].kind, __ATOMIC_ACQUIRE) == 0)
         used--;
     return used;
+}
+
+void at__takeback_publish(struct at_thread *self, struct at_ring_block *block)
+{
+    /* release: the writer that sees the ticket (choose_idle, acquire) stores its capacity 0
+     * after the room the thread set before this */
+    __atomic_store_n(&self->held, ticket_of(block), __ATOMIC_RELEASE);
+}
+
+int at__takeback_claim(struct at_thread *self)
+{
+    /* acq_rel: pairs with settle's compare-exchange: whoever clears held owns the block */
+    return __atomic_exchange_n(&self->held, 0, __ATOMIC_ACQ_REL) != 0;
 }
 
 int at__takeback_register(struct at_thread *self)
@@ -119,7 +139,9 @@ int at__takeback_register(struct at_thread *self)
     }
     if (err == 0) {
         reg.entries[reg.count] = (struct entry){.thread = self};
-        self->registry_slot = ++reg.count;
+        /* relaxed: at__takeback_ask reads the count as a hint, without the lock */
+        __atomic_store_n(&reg.count, reg.count + 1, __ATOMIC_RELAXED);
+        self->registry_slot = reg.count;
     }
     pthread_mutex_unlock(&reg.lock);
     return err;
@@ -130,7 +152,8 @@ void at__takeback_remove(struct at_thread *self)
     pthread_mutex_lock(&reg.lock);
     uint32_t slot = self->registry_slot;
     if (slot) {
-        reg.entries[slot - 1] = reg.entries[--reg.count];
+        reg.entries[slot - 1] = reg.entries[reg.count - 1];
+        __atomic_store_n(&reg.count, reg.count - 1, __ATOMIC_RELAXED); /* as in register */
         if (slot - 1 < reg.count)
             reg.entries[slot - 1].thread->registry_slot = slot;
         self->registry_slot = 0;
@@ -142,6 +165,11 @@ int at__takeback_ask(uint32_t *barren)
 {
     /* acquire: pairs with at__takeback_start's release store */
     if (!__atomic_load_n(&reg.enabled, __ATOMIC_ACQUIRE))
+        return 0;
+    /* relaxed, both: a hint. Fewer live threads than half the blocks: the pool is short
+     * because the writer is behind, which taking back does not help (drop mode drops) */
+    if (__atomic_load_n(&reg.count, __ATOMIC_RELAXED) * 2 <
+        __atomic_load_n(&at__ring.block_count, __ATOMIC_RELAXED))
         return 0;
     /* acquire: pairs with the writer's release increment in at__takeback_pass */
     uint32_t now = __atomic_load_n(&reg.barren, __ATOMIC_ACQUIRE);
@@ -219,7 +247,7 @@ static int settle(struct entry *e)
     if (__atomic_load_n(&t->nest, __ATOMIC_RELAXED) != 0)
         return 0;
     uint64_t ticket = e->ticket;
-    /* acq_rel: pairs with hand_over's exchange of held (record.c): one of the two gets it */
+    /* acq_rel: pairs with at__takeback_claim's exchange of held: one of the two gets it */
     if (!__atomic_compare_exchange_n(&t->held, &ticket, 0, 0, __ATOMIC_ACQ_REL,
                                      __ATOMIC_RELAXED))
         return 0;
