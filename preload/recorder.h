@@ -244,14 +244,14 @@ void at__takeback_publish(struct at_thread *self, struct at_ring_block *block);
  * 0 when the writer took it back. */
 int at__takeback_claim(struct at_thread *self);
 /* A thread found no free block: asks the writer to take back idle threads' blocks. Returns
- * whether waiting for a block may help: membarrier works, at least half the blocks are in
- * threads' hands (not waiting for the writer), and no pass since the thread's first ask
- * (*barren, set by that ask from AT_TAKEBACK_FIRST) found nothing to take back. */
+ * whether waiting for a block may help: membarrier works, the process has had live threads
+ * at least half as many as the blocks (else the writer is behind), and no pass since the
+ * thread's first ask (*barren, set by that ask from AT_TAKEBACK_FIRST) found nothing to take
+ * back. */
 #define AT_TAKEBACK_FIRST UINT32_MAX
 int at__takeback_ask(uint32_t *barren);
-/* The writer, once per pass: takes back and writes idle threads' blocks when the pool is
- * short or a thread asked. Returns the blocks freed (nothing, and no system call, when the
- * pool is not short). */
+/* The writer, once per pass: takes back and writes idle threads' blocks when a thread asked.
+ * Returns the blocks freed (nothing, and no lock or system call, when nobody asked). */
 uint32_t at__takeback_pass(void);
 void at__takeback_after_fork(void);
 /* The committed slots at the start of a block whose owner took `taken` slots and is in no

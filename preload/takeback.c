@@ -2,10 +2,10 @@
  * the ring has blocks (512 at the default settings; every CZMQ actor is a thread).
  *
  * Each thread that holds blocks is in a registry (added by the slow path when the thread takes
- * its first block, removed when it ends). When the pool runs short, or a thread asks because it
- * found no free block, the writer looks at every registered thread: one whose block has not
- * moved for IDLE_NS is idle, and its block is taken back (and, when a thread is waiting and
- * nobody is idle, those that have not moved for the longest). For each such thread:
+ * its first block, removed when it ends). When a thread asks because it found no free block,
+ * the writer looks at every registered thread: one whose block has not moved for IDLE_NS is
+ * idle, and its block is taken back (and, when nobody is idle, those that have not moved for
+ * the longest, one per ask). For each such thread:
  *
  *  1. the writer stores 0 in its `capacity` (4 bytes: `next`, which the thread's xadd may be
  *     updating, is never written), so that every later at_record call goes to the slow path;
@@ -25,10 +25,10 @@
  *
  * The writer writes a block it took back at once, in every mode: in overwrite mode it would
  * otherwise be the first to be overwritten while holding few events (for the same reason,
- * blocks handed over partly filled, by threads that ended, are written when the pool is short).
- * A thread that finds no free block waits for a take-back only while the live threads are at
- * least half as many as the blocks: otherwise the pool is short because the writer is behind,
- * and drop mode drops as it always did. The thread, at its next
+ * blocks handed over partly filled, by threads that ended, are written when a thread asks).
+ * A thread that finds no free block waits for a take-back only in a process that has had live
+ * threads at least half as many as the blocks: otherwise the pool is short because the writer
+ * is behind, and drop mode drops as it always did. The thread, at its next
  * call, finds its ticket gone (or capacity 0 on a block still its own, when nest was not 0:
  * it hands that over as partly filled) and takes a new block. Spare blocks (nested signal
  * handlers) are not taken back: a thread takes one only when its block is full inside a
@@ -59,7 +59,9 @@ struct entry {
 static struct {
     pthread_mutex_t lock; /* guards the entries and each thread's registry_slot */
     struct entry *entries;
-    uint32_t count, cap; /* count: written under the lock, read as a hint without it */
+    uint32_t count, cap;
+    uint32_t peak;   /* the most threads registered at once; written under the lock, read as a
+                      * hint without it */
     int enabled;     /* membarrier works here; set once, when the writer starts */
     uint32_t wanted; /* asks since the last pass (threads that found no free block); atomic */
     uint32_t barren; /* passes asked for that found no block to take back; atomic */
@@ -139,9 +141,9 @@ int at__takeback_register(struct at_thread *self)
     }
     if (err == 0) {
         reg.entries[reg.count] = (struct entry){.thread = self};
-        /* relaxed: at__takeback_ask reads the count as a hint, without the lock */
-        __atomic_store_n(&reg.count, reg.count + 1, __ATOMIC_RELAXED);
-        self->registry_slot = reg.count;
+        self->registry_slot = ++reg.count;
+        if (reg.count > reg.peak) /* relaxed: at__takeback_ask reads it without the lock */
+            __atomic_store_n(&reg.peak, reg.count, __ATOMIC_RELAXED);
     }
     pthread_mutex_unlock(&reg.lock);
     return err;
@@ -152,8 +154,7 @@ void at__takeback_remove(struct at_thread *self)
     pthread_mutex_lock(&reg.lock);
     uint32_t slot = self->registry_slot;
     if (slot) {
-        reg.entries[slot - 1] = reg.entries[reg.count - 1];
-        __atomic_store_n(&reg.count, reg.count - 1, __ATOMIC_RELAXED); /* as in register */
+        reg.entries[slot - 1] = reg.entries[--reg.count];
         if (slot - 1 < reg.count)
             reg.entries[slot - 1].thread->registry_slot = slot;
         self->registry_slot = 0;
@@ -166,9 +167,11 @@ int at__takeback_ask(uint32_t *barren)
     /* acquire: pairs with at__takeback_start's release store */
     if (!__atomic_load_n(&reg.enabled, __ATOMIC_ACQUIRE))
         return 0;
-    /* relaxed, both: a hint. Fewer live threads than half the blocks: the pool is short
-     * because the writer is behind, which taking back does not help (drop mode drops) */
-    if (__atomic_load_n(&reg.count, __ATOMIC_RELAXED) * 2 <
+    /* relaxed, both: a hint. Never as many live threads as half the blocks: the pool is short
+     * because the writer is behind, which taking back does not help (drop mode drops). With
+     * that many once, blocks may be in threads' hands, or in the partly filled blocks of the
+     * many that ended, which the writer frees soon. */
+    if (__atomic_load_n(&reg.peak, __ATOMIC_RELAXED) * 2 <
         __atomic_load_n(&at__ring.block_count, __ATOMIC_RELAXED))
         return 0;
     /* acquire: pairs with the writer's release increment in at__takeback_pass */
@@ -275,17 +278,6 @@ static uint32_t take_chosen(void)
     return taken;
 }
 
-/* Whether the pool is short enough to look at the threads: a thread asked, or fewer than an
- * eighth of the blocks are free and the pool cannot grow. */
-static int pool_short(uint32_t wanted)
-{
-    /* relaxed: a hint, like every reading of the pool's counts outside ring.c */
-    uint32_t free = __atomic_load_n(&at__ring.free_count, __ATOMIC_RELAXED);
-    uint32_t count = __atomic_load_n(&at__ring.block_count, __ATOMIC_RELAXED);
-    uint32_t max = __atomic_load_n(&at__ring.block_max, __ATOMIC_RELAXED);
-    return wanted || (count >= max && free < count / 8);
-}
-
 /* Overwrite mode: the blocks handed over partly filled (a thread ended) are written, not
  * kept: they would take the pool's room for few events, and are never overwritten
  * (at__ring_steal_oldest takes only filled ones). Returns the blocks freed. */
@@ -311,9 +303,9 @@ static uint32_t write_partial(void)
 static uint32_t take_back(uint32_t wanted)
 {
     uint64_t now = at__clock_ns(CLOCK_MONOTONIC);
-    if (choose_idle(now) > 0 || (wanted && choose_unmoved(now, wanted) > 0))
+    if (choose_idle(now) > 0 || choose_unmoved(now, wanted) > 0)
         return take_chosen();
-    if (wanted && !blocks_to_come())
+    if (!blocks_to_come())
         /* release: pairs with at__takeback_ask's acquire load: waiting is in vain */
         __atomic_fetch_add(&reg.barren, 1, __ATOMIC_RELEASE);
     return 0;
@@ -326,8 +318,10 @@ uint32_t at__takeback_pass(void)
         return 0;
     /* acq_rel: pairs with at__takeback_ask's fetch_add */
     uint32_t wanted = __atomic_exchange_n(&reg.wanted, 0, __ATOMIC_ACQ_REL);
-    if (!pool_short(wanted))
-        return 0; /* no lock, no barrier: the pool is not short */
+    /* Nobody waits: no lock, no barrier. Taking a block back when the pool is short only
+     * because the writer is behind would help nobody, and leave its idle owner to drop. */
+    if (!wanted)
+        return 0;
     uint32_t taken = write_partial();
     /* a thread waiting asks again (and wakes the writer) if the lock is busy */
     if (pthread_mutex_trylock(&reg.lock) == 0) {
@@ -341,7 +335,7 @@ uint32_t at__takeback_pass(void)
  * along, and it registers again with its first block. */
 void at__takeback_after_fork(void)
 {
-    reg.count = 0;
+    reg.count = reg.peak = 0;
     reg.enabled = 0; /* registered again for the child when its writer starts */
     reg.wanted = 0;
     pthread_mutex_init(&reg.lock, NULL);
