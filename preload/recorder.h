@@ -229,8 +229,8 @@ void at__patch_new_objects(void);
 
 /* ---- takeback.c: taking back the blocks of idle threads ---- */
 
-/* At the writer's start (before the recorder runs): registers for membarrier, or says once that nothing will be taken
- * back. */
+/* The writer thread, first: registers for membarrier, or says once that nothing will be
+ * taken back. */
 void at__takeback_start(void);
 /* The slow path, with the thread's first block (never in a signal handler): the thread joins
  * the registry. 0 or -ENOMEM (the thread records on; its block is never taken back). */
@@ -244,10 +244,10 @@ void at__takeback_publish(struct at_thread *self, struct at_ring_block *block);
  * 0 when the writer took it back. */
 int at__takeback_claim(struct at_thread *self);
 /* A thread found no free block: asks the writer to take back idle threads' blocks. Returns
- * whether waiting for a block may help: membarrier works, the process has had live threads
- * at least half as many as the blocks (else the writer is behind), and no pass since the
- * thread's first ask (*barren, set by that ask from AT_TAKEBACK_FIRST) found nothing to take
- * back. */
+ * whether waiting for a block may help: membarrier is not refused, the process has had live
+ * threads at least half as many as the blocks (else the writer is behind), and no pass since
+ * the thread's first ask (*barren, set by that ask from AT_TAKEBACK_FIRST) found nothing to
+ * take back. */
 #define AT_TAKEBACK_FIRST UINT32_MAX
 int at__takeback_ask(uint32_t *barren);
 /* The writer, once per pass: takes back and writes idle threads' blocks when a thread asked.

@@ -62,7 +62,8 @@ static struct {
     uint32_t count, cap;
     uint32_t peak;   /* the most threads registered at once; written under the lock, read as a
                       * hint without it */
-    int enabled;     /* membarrier works here; set once, when the writer starts */
+    int enabled;     /* membarrier works here: 1, refused: -1, not known yet: 0 (the writer
+                      * registers when it starts: that may take a grace period) */
     uint32_t wanted; /* asks since the last pass (threads that found no free block); atomic */
     uint32_t barren; /* passes asked for that found no block to take back; atomic */
 } reg = {.lock = PTHREAD_MUTEX_INITIALIZER};
@@ -82,15 +83,12 @@ static long membarrier(int cmd)
 void at__takeback_start(void)
 {
     long err = membarrier(MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED);
-    if (err < 0) {
+    if (err < 0)
         at__warn("membarrier is refused (%s): the blocks of idle threads cannot be taken "
                  "back, so more live threads than blocks lose events",
                  strerror((int)-err));
-        return;
-    }
-    /* release: pairs with at__takeback_ask's acquire load; set once per process image,
-     * before the recorder runs */
-    __atomic_store_n(&reg.enabled, 1, __ATOMIC_RELEASE);
+    /* release: pairs with at__takeback_ask's acquire load; set once per process image */
+    __atomic_store_n(&reg.enabled, err < 0 ? -1 : 1, __ATOMIC_RELEASE);
 }
 
 /* A block's ticket: its number and index, never 0 and never the same twice (numbers are
@@ -164,8 +162,8 @@ void at__takeback_remove(struct at_thread *self)
 
 int at__takeback_ask(uint32_t *barren)
 {
-    /* acquire: pairs with at__takeback_start's release store */
-    if (!__atomic_load_n(&reg.enabled, __ATOMIC_ACQUIRE))
+    /* acquire: pairs with at__takeback_start's release store (while not known, wait) */
+    if (__atomic_load_n(&reg.enabled, __ATOMIC_ACQUIRE) < 0)
         return 0;
     /* relaxed, both: a hint. Never as many live threads as half the blocks: the pool is short
      * because the writer is behind, which taking back does not help (drop mode drops). With
@@ -313,8 +311,8 @@ static uint32_t take_back(uint32_t wanted)
 
 uint32_t at__takeback_pass(void)
 {
-    /* relaxed: set before the writer thread was made */
-    if (!__atomic_load_n(&reg.enabled, __ATOMIC_RELAXED))
+    /* relaxed: set by this thread, the writer */
+    if (__atomic_load_n(&reg.enabled, __ATOMIC_RELAXED) <= 0)
         return 0;
     /* acq_rel: pairs with at__takeback_ask's fetch_add */
     uint32_t wanted = __atomic_exchange_n(&reg.wanted, 0, __ATOMIC_ACQ_REL);

@@ -486,6 +486,7 @@ static void *writer_main(void *unused)
     (void)unused;
     pthread_setname_np(pthread_self(), "actortrace-w");
     at__self.internal = 1; /* what this thread does (futex waits, writes) is not the program's */
+    at__takeback_start(); /* here, not at the start: registering may wait a grace period */
     w.next_clock_ns = at__clock_ns(CLOCK_MONOTONIC) + 1000 * 1000ull;
     for (;;) {
         /* read before draining: a handover after this read makes pending differ, and the
@@ -549,7 +550,6 @@ static int start_writer(const char *trace_path)
     AT_RETURN_IF_ERROR(write_file_header());
     /* the PROCESS record and the first clock sample lead the file */
     AT_RETURN_IF_ERROR(write_meta());
-    at__takeback_start();
     /* All signals blocked: the program's signals go to its own threads, and a write past
      * RLIMIT_FSIZE fails with EFBIG here instead of killing the process with SIGXFSZ. */
     sigset_t all, old;
