@@ -229,9 +229,6 @@ void at__patch_new_objects(void);
 
 /* ---- takeback.c: taking back the blocks of idle threads ---- */
 
-/* The writer thread, first: registers for membarrier, or says once that nothing will be
- * taken back. */
-void at__takeback_start(void);
 /* The slow path, with the thread's first block (never in a signal handler): the thread joins
  * the registry. 0 or -ENOMEM (the thread records on; its block is never taken back). */
 int at__takeback_register(struct at_thread *self);
@@ -245,7 +242,8 @@ void at__takeback_publish(struct at_thread *self, struct at_ring_block *block);
 int at__takeback_claim(struct at_thread *self);
 /* A thread found no free block: asks the writer to take back idle threads' blocks. Returns
  * whether waiting for a block may help: membarrier is not refused, the process has had live
- * threads at least half as many as the blocks (else the writer is behind), and no pass since
+ * threads at least half as many as the pool's most blocks (else the pool grows, or the writer
+ * is behind), and no pass since
  * the thread's first ask (*barren, set by that ask from AT_TAKEBACK_FIRST) found nothing to
  * take back. */
 #define AT_TAKEBACK_FIRST UINT32_MAX

@@ -63,7 +63,7 @@ static struct {
     uint32_t peak;   /* the most threads registered at once; written under the lock, read as a
                       * hint without it */
     int enabled;     /* membarrier works here: 1, refused: -1, not known yet: 0 (the writer
-                      * registers when it starts: that may take a grace period) */
+                      * registers at the first ask: that may wait for a grace period) */
     uint32_t wanted; /* asks since the last pass (threads that found no free block); atomic */
     uint32_t barren; /* passes asked for that found no block to take back; atomic */
 } reg = {.lock = PTHREAD_MUTEX_INITIALIZER};
@@ -80,7 +80,9 @@ static long membarrier(int cmd)
     return ret;
 }
 
-void at__takeback_start(void)
+/* The writer, at the first ask (registering may wait for an RCU grace period, which no
+ * process with few threads should pay for, and no start-up). */
+static void start(void)
 {
     long err = membarrier(MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED);
     if (err < 0)
@@ -162,7 +164,7 @@ void at__takeback_remove(struct at_thread *self)
 
 int at__takeback_ask(uint32_t *barren)
 {
-    /* acquire: pairs with at__takeback_start's release store (while not known, wait) */
+    /* acquire: pairs with start's release store (while not known, wait) */
     if (__atomic_load_n(&reg.enabled, __ATOMIC_ACQUIRE) < 0)
         return 0;
     /* relaxed, both: a hint. Never as many live threads as half the blocks: the pool is short
@@ -170,7 +172,7 @@ int at__takeback_ask(uint32_t *barren)
      * that many once, blocks may be in threads' hands, or in the partly filled blocks of the
      * many that ended, which the writer frees soon. */
     if (__atomic_load_n(&reg.peak, __ATOMIC_RELAXED) * 2 <
-        __atomic_load_n(&at__ring.block_count, __ATOMIC_RELAXED))
+        __atomic_load_n(&at__ring.block_max, __ATOMIC_RELAXED))
         return 0;
     /* acquire: pairs with the writer's release increment in at__takeback_pass */
     uint32_t now = __atomic_load_n(&reg.barren, __ATOMIC_ACQUIRE);
@@ -190,7 +192,7 @@ static uint32_t choose_idle(uint64_t now)
     uint32_t chosen = 0;
     for (uint32_t i = 0; i < reg.count; i++) {
         struct entry *e = &reg.entries[i];
-        /* acquire: pairs with switch_block's release store of held, after the room is set */
+        /* acquire: pairs with at__takeback_publish's release store, after the room is set */
         uint64_t ticket = __atomic_load_n(&e->thread->held, __ATOMIC_ACQUIRE);
         /* relaxed: only to see whether the thread moved; the thread updates it with xadd */
         uint32_t next = __atomic_load_n(&e->thread->next, __ATOMIC_RELAXED);
@@ -311,14 +313,16 @@ static uint32_t take_back(uint32_t wanted)
 
 uint32_t at__takeback_pass(void)
 {
-    /* relaxed: set by this thread, the writer */
-    if (__atomic_load_n(&reg.enabled, __ATOMIC_RELAXED) <= 0)
-        return 0;
     /* acq_rel: pairs with at__takeback_ask's fetch_add */
     uint32_t wanted = __atomic_exchange_n(&reg.wanted, 0, __ATOMIC_ACQ_REL);
     /* Nobody waits: no lock, no barrier. Taking a block back when the pool is short only
      * because the writer is behind would help nobody, and leave its idle owner to drop. */
     if (!wanted)
+        return 0;
+    /* relaxed: only the writer stores it */
+    if (__atomic_load_n(&reg.enabled, __ATOMIC_RELAXED) == 0)
+        start();
+    if (__atomic_load_n(&reg.enabled, __ATOMIC_RELAXED) < 0) /* as above */
         return 0;
     uint32_t taken = write_partial();
     /* a thread waiting asks again (and wakes the writer) if the lock is busy */
@@ -334,7 +338,7 @@ uint32_t at__takeback_pass(void)
 void at__takeback_after_fork(void)
 {
     reg.count = reg.peak = 0;
-    reg.enabled = 0; /* registered again for the child when its writer starts */
+    reg.enabled = 0; /* the child registers anew when a thread asks */
     reg.wanted = 0;
     pthread_mutex_init(&reg.lock, NULL);
 }

@@ -486,7 +486,6 @@ static void *writer_main(void *unused)
     (void)unused;
     pthread_setname_np(pthread_self(), "actortrace-w");
     at__self.internal = 1; /* what this thread does (futex waits, writes) is not the program's */
-    at__takeback_start(); /* here, not at the start: registering may wait a grace period */
     w.next_clock_ns = at__clock_ns(CLOCK_MONOTONIC) + 1000 * 1000ull;
     for (;;) {
         /* read before draining: a handover after this read makes pending differ, and the
