@@ -299,16 +299,16 @@ static uint32_t write_partial(void)
 }
 
 /* The threads' side: marks and takes back what is idle (or, for waiting threads, unmoved);
- * when there is nothing to take and no block to come, tells the waiting threads to stop. */
-static uint32_t take_back(uint32_t wanted)
+ * when nothing was freed and no block is to come, tells the waiting threads to stop. */
+static uint32_t take_back(uint32_t wanted, uint32_t freed)
 {
     uint64_t now = at__clock_ns(CLOCK_MONOTONIC);
     if (choose_idle(now) > 0 || choose_unmoved(now, wanted) > 0)
-        return take_chosen();
-    if (!blocks_to_come())
+        freed += take_chosen();
+    if (freed == 0 && !blocks_to_come())
         /* release: pairs with at__takeback_ask's acquire load: waiting is in vain */
         __atomic_fetch_add(&reg.barren, 1, __ATOMIC_RELEASE);
-    return 0;
+    return freed;
 }
 
 uint32_t at__takeback_pass(void)
@@ -327,7 +327,7 @@ uint32_t at__takeback_pass(void)
     uint32_t taken = write_partial();
     /* a thread waiting asks again (and wakes the writer) if the lock is busy */
     if (pthread_mutex_trylock(&reg.lock) == 0) {
-        taken += take_back(wanted);
+        taken = take_back(wanted, taken);
         pthread_mutex_unlock(&reg.lock);
     }
     return taken;
