@@ -80,6 +80,8 @@ struct at_thread {
                              * the thread's exchange or the writer's compare-exchange */
     uint32_t registry_slot; /* index + 1 in takeback.c's registry, 0 = not in it; under its
                              * mutex */
+    uint32_t exiting;       /* the thread-exit destructor has run: the thread stays out of the
+                             * registry, which a later round of destructors might not leave */
 };
 
 /* initial-exec: the library is loaded at startup by LD_PRELOAD, so its TLS sits in the static

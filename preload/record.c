@@ -100,11 +100,15 @@ static void first_event(struct at_thread *self)
         note_name(self);
     }
     if (!self->exit_hook) {
-        /* the destructor runs again if a later destructor records: it is set anew here, and
-         * the thread joins the registry again */
+        /* the destructor runs again if a later destructor records: it is set anew here. An
+         * ending thread does not join the registry again: glibc runs the destructors a bounded
+         * number of times, and a thread left in the registry would have the writer read its
+         * thread-local state after the thread is gone. Its blocks are handed over at its next
+         * destructor run, or written by the finish. */
         pthread_setspecific(at__exit_key, self);
         self->exit_hook = 1;
-        at__takeback_register(self);
+        if (!self->exiting)
+            at__takeback_register(self);
     }
 }
 
@@ -379,6 +383,7 @@ void at__thread_exit(void *unused)
     sigset_t old;
     signals_off(&old);
     self->exit_hook = 0;
+    self->exiting = 1;
     at__takeback_remove(self); /* first: the writer takes nothing back from here on */
     /* acquire: pairs with lifecycle.c's release store of RUNNING */
     if (__atomic_load_n(&at__state, __ATOMIC_ACQUIRE) == AT_STATE_RUNNING) {
