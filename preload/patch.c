@@ -206,17 +206,22 @@ static int calls_through_plt(const struct elf_file *f, const Elf64_Shdr *symtab)
     return 0;
 }
 
+/* The file's fullest symbol table: .symtab, else .dynsym (NULL when it has neither). */
+static const Elf64_Shdr *elf_symbols(const struct elf_file *f)
+{
+    const Elf64_Shdr *symtab = elf_section(f, SHT_SYMTAB);
+    return symtab ? symtab : elf_section(f, SHT_DYNSYM);
+}
+
 /* Patches the declared functions object o defines, unless it reaches them through its PLT. */
 static void patch_object(const struct object *o)
 {
     struct elf_file f;
     if (elf_open(&f, o->path) < 0)
         return;
-    const Elf64_Shdr *symtab = elf_section(&f, SHT_SYMTAB);
-    if (!symtab && o->path == exe_path)
+    if (o->path == exe_path && !elf_section(&f, SHT_SYMTAB))
         exe_stripped = 1;
-    if (!symtab)
-        symtab = elf_section(&f, SHT_DYNSYM);
+    const Elf64_Shdr *symtab = elf_symbols(&f);
     size_t nsyms =
         symtab && !calls_through_plt(&f, symtab) ? symtab->sh_size / sizeof(Elf64_Sym) : 0;
     for (size_t i = 0; i < nsyms; i++) {
@@ -228,6 +233,25 @@ static void patch_object(const struct object *o)
             patch_one(d, o, sym);
     }
     munmap((void *)f.data, f.size);
+}
+
+int at__patch_defines(void **real, const char *symbol)
+{
+    struct at_patchable *d = __start_at_patchable;
+    while (d < __stop_at_patchable && d->real != real)
+        d++;
+    struct elf_file f;
+    if (d == __stop_at_patchable || !d->patched_in || elf_open(&f, d->patched_in) < 0)
+        return 0;
+    const Elf64_Shdr *symtab = elf_symbols(&f);
+    int found = 0;
+    for (size_t i = 0; symtab && !found && i < symtab->sh_size / sizeof(Elf64_Sym); i++) {
+        const Elf64_Sym *sym;
+        const char *name = elf_symbol(&f, symtab, i, &sym);
+        found = name && sym->st_shndx != SHN_UNDEF && strcmp(name, symbol) == 0;
+    }
+    munmap((void *)f.data, f.size);
+    return found;
 }
 
 /* 1 the first time object `base` is seen (or when too many were seen to remember). */
