@@ -274,13 +274,16 @@ $(B)/patch/opener-rpath: tests/patch/opener.c
 # The Aether stand-in linked into its programs, as Aether's default build links its runtime: a
 # static archive built -fPIC (the functions stay whole), the programs without -rdynamic.
 AETHER_STATIC := $(patsubst %,$(STATIC)/aether/%,pingpong forkjoin ask single)
-PATCH_PROGS += $(AETHER_STATIC)
+PATCH_PROGS += $(AETHER_STATIC) $(STATIC)/aether/pingpong-rdynamic
 $(STATIC)/aether/libaether.a: tests/aether/runtime.c tests/aether/aether_abi.h | $(DEPS_OK)
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) $(CFLAGS) $(WARN) -fPIC -pthread -c -o $(@D)/runtime.o $<
 	ar rcs $@ $(@D)/runtime.o
 $(AETHER_STATIC): $(STATIC)/aether/%: tests/aether/%.c tests/aether/aether_abi.h tests/aether/program.h $(STATIC)/aether/libaether.a
 	$(CC) $(CPPFLAGS) $(CFLAGS) $(WARN) -pthread -o $@ $< $(STATIC)/aether/libaether.a
+# and linked -rdynamic, as ae links
+$(STATIC)/aether/pingpong-rdynamic: tests/aether/pingpong.c tests/aether/aether_abi.h tests/aether/program.h $(STATIC)/aether/libaether.a
+	$(CC) $(CPPFLAGS) $(CFLAGS) $(WARN) -rdynamic -pthread -o $@ $< $(STATIC)/aether/libaether.a
 # A program whose rt_exit is too short to patch.
 $(STATIC)/refused: tests/patch/refused.c tests/rt/refrt.h
 	@mkdir -p $(@D)

@@ -118,12 +118,16 @@ static void switch_off(const char *why)
 }
 
 /* 1 when the runtime has the symbol: its pointer is set already (the trampoline of a patched
- * entry), dlsym finds it, or the object scheduler_thread was patched in (a program the runtime
- * is linked into, which exports nothing) has it in its symbol table. */
+ * entry), dlsym finds it, or an object one of the functions was patched in (a program the
+ * runtime is linked into, which exports nothing) has it in its symbol table. */
 static int present(void **real, const char *symbol)
 {
-    return *real || (*real = dlsym(RTLD_NEXT, symbol)) ||
-           at__patch_defines((void **)&real_scheduler_thread, symbol);
+    if (*real || (*real = dlsym(RTLD_NEXT, symbol)))
+        return 1;
+    for (size_t i = 0; i < sizeof symbols / sizeof symbols[0]; i++)
+        if (at__patch_defines(symbols[i].real, symbol))
+            return 1;
+    return 0;
 }
 
 /* Resolves every symbol; threads racing here store the same pointers. dlsym rather than
