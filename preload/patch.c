@@ -240,7 +240,7 @@ static int calls_directly(const struct object *o, const struct elf_file *f,
             declared(name))
             entries[n++] = o->base + sym->st_value;
     }
-    return calls_any(o, entries, n);
+    return n > 0 && calls_any(o, entries, n); /* most objects define none: no scan */
 }
 
 /* The file's fullest symbol table: .symtab, else .dynsym (NULL when it has neither). */
