@@ -28,8 +28,7 @@ COMMON_SRC  := $(wildcard common/*.c)
 CLI_SRC     := $(wildcard cli/*.c)
 # The product's shims; shim/refrt.c wraps the test-only reference runtime, so it goes only into
 # the test copy of the library (TEST_LIB).
-# preload/patch_dlopen.c wraps dlopen, which only a library with patchable shims needs (see it).
-PRELOAD_SRC := $(filter-out preload/patch_dlopen.c,$(wildcard preload/*.c)) \
+PRELOAD_SRC := $(wildcard preload/*.c) \
 	$(filter-out shim/refrt.c,$(wildcard shim/*.c))
 DECODER_SRC := $(wildcard decoder/*.c)
 RT_SRC      := tests/rt/runtime.c
@@ -66,10 +65,10 @@ $(B)/libactortrace.so: $(PRELOAD_SRC) $(COMMON_SRC) $(wildcard include/*.h prelo
 
 # The test copy: the product plus the shim of the reference runtime, which the tests and
 # examples on refrt are traced with.
-$(TEST_LIB): $(PRELOAD_SRC) shim/refrt.c preload/patch_dlopen.c $(COMMON_SRC) $(wildcard include/*.h preload/*.h shim/*.map tests/rt/refrt.h) | $(DEPS_OK)
+$(TEST_LIB): $(PRELOAD_SRC) shim/refrt.c $(COMMON_SRC) $(wildcard include/*.h preload/*.h shim/*.map tests/rt/refrt.h) | $(DEPS_OK)
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) -Itests/rt $(CFLAGS) $(WARN) $(PRELOAD_FLAGS) -shared -Wl,-z,now -o $@ \
-		$(PRELOAD_SRC) shim/refrt.c preload/patch_dlopen.c $(COMMON_SRC) -lzstd -ldl $(PATCH_LIBS) -Wl,-z,defs $(SHIM_VERSIONS)
+		$(PRELOAD_SRC) shim/refrt.c $(COMMON_SRC) -lzstd -ldl $(PATCH_LIBS) -Wl,-z,defs $(SHIM_VERSIONS)
 
 $(B)/tracedecode: $(DECODER_SRC) $(COMMON_SRC) $(wildcard include/*.h decoder/*.h) | $(DEPS_OK)
 	$(CC) $(CPPFLAGS) $(CFLAGS) $(WARN) -o $@ $(DECODER_SRC) $(COMMON_SRC) -lzstd
@@ -252,9 +251,42 @@ $(MANY)/libactortrace-many.so: $(PRELOAD_SRC) $(COMMON_SRC) $(MANY)/shim.c $(wil
 		$(PRELOAD_SRC) $(COMMON_SRC) $(MANY)/shim.c -lzstd -ldl $(PATCH_LIBS) -Wl,-z,defs $(SHIM_VERSIONS)
 # A program that loads refrt with dlopen.
 $(STATIC)/dlopen: tests/patch/dlopen.c tests/rt/refrt.h
+	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) -Itests/rt $(CFLAGS) $(WARN) -o $@ $< -ldl
+# dlopen by a bare name, searched in the caller's run path (preload/patch_dlopen.c): refrt
+# (-Bsymbolic-functions) found through a DT_RUNPATH of $ORIGIN/../symbolic, and a program that
+# opens two copies of one plugin, with a DT_RUNPATH and with a DT_RPATH of $ORIGIN/a.
+PATCH_PROGS += $(STATIC)/dlopen-runpath $(B)/patch/opener-runpath $(B)/patch/opener-rpath \
+	$(B)/patch/a/libplugin.so $(B)/patch/b/libplugin.so
+$(STATIC)/dlopen-runpath: tests/patch/dlopen.c tests/rt/refrt.h
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS) -Itests/rt $(CFLAGS) $(WARN) -o $@ $< -ldl \
+		-Wl,--enable-new-dtags,-rpath,'$$ORIGIN/../symbolic'
+$(B)/patch/%/libplugin.so: tests/patch/plugin.c
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) $(WARN) -fPIC -shared -DWHICH='"$*"' -Wl,-soname,libplugin.so -o $@ $<
+$(B)/patch/opener-runpath: tests/patch/opener.c
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) $(WARN) -o $@ $< -ldl -Wl,--enable-new-dtags,-rpath,'$$ORIGIN/a'
+$(B)/patch/opener-rpath: tests/patch/opener.c
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) $(WARN) -o $@ $< -ldl -Wl,--disable-new-dtags,-rpath,'$$ORIGIN/a'
+# The Aether stand-in linked into its programs, as Aether's default build links its runtime: a
+# static archive built -fPIC (the functions stay whole), the programs without -rdynamic.
+AETHER_STATIC := $(patsubst %,$(STATIC)/aether/%,pingpong forkjoin ask single)
+PATCH_PROGS += $(AETHER_STATIC) $(STATIC)/aether/pingpong-rdynamic
+$(STATIC)/aether/libaether.a: tests/aether/runtime.c tests/aether/aether_abi.h | $(DEPS_OK)
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS) $(CFLAGS) $(WARN) -fPIC -pthread -c -o $(@D)/runtime.o $<
+	ar rcs $@ $(@D)/runtime.o
+$(AETHER_STATIC): $(STATIC)/aether/%: tests/aether/%.c tests/aether/aether_abi.h tests/aether/program.h $(STATIC)/aether/libaether.a
+	$(CC) $(CPPFLAGS) $(CFLAGS) $(WARN) -pthread -o $@ $< $(STATIC)/aether/libaether.a
+# and linked -rdynamic, as ae links
+$(STATIC)/aether/pingpong-rdynamic: tests/aether/pingpong.c tests/aether/aether_abi.h tests/aether/program.h $(STATIC)/aether/libaether.a
+	$(CC) $(CPPFLAGS) $(CFLAGS) $(WARN) -rdynamic -pthread -o $@ $< $(STATIC)/aether/libaether.a
 # A program whose rt_exit is too short to patch.
 $(STATIC)/refused: tests/patch/refused.c tests/rt/refrt.h
+	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) -Itests/rt $(CFLAGS) $(WARN) -o $@ $<
 
 demo: all

@@ -134,9 +134,11 @@ struct at_patchable {
 };
 
 #define AT_PATCHABLE(symbol) {#symbol, (void **)&real_##symbol, 0}
+/* aligned: as the struct, not more, so that the tables of several shims lie end to end in the
+ * section, one array (the compiler would align a large array to 32 bytes, leaving gaps). */
 #define AT_PATCH_TABLE(...)                                                                 \
-    __attribute__((section("at_patchable"), used)) static struct at_patchable at__patchable[] = \
-        {__VA_ARGS__}
+    __attribute__((section("at_patchable"), used, aligned(__alignof__(struct at_patchable)))) \
+    static struct at_patchable at__patchable[] = {__VA_ARGS__}
 
 /* 1 when the recorder is on (the process is being traced and has not failed or stopped).
  * Shims may skip work that only feeds the recorder (reading a message name) when it is 0. */

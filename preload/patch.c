@@ -4,11 +4,11 @@
  * one thread exists, each function a shim declares patchable (AT_PATCH_TABLE) is looked up in
  * every loaded object's symbol table (.symtab from its file, else .dynsym); where that object
  * defines it and calls its own functions directly (it imports none of them through a PLT or
- * GOT slot: the program itself, a library built -Bsymbolic-functions), its entry is overwritten
- * with a jump to our wrapper (patch_x86.c), and the wrapper's real_<symbol> becomes the
- * trampoline to the original. What is patched and what is refused goes into the trace (PATCH
- * records); a refusal is also said once on stderr. Objects dlopen loads are patched before it
- * returns, in a library that wraps dlopen (patch_dlopen.c). ACTORTRACE_PATCH=0 turns it off. */
+ * GOT slot: the program itself, a library built -Bsymbolic-functions that has a direct call to
+ * one), its entry is overwritten with a jump to our wrapper (patch_x86.c), and the wrapper's
+ * real_<symbol> becomes the trampoline to the original. What is patched and what is refused
+ * goes into the trace (PATCH records); a refusal is also said once on stderr. Objects dlopen
+ * loads are patched before it returns (patch_dlopen.c). ACTORTRACE_PATCH=0 turns it off. */
 #include <dlfcn.h>
 #include <elf.h>
 #include <errno.h>
@@ -206,19 +206,76 @@ static int calls_through_plt(const struct elf_file *f, const Elf64_Shdr *symtab)
     return 0;
 }
 
+/* 1 when one of the object's executable segments holds a call or jump (e8 / e9 rel32) to one
+ * of the n entries. */
+static int calls_any(const struct object *o, const uintptr_t *entries, unsigned n)
+{
+    for (unsigned i = 0; i < o->nphdrs; i++) {
+        const Elf64_Phdr *ph = &o->phdrs[i];
+        const uint8_t *code = (const uint8_t *)(o->base + ph->p_vaddr);
+        for (size_t at = 0; ph->p_type == PT_LOAD && (ph->p_flags & PF_X) && at + 5 <= ph->p_filesz;
+             at++) {
+            int32_t rel;
+            memcpy(&rel, code + at + 1, sizeof rel);
+            for (unsigned e = 0; (code[at] | 1) == 0xe9 && e < n; e++)
+                if ((uintptr_t)(code + at + 5) + (uintptr_t)(intptr_t)rel == entries[e])
+                    return 1;
+        }
+    }
+    return 0;
+}
+
+/* 1 when the shared object o calls one of the declared functions it defines directly (built
+ * -Bsymbolic-functions, say): a library that only defines them, without calling them, has
+ * nothing worth patching, and may not be the runtime at all. */
+static int calls_directly(const struct object *o, const struct elf_file *f,
+                          const Elf64_Shdr *symtab)
+{
+    uintptr_t entries[64];
+    unsigned n = 0;
+    for (size_t i = 0; symtab && n < 64 && i < symtab->sh_size / sizeof(Elf64_Sym); i++) {
+        const Elf64_Sym *sym;
+        const char *name = elf_symbol(f, symtab, i, &sym);
+        if (name && sym->st_shndx != SHN_UNDEF && ELF64_ST_TYPE(sym->st_info) == STT_FUNC &&
+            declared(name))
+            entries[n++] = o->base + sym->st_value;
+    }
+    return n > 0 && calls_any(o, entries, n); /* most objects define none: no scan */
+}
+
+/* The file's fullest symbol table: .symtab, else .dynsym (NULL when it has neither). */
+static const Elf64_Shdr *elf_symbols(const struct elf_file *f)
+{
+    const Elf64_Shdr *symtab = elf_section(f, SHT_SYMTAB);
+    return symtab ? symtab : elf_section(f, SHT_DYNSYM);
+}
+
+/* 1 for a program the system installed (/usr/bin, ...): distributions strip them, no actor
+ * runtime is linked into them, and a traced program's children (a shell, a tool) are often
+ * them, so their being stripped is not worth a line. */
+static int system_program(const char *path)
+{
+    static const char *const dirs[] = {"/usr/bin/", "/bin/",         "/usr/sbin/",
+                                       "/sbin/",    "/usr/libexec/", "/usr/lib/"};
+    for (size_t i = 0; i < sizeof dirs / sizeof dirs[0]; i++)
+        if (strncmp(path, dirs[i], strlen(dirs[i])) == 0)
+            return 1;
+    return 0;
+}
+
 /* Patches the declared functions object o defines, unless it reaches them through its PLT. */
 static void patch_object(const struct object *o)
 {
     struct elf_file f;
     if (elf_open(&f, o->path) < 0)
         return;
-    const Elf64_Shdr *symtab = elf_section(&f, SHT_SYMTAB);
-    if (!symtab && o->path == exe_path)
+    if (o->path == exe_path && !elf_section(&f, SHT_SYMTAB) && !system_program(o->path))
         exe_stripped = 1;
-    if (!symtab)
-        symtab = elf_section(&f, SHT_DYNSYM);
-    size_t nsyms =
-        symtab && !calls_through_plt(&f, symtab) ? symtab->sh_size / sizeof(Elf64_Sym) : 0;
+    const Elf64_Shdr *symtab = elf_symbols(&f);
+    size_t nsyms = symtab && !calls_through_plt(&f, symtab) &&
+                           (o->path == exe_path || calls_directly(o, &f, symtab))
+                       ? symtab->sh_size / sizeof(Elf64_Sym)
+                       : 0;
     for (size_t i = 0; i < nsyms; i++) {
         const Elf64_Sym *sym;
         const char *name = elf_symbol(&f, symtab, i, &sym);
@@ -228,6 +285,25 @@ static void patch_object(const struct object *o)
             patch_one(d, o, sym);
     }
     munmap((void *)f.data, f.size);
+}
+
+int at__patch_defines(void **real, const char *symbol)
+{
+    struct at_patchable *d = __start_at_patchable;
+    while (d < __stop_at_patchable && d->real != real)
+        d++;
+    struct elf_file f;
+    if (d == __stop_at_patchable || !d->patched_in || elf_open(&f, d->patched_in) < 0)
+        return 0;
+    const Elf64_Shdr *symtab = elf_symbols(&f);
+    int found = 0;
+    for (size_t i = 0; symtab && !found && i < symtab->sh_size / sizeof(Elf64_Sym); i++) {
+        const Elf64_Sym *sym;
+        const char *name = elf_symbol(&f, symtab, i, &sym);
+        found = name && sym->st_shndx != SHN_UNDEF && strcmp(name, symbol) == 0;
+    }
+    munmap((void *)f.data, f.size);
+    return found;
 }
 
 /* 1 the first time object `base` is seen (or when too many were seen to remember). */

@@ -11,6 +11,7 @@
  * caller serializes the calls (patch.c, under its mutex), and patches only functions no other
  * thread can be running (before main, or in an object dlopen has just loaded). */
 #include <errno.h>
+#include <link.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -213,22 +214,97 @@ static uintptr_t branch_target(const ZydisDecodedInstruction *ins, const ZydisDe
     return 0;
 }
 
+/* 1 when target is one of the displaced bytes after the first, where the jump's would be. */
+static int into_displaced(const struct at_patch *p, size_t displaced, uintptr_t target)
+{
+    return target > p->entry && target < p->entry + displaced;
+}
+
+static int segment_end(struct dl_phdr_info *info, size_t size, void *addr_end)
+{
+    (void)size;
+    uintptr_t *q = addr_end; /* in: the address; out: the end of its segment */
+    for (unsigned i = 0; i < info->dlpi_phnum; i++) {
+        const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+        uintptr_t start = info->dlpi_addr + ph->p_vaddr;
+        if (ph->p_type == PT_LOAD && (ph->p_flags & PF_R) && q[0] >= start &&
+            q[0] < start + ph->p_memsz) {
+            q[1] = start + ph->p_memsz;
+            return 1;
+        }
+    }
+    return 0;
+}
+
+/* Refuses when an entry of the jump table at `table` (32-bit offsets from the table) goes into
+ * the displaced bytes. Its entries are read while they point into the function, and only from
+ * the loaded segment that holds the table. */
+static int check_table(struct at_patch *p, size_t displaced, uintptr_t table)
+{
+    uintptr_t q[2] = {table, 0};
+    dl_iterate_phdr(segment_end, q);
+    for (uintptr_t e = table; e + sizeof(int32_t) <= q[1]; e += sizeof(int32_t)) {
+        int32_t offset;
+        memcpy(&offset, (const void *)e, sizeof offset);
+        uintptr_t target = table + (uintptr_t)(intptr_t)offset;
+        if (target < p->entry || target >= p->entry + p->size)
+            return 0;
+        if (into_displaced(p, displaced, target)) {
+            refuse(p, "its jump table's entry %lu goes into the bytes the jump replaces",
+                   (e - table) / sizeof(int32_t));
+            return -EINVAL;
+        }
+    }
+    return 0;
+}
+
+/* The jump table an instruction reads, 0 for none. The compilers' switch (PIC) is
+ *     lea rT, [rip + table]; movsxd rX, [rT + rI*4]; add rX, rT; jmp rX
+ * so a table is a register loaded by a RIP-relative lea (lea_at, by register) that a memory
+ * operand then indexes by 4. */
+static uintptr_t indexed_table(const ZydisDecodedInstruction *ins, const ZydisDecodedOperand *ops,
+                               const uintptr_t *lea_at)
+{
+    for (unsigned i = 0; i < ins->operand_count_visible; i++) {
+        const ZydisDecodedOperandMem *m = &ops[i].mem;
+        if (ops[i].type == ZYDIS_OPERAND_TYPE_MEMORY && m->index != ZYDIS_REGISTER_NONE &&
+            m->scale == 4 && m->base != ZYDIS_REGISTER_NONE && lea_at[m->base])
+            return lea_at[m->base];
+    }
+    return 0;
+}
+
+/* Remembers the address a RIP-relative lea loads into its register: a jump table's, maybe. */
+static void note_lea(const ZydisDecodedInstruction *ins, const ZydisDecodedOperand *ops,
+                     uintptr_t at, uintptr_t *lea_at)
+{
+    ZyanU64 target;
+    if (ins->mnemonic == ZYDIS_MNEMONIC_LEA && ops[1].mem.base == ZYDIS_REGISTER_RIP &&
+        ZYAN_SUCCESS(ZydisCalcAbsoluteAddress(ins, &ops[1], at, &target)))
+        lea_at[ops[0].reg.value] = (uintptr_t)target;
+}
+
 /* Refuses when an instruction of the function, other than those displaced, jumps into the
- * displaced bytes after the first (which the jump overwrites). The whole body must decode. */
+ * displaced bytes after the first (which the jump overwrites), directly or through a jump
+ * table. The whole body must decode. */
 static int check_branches(struct at_patch *p, size_t displaced)
 {
     ZydisDecodedInstruction ins;
     ZydisDecodedOperand ops[ZYDIS_MAX_OPERAND_COUNT];
+    uintptr_t lea_at[ZYDIS_REGISTER_MAX_VALUE + 1] = {0};
     for (uintptr_t at = p->entry; at < p->entry + p->size; at += ins.length) {
         if (decode(at, p->entry + p->size - at, &ins, ops) < 0) {
             refuse(p, "cannot decode its body at +%lu", at - p->entry);
             return -EINVAL;
         }
-        uintptr_t target = branch_target(&ins, ops, at);
-        if (target > p->entry && target < p->entry + displaced) {
+        if (into_displaced(p, displaced, branch_target(&ins, ops, at))) {
             refuse(p, "a branch at +%lu goes into the bytes the jump replaces", at - p->entry);
             return -EINVAL;
         }
+        note_lea(&ins, ops, at, lea_at);
+        uintptr_t table = indexed_table(&ins, ops, lea_at);
+        if (table && check_table(p, displaced, table) < 0)
+            return -EINVAL;
     }
     return 0;
 }

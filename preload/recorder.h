@@ -226,6 +226,10 @@ extern uint64_t at__names_lost; /* names that could not be kept; atomic */
 
 /* Patches the objects loaded since the last call (patch_dlopen.c, after dlopen). */
 void at__patch_new_objects(void);
+/* 1 when the function whose wrapper forwards through *real was patched, in an object that
+ * defines symbol (in .symtab, else .dynsym): a shim's check of a runtime linked into a program,
+ * whose functions dlsym cannot find. */
+int at__patch_defines(void **real, const char *symbol);
 
 /* ---- takeback.c: taking back the blocks of idle threads ---- */
 

@@ -80,6 +80,15 @@ static void (*real_scheduler_release_actor)(void *);
 static void *(*real_scheduler_thread)(void *);
 static void *real_scheduler_send_batch_start, *real_scheduler_send_batch_flush; /* checked only */
 
+/* Aether's default build links the runtime into the program, where no PLT carries its calls:
+ * the recorder patches these functions' entries to jump to the wrappers (docs/PATCHING.md). */
+AT_PATCH_TABLE(AT_PATCHABLE(scheduler_send_local), AT_PATCHABLE(scheduler_send_remote),
+               AT_PATCHABLE(scheduler_send_batch_add), AT_PATCHABLE(aether_send_message),
+               AT_PATCHABLE(scheduler_ask_message), AT_PATCHABLE(scheduler_reply),
+               AT_PATCHABLE(scheduler_spawn_actor), AT_PATCHABLE(scheduler_register_actor),
+               AT_PATCHABLE(scheduler_release_actor), AT_PATCHABLE(scheduler_thread));
+int at__patch_defines(void **real, const char *symbol);
+
 /* ===== Guard ============================================================================== */
 
 static const struct {
@@ -109,13 +118,26 @@ static void switch_off(const char *why)
         at__warn("aether: %s; its calls are forwarded untraced (docs/shims/aether.md)", why);
 }
 
+/* 1 when the runtime has the symbol: its pointer is set already (the trampoline of a patched
+ * entry), dlsym finds it, or an object one of the functions was patched in (a program the
+ * runtime is linked into, which exports nothing) has it in its symbol table. */
+static int present(void **real, const char *symbol)
+{
+    if (*real || (*real = dlsym(RTLD_NEXT, symbol)))
+        return 1;
+    for (size_t i = 0; i < sizeof symbols / sizeof symbols[0]; i++)
+        if (at__patch_defines(symbols[i].real, symbol))
+            return 1;
+    return 0;
+}
+
 /* Resolves every symbol; threads racing here store the same pointers. dlsym rather than
  * at_resolve: a missing symbol is the answer to the check, reported in one line. */
 static int check_symbols(void)
 {
     const char *missing = NULL;
     for (size_t i = 0; i < sizeof symbols / sizeof symbols[0]; i++)
-        if (!(*symbols[i].real = dlsym(RTLD_NEXT, symbols[i].symbol)) && !missing)
+        if (!present(symbols[i].real, symbols[i].symbol) && !missing)
             missing = symbols[i].symbol;
     if (missing) {
         char why[128];

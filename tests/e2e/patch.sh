@@ -47,6 +47,38 @@ check "dlopen: runs traced, nothing on stderr" [ $? -eq 0 -a ! -s "$TMP/dl.err" 
 "$DECODE" -o "$TMP/dl.jsonl" "$TMP/dl.trace"
 counts_equal "dlopen" "$TMP/dl.jsonl" "$TMP/dl.out"
 
+# the same, by a bare name its DT_RUNPATH ($ORIGIN/../symbolic) finds: searched as untraced,
+# and patched
+traced "$TMP/dr.trace" "$S/dlopen-runpath" librefrt.so 2000 >"$TMP/dr.out" 2>"$TMP/dr.err"
+check "dlopen by run path: runs traced, nothing on stderr" [ $? -eq 0 -a ! -s "$TMP/dr.err" ]
+check "dlopen by run path: the runtime ran" [ -n "$(truth "$TMP/dr.out" send)" ]
+"$DECODE" -o "$TMP/dr.jsonl" "$TMP/dr.trace"
+counts_equal "dlopen by run path" "$TMP/dr.jsonl" "$TMP/dr.out"
+
+# dlopen from a program whose run path ($ORIGIN/a) holds one copy of a plugin and
+# LD_LIBRARY_PATH or $ORIGIN/b the other: each answer (which copy, or dlerror's text) is the
+# untraced one, under the product and the test copy
+opens() { # opens NAME WANT LD_LIBRARY_PATH PROGRAM ARGS...: WANT, the copies loaded untraced
+    local name=$1 want=$2 libpath=$3
+    shift 3
+    LD_LIBRARY_PATH=$libpath "$@" >"$TMP/op.plain" 2>&1
+    equal "dlopen $name: untraced" "$(awk -F', ' '{printf "%s ", $2}' "$TMP/op.plain")" "$want "
+    for lib in "$PRODUCT_LIB" "$LIB"; do
+        LD_LIBRARY_PATH=$libpath ACTORTRACE_OUT="$TMP/op.trace" LD_PRELOAD="$lib" "$@" \
+            >"$TMP/op.out" 2>&1
+        check "dlopen $name: as untraced with $(basename "$lib")" cmp -s "$TMP/op.plain" "$TMP/op.out"
+    done
+}
+P="$B/patch"
+opens "bare name, DT_RUNPATH" a "" "$P/opener-runpath" libplugin.so
+opens "bare name, LD_LIBRARY_PATH before DT_RUNPATH" b "$P/b" "$P/opener-runpath" libplugin.so
+opens "bare name, DT_RPATH before LD_LIBRARY_PATH" a "$P/b" "$P/opener-rpath" libplugin.so
+opens "\$ORIGIN, then a bare name matching its soname" "b b b" "" "$P/opener-runpath" \
+    '$ORIGIN/b/libplugin.so' libplugin.so noload:libplugin.so
+opens "RTLD_NOLOAD, missing files, NULL" "no plugin_which no plugin_which no plugin_which no plugin_which" \
+    "" "$P/opener-rpath" noload:libplugin.so '${ORIGIN}/c/libplugin.so' libmissing.so -
+opens "a path relative to the working directory" a "" sh -c "cd '$P' && ./opener-runpath ./a/libplugin.so"
+
 # the summary lists the nine functions of shim/refrt.c's table, patched in the program
 traced "$TMP/pp.trace" "$S/pingpong" 100 >/dev/null 2>&1
 "$DECODE" -o "$TMP/pp.jsonl" "$TMP/pp.trace"
@@ -79,6 +111,10 @@ for args in 100 not-a-number; do
     check "stripped ($args): output unchanged" cmp -s "$TMP/plain.out" "$TMP/strip.out"
 done
 
+# a stripped program the system installed (a traced program's child, often) is not worth a line
+ACTORTRACE_OUT="$TMP/sys.trace" LD_PRELOAD="$PRODUCT_LIB" /bin/true 2>"$TMP/sys.err"
+check "stripped /bin/true: nothing said" [ $? -eq 0 -a ! -s "$TMP/sys.err" ]
+
 # a function too short to patch: refused, said once on stderr and in the trace, and it still
 # runs; the other function of the program is patched and traced
 traced "$TMP/ref.trace" "$S/refused" >"$TMP/ref.out" 2>"$TMP/ref.err"
@@ -93,3 +129,46 @@ equal "refused: the patched function's calls are traced" "$(kind_count "$TMP/ref
 equal "refused: the summary says what was patched and what was refused, and why" \
     "$(tail -n 1 "$TMP/ref.jsonl" | jq -c '.patches | sort_by(.symbol) | map([.symbol, .patched, .why])')" \
     '[["rt_exit",false,"its 1 bytes are fewer than the jump needs"],["rt_send",true,null]]'
+
+# The Aether stand-in linked into its programs, as Aether's default build links its runtime:
+# traced with the product through patched entries exactly as the shared build is through the
+# PLT. Each event kind equals the runtime's own count (park and unpark vary from run to run) and
+# the shared build's, and so do the sends counted by path and sender.
+ae_events() { # ae_events JSONL: the events but parks, by kind, and the sends by path and sender
+    jq -r 'select(.event and .event != "park" and .event != "unpark")
+        | if .event == "send" then "send \(.path) \(.sender)" else .event end' "$1" | sort | uniq -c
+}
+ae_traced() { # ae_traced NAME BUILD PROGRAM ARGS...: $TMP/NAME.BUILD.{out,err,jsonl,events}
+    local f="$TMP/$1.$2"
+    shift 2
+    ACTORTRACE_OUT="$f.trace" LD_PRELOAD="$PRODUCT_LIB" "$@" >"$f.out" 2>"$f.err"
+    "$DECODE" -o "$f.jsonl" "$f.trace"
+    ae_events "$f.jsonl" >"$f.events"
+}
+aether_static() { # aether_static NAME STATIC-PROGRAM ARGS...: NAME the shared build's program
+    local name=$1 prog=$2 kind
+    shift 2
+    local label="aether static $(basename "$prog")" f="$TMP/$(basename "$prog")"
+    "$prog" "$@" 2>&1 | grep -v '^{"ground_truth"' >"$f.plain"
+    ae_traced "$name" shared "$B/tests/aether/$name" "$@"
+    ae_traced "$(basename "$prog")" static "$prog" "$@"
+    local j="$f.static.jsonl" out="$f.static.out"
+    check "$label: nothing on stderr" [ ! -s "$f.static.err" ]
+    equal "$label: output unchanged" "$(grep -v '^{"ground_truth"' "$out")" "$(cat "$f.plain")"
+    equal "$label: the ten functions are patched in the program" "$(tail -n 1 "$j" |
+        jq --arg exe "$prog" '[.patches[] | select(.patched and .object == $exe)] | length')" 10
+    for kind in send spawn exit reply park; do
+        equal "$label: $kind = the runtime's" "$(kind_count "$j" $kind)" "$(truth "$out" $kind)"
+    done
+    equal "$label: step_begin = the runtime's steps" "$(kind_count "$j" step_begin)" \
+        "$(truth "$out" step)"
+    equal "$label: unpark = park" "$(kind_count "$j" unpark)" "$(kind_count "$j" park)"
+    check "$label: each kind, and the sends by path and sender, as the shared build" \
+        cmp -s "$f.static.events" "$TMP/$name.shared.events"
+}
+aether_static pingpong "$S/aether/pingpong" 5000
+aether_static forkjoin "$S/aether/forkjoin" 8 500
+aether_static ask "$S/aether/ask" 500
+aether_static single "$S/aether/single" 2000
+# linked -rdynamic, as ae links: the functions are in .dynsym too, ahead of the wrappers
+aether_static pingpong "$S/aether/pingpong-rdynamic" 5000

@@ -22,6 +22,8 @@ CASE(case_jump_short)
 CASE(case_call)
 CASE(case_short_branch)
 CASE(case_jrcxz)
+CASE(case_table)
+CASE(case_table_into)
 
 static fn real; /* the trampoline of the case under test */
 static int wrapper_calls;
@@ -90,6 +92,10 @@ static int times3_plus1(int x)
 {
     return x * 3 + 1;
 }
+static int switch_of(int x)
+{
+    return x >= 0 && x <= 2 ? 10 + x : -1;
+}
 static int plus7_or_minus1(int x)
 {
     return x ? x + 7 : -1;
@@ -104,12 +110,19 @@ int main(void)
     patched_case("call first", case_call, case_call_end, xs, n, times3_plus1);
     patched_case("short conditional branch in the first bytes", case_short_branch,
                  case_short_branch_end, xs, n, plus7_or_minus1);
+    static const int cases[] = {0, 1, 2, 3, -1, 1000};
+    patched_case("jump table past the first bytes", case_table, case_table_end, cases, 6,
+                 switch_of);
+    refused_case("jump table into the first bytes", case_table_into, case_table_into_end,
+                 "its jump table's entry 2 goes into the bytes the jump replaces");
     refused_case("3-byte function", case_short, case_short_end, "fewer than the jump needs");
     refused_case("2-byte tail jump", case_jump_short, case_jump_short_end,
                  "fewer than the jump needs");
     refused_case("loop back into the first bytes", case_loop, case_loop_end,
                  "goes into the bytes the jump replaces");
     refused_case("jrcxz in the first bytes", case_jrcxz, case_jrcxz_end, "cannot be relocated");
-    check(case_loop(4) == 12 && case_short(9) == 9, "refused functions still run");
+    check(case_loop(4) == 12 && case_short(9) == 9 && case_table_into(0) == 1 &&
+              case_table_into(2) == 2,
+          "refused functions still run");
     return failures != 0;
 }

@@ -74,10 +74,60 @@ case_jrcxz:
 3:      ret
 case_jrcxz_end:
 
+/* int case_table(int x): 10 + x for x = 0, 1, 2, else -1, through a jump table as compilers
+ * build it (PIC: offsets from the table), whose entries are all past the first bytes. */
+        .globl case_table, case_table_end
+case_table:
+        cmp edi, 2
+        ja .Ltable_default
+        mov eax, edi
+        lea rdx, [rip + table_ok]
+        movsxd rax, DWORD PTR [rdx + rax * 4]
+        add rax, rdx
+        jmp rax
+.Ltable_0:
+        mov eax, 10
+        ret
+.Ltable_1:
+        mov eax, 11
+        ret
+.Ltable_2:
+        mov eax, 12
+        ret
+.Ltable_default:
+        mov eax, -1
+        ret
+case_table_end:
+
+/* int case_table_into(int x): the same pattern, but the table's third entry goes to +2, inside
+ * the bytes the jump would replace (no direct branch does): 1, 1, 2 for x = 0, 1, 2. */
+        .globl case_table_into, case_table_into_end
+case_table_into:
+        xor eax, eax
+.Linto_again:
+        add eax, 1
+        cmp edi, 2
+        ja .Linto_end
+        mov ecx, edi
+        mov edi, 3 /* the second pass ends at the ja */
+        lea rdx, [rip + table_into]
+        movsxd rcx, DWORD PTR [rdx + rcx * 4]
+        add rcx, rdx
+        jmp rcx
+.Linto_end:
+        ret
+case_table_into_end:
+
 triple:
         lea eax, [rdi + rdi * 2]
         ret
         .p2align 12
+
+        .section .rodata
+table_ok:
+        .long .Ltable_0 - table_ok, .Ltable_1 - table_ok, .Ltable_2 - table_ok
+table_into:
+        .long .Linto_end - table_into, .Linto_end - table_into, .Linto_again - table_into
 
         .data
 value:  .long 42
