@@ -299,18 +299,22 @@ static int switch_blocked(struct at_thread *self)
     return switched;
 }
 
-/* A new spare block; the full one goes to the writer first (spare_busy == 0: no interrupted
- * call holds a slot of it). Signals blocked: a handler in this one would take a second one. */
-static struct at_ring_block *new_spare(struct at_thread *self)
+/* A new spare block in place of `seen`, the spare the caller found missing or full; the full
+ * one goes to the writer first (spare_busy == 0: no interrupted call holds a slot of it).
+ * Signals blocked: a handler in this one would take a second one. A handler that ran before
+ * they were blocked may have replaced `seen` already (and recorded into the new spare): then
+ * that spare stays. seen_seq: seen's number then, in case its block came back as a spare. */
+static void new_spare(struct at_thread *self, struct at_ring_block *seen, uint32_t seen_seq)
 {
     sigset_t old;
     signals_off(&old);
-    if (self->spare)
-        at__writer_submit(self->spare, ((struct at_ring_block *)self->spare)->capacity);
-    self->spare = take_block(self);
-    self->spare_next = 0;
+    if (self->spare == seen && (!seen || seen->seq == seen_seq)) {
+        if (seen)
+            at__writer_submit(seen, seen->capacity);
+        self->spare = take_block(self);
+        self->spare_next = 0;
+    }
     pthread_sigmask(SIG_SETMASK, &old, NULL);
-    return self->spare;
 }
 
 /* A nested call found the block full (the call it interrupted may hold a slot of it, so the
@@ -322,16 +326,19 @@ static int record_spare(struct at_thread *self, unsigned kind, uint64_t actor, u
     struct at_ring_block *spare = self->spare;
     int full = spare && self->spare_next >= spare->capacity;
     if ((!spare || (full && self->spare_busy == 0)) && self->tid && self->exit_hook)
-        spare = new_spare(self);
-    if (!spare)
-        return 0;
-    /* busy from before the slot is taken until it is committed (as nest in at_record) */
+        new_spare(self, spare, spare ? spare->seq : 0);
+    /* busy from before the slot is taken until it is committed (as nest in at_record); the
+     * spare is read after: a handler may have replaced it until then, none can from now */
     __asm__ volatile("incl %0" : "+m"(self->spare_busy)::"memory");
-    uint32_t slot = 1;
-    __asm__ volatile("xaddl %0, %1" : "+r"(slot), "+m"(self->spare_next));
-    int recorded = slot < spare->capacity;
-    if (recorded)
-        at__fill(&at__block_slots(spare)[slot], kind, actor, peer, msg, name, path);
+    spare = self->spare;
+    int recorded = 0;
+    if (spare) {
+        uint32_t slot = 1;
+        __asm__ volatile("xaddl %0, %1" : "+r"(slot), "+m"(self->spare_next));
+        recorded = slot < spare->capacity;
+        if (recorded)
+            at__fill(&at__block_slots(spare)[slot], kind, actor, peer, msg, name, path);
+    }
     __asm__ volatile("decl %0" : "+m"(self->spare_busy)::"memory");
     return recorded;
 }

@@ -1,7 +1,10 @@
 /* Records from signal handlers on the thread they interrupt: the main thread sends to actor 1
- * in a loop while a timer's SIGALRM handler, every 20 us, sends PER_HANDLER messages to actor 2
- * on the same thread. Every send must be in the trace once, and each actor's in their order.
- * Usage: sigrec SENDS [PER_HANDLER]. Prints {"ground_truth":{"send":N,"handler_send":H}}. */
+ * in a loop while a timer's SIGALRM handler, every INTERVAL_US (20 by default), sends
+ * PER_HANDLER messages to actor 2 on the same thread. Every send must be in the trace once, and
+ * each actor's in their order. A short interval with many sends per handler makes handlers
+ * fill whole blocks while the loop's call is inside the slow path.
+ * Usage: sigrec SENDS [PER_HANDLER [INTERVAL_US]].
+ * Prints {"ground_truth":{"send":N,"handler_send":H}}. */
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -25,11 +28,12 @@ int main(int argc, char **argv)
 {
     long sends = argc > 1 ? atol(argv[1]) : 2000000;
     per_handler = argc > 2 ? atoi(argv[2]) : 1;
+    long interval_us = argc > 3 ? atol(argv[3]) : 20;
     nop_send(1, 0); /* the first event starts the recorder: the handler comes after it */
     struct sigaction act = {.sa_handler = on_alarm, .sa_flags = SA_RESTART};
     sigemptyset(&act.sa_mask);
     sigaction(SIGALRM, &act, NULL);
-    struct itimerval every = {{0, 20}, {0, 20}}; /* 20 us */
+    struct itimerval every = {{0, interval_us}, {0, interval_us}};
     setitimer(ITIMER_REAL, &every, NULL);
     for (long i = 1; i <= sends; i++)
         nop_send(1, (int)i);
