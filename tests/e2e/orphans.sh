@@ -16,11 +16,25 @@ progress() { # progress FILE INDEX: the last send of actor INDEX+1 that had retu
     od -A n -t u8 -j $(($2 * 8)) -N 8 "$1" | tr -d ' '
 }
 
-killed_run() { # killed_run NAME SECONDS [VAR=VALUE...]: killme, SIGKILLed after SECONDS
+first_send() { # first_send FILE PID: waits (up to 20 s) until a send has returned, or PID ended
+    local n=0
+    while [ $n -lt 2000 ] && kill -0 "$2" 2>/dev/null; do
+        [ -s "$1" ] && [ "$(progress "$1" 0)" != 0 ] && return 0
+        sleep 0.01
+        n=$((n + 1))
+    done
+    return 1
+}
+
+killed_run() { # killed_run NAME SECONDS [VAR=VALUE...]: killme, SIGKILLed SECONDS after its first send
     local name=$1 secs=$2
     shift 2
+    rm -f "$TMP/$name.progress"
     env "$@" ACTORTRACE_OUT="$TMP/$name.trace" LD_PRELOAD="$LIB_NOP" "$P" "$TMP/$name.progress" $FAST 2>/dev/null &
     local pid=$!
+    # a loaded machine may take longer than SECONDS to start the program at all: the clock
+    # starts at its first send, so that every run has events to check
+    first_send "$TMP/$name.progress" $pid
     sleep "$secs"
     kill -KILL $pid
     wait $pid 2>/dev/null
@@ -77,8 +91,8 @@ for mode in drop overwrite; do
 done
 FAST=""
 
-# killed after 30 ms, before the writer's second sample used to reach anything: the events'
-# time span is the run's, not the tick count taken for nanoseconds
+# killed 30 ms after its first send, before the writer's second sample used to reach anything:
+# the events' time span is the run's, not the tick count taken for nanoseconds
 start=$(date +%s%N)
 killed_run early 0.03
 wall=$(($(date +%s%N) - start))
