@@ -51,10 +51,12 @@ static int have_hw;
 
 static int hw_available(void)
 {
+    /* relaxed: pairs with the store below only in value (see have_hw) */
     int known = __atomic_load_n(&have_hw, __ATOMIC_RELAXED);
     if (known == 0) {
         unsigned a, b, c, d;
         known = __get_cpuid(1, &a, &b, &c, &d) && (c & bit_SSE4_2) ? 2 : 1;
+        /* relaxed: every racing thread stores the same answer */
         __atomic_store_n(&have_hw, known, __ATOMIC_RELAXED);
     }
     return known == 2;

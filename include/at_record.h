@@ -22,7 +22,14 @@
  *    writer (and a post-mortem reader of the ring file) uses only committed slots.
  *  - A block is handed over only by the outermost call, when no call of the thread is between
  *    its xadd and its commit: every slot taken in it is committed.
- *  - `next` and `capacity` are set together, with one 8-byte store. */
+ *  - `next` and `capacity` are set together, with one 8-byte store, by the thread; the writer
+ *    only ever stores 0 into `capacity` alone (4 bytes), to take the block back.
+ *  - Taking back (preload/takeback.c): the writer stores capacity = 0, runs one membarrier
+ *    (a full barrier on every thread of the process), then reads `nest`: 0 means no call of
+ *    the thread is between its load of capacity and its commit, and every later call sees 0
+ *    and goes to the slow path. The block then belongs to whoever clears `held` first (the
+ *    writer's compare-exchange, the slow path's exchange when it hands the block over); the
+ *    thread sets `held` only after opening the room. This adds no instruction here. */
 #ifndef AT_RECORD_H
 #define AT_RECORD_H
 
@@ -48,8 +55,9 @@
 #define AT_LIKELY(x) __builtin_expect(!!(x), 1)
 #define AT_UNLIKELY(x) __builtin_expect(!!(x), 0)
 
-/* Per-thread recorder state. Owner: the thread itself; other threads only read `slots` of a
- * block through the ring (acquire on the slot's last word), never this struct. */
+/* Per-thread recorder state. Owner: the thread itself. The writer reads `held`, `next` and
+ * `nest`, stores 0 in `capacity` and clears `held` when it takes the block back (takeback.c);
+ * other threads read a block's slots only through the ring (acquire on the slot's last word). */
 struct at_thread {
     struct at_event *slots; /* the current block's slots; NULL before the first block */
     uint32_t next;          /* next slot to take; taken with an unlocked xadd (signal-safe) */
@@ -69,6 +77,12 @@ struct at_thread {
     uint64_t drop_count;    /* events dropped since the last block was taken (drop mode) */
     uint64_t drop_first_tsc;
     char name[16];          /* the thread name last written to the trace */
+    uint64_t held;          /* the current block's ticket (takeback.c), 0 = none; cleared by
+                             * the thread's exchange or the writer's compare-exchange */
+    uint32_t registry_slot; /* index + 1 in takeback.c's registry, 0 = not in it; under its
+                             * mutex */
+    uint32_t exiting;       /* the thread-exit destructor has run: the thread stays out of the
+                             * registry, which a later round of destructors might not leave */
 };
 
 /* initial-exec: the library is loaded at startup by LD_PRELOAD, so its TLS sits in the static

@@ -69,6 +69,7 @@ static int glibc_shim = -1; /* -1 until read; atomic, relaxed */
 
 int at__config_glibc(void)
 {
+    /* relaxed: pairs with the CAS below only in value (racing readers store the same one) */
     int on = __atomic_load_n(&glibc_shim, __ATOMIC_RELAXED);
     if (on >= 0)
         return on;
@@ -76,10 +77,12 @@ int at__config_glibc(void)
     int bad = v && ((v[0] != '0' && v[0] != '1') || v[1] != '\0');
     int value = v && !bad ? v[0] - '0' : 0;
     int expected = -1;
+    /* relaxed: the first reader to decide reports a bad value; nothing else is published */
     if (__atomic_compare_exchange_n(&glibc_shim, &expected, value, 0, __ATOMIC_RELAXED,
                                     __ATOMIC_RELAXED) &&
         bad)
         at__warn("ACTORTRACE_GLIBC=%s is not 0 or 1; using 0", v);
+    /* relaxed: the value the CAS above (ours or another reader's) stored */
     return __atomic_load_n(&glibc_shim, __ATOMIC_RELAXED);
 }
 

@@ -48,6 +48,7 @@ uint64_t at__clock_ns(clockid_t clock)
 
 int at_enabled(void)
 {
+    /* acquire: pairs with the release store of RUNNING in at__ensure_started */
     return __atomic_load_n(&at__state, __ATOMIC_ACQUIRE) == AT_STATE_RUNNING;
 }
 
@@ -74,6 +75,7 @@ static void fork_child(void)
     at__writer_after_fork();
     at__meta_after_fork();
     forked_child = 1;
+    /* release: the child's resets above happen before its first event sees UNINIT (one thread) */
     __atomic_store_n(&at__state, AT_STATE_UNINIT, __ATOMIC_RELEASE);
 }
 
@@ -152,16 +154,19 @@ static __thread int starting_here;
 int at__ensure_started(void)
 {
     int expected = AT_STATE_UNINIT;
+    /* acq_rel: one thread wins the start; pairs with at__finish's CAS from UNINIT to OFF */
     if (__atomic_compare_exchange_n(&at__state, &expected, AT_STATE_STARTING, 0,
                                     __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
         starting_here = 1;
         int state = start_guarded(start) == 0 ? AT_STATE_RUNNING : AT_STATE_OFF;
         starting_here = 0;
+        /* release: pairs with every acquire load of at__state: the ring and writer are made */
         __atomic_store_n(&at__state, state, __ATOMIC_RELEASE);
         at__futex((uint32_t *)&at__state, FUTEX_WAKE_PRIVATE, INT32_MAX, NULL);
         return state;
     }
     int state;
+    /* acquire: pairs with the release store of the start's result above */
     while ((state = __atomic_load_n(&at__state, __ATOMIC_ACQUIRE)) == AT_STATE_STARTING &&
            !starting_here)
         at__futex((uint32_t *)&at__state, FUTEX_WAIT_PRIVATE, AT_STATE_STARTING, NULL);
@@ -174,6 +179,7 @@ static void wait_started(void)
 {
     struct timespec step = {0, 10 * 1000 * 1000};
     for (int i = 0; i < 500 && !starting_here &&
+                    /* acquire: pairs with at__ensure_started's release store of the result */
                     __atomic_load_n(&at__state, __ATOMIC_ACQUIRE) == AT_STATE_STARTING;
          i++)
         at__futex((uint32_t *)&at__state, FUTEX_WAIT_PRIVATE, AT_STATE_STARTING, &step);
@@ -184,12 +190,14 @@ int at__finish(uint64_t timeout_ns)
     if (getpid() != at__pid) /* a vfork child shares our memory: hands off */
         return -ECHILD;
     int expected = AT_STATE_UNINIT;
-    /* the process ends before its first event: no start may begin now, on any thread */
+    /* the process ends before its first event: no start may begin now, on any thread
+     * (acq_rel: pairs with at__ensure_started's CAS from UNINIT) */
     if (__atomic_compare_exchange_n(&at__state, &expected, AT_STATE_OFF, 0, __ATOMIC_ACQ_REL,
                                     __ATOMIC_ACQUIRE))
         return -EALREADY;
     wait_started();
     expected = AT_STATE_RUNNING;
+    /* acq_rel: one caller finishes; pairs with the slow path's acquire loads, which then stop */
     if (!__atomic_compare_exchange_n(&at__state, &expected, AT_STATE_OFF, 0, __ATOMIC_ACQ_REL,
                                      __ATOMIC_ACQUIRE))
         return -EALREADY;

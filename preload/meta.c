@@ -278,6 +278,7 @@ static int name_record(unsigned space, uint64_t id, const char *name)
     uint64_t f[] = {space, id};
     int err = append(AT_META_NAME, f, 2, &name, 1);
     if (err < 0)
+        /* relaxed: a total, read once by the writer at the end */
         __atomic_fetch_add(&at__names_lost, 1, __ATOMIC_RELAXED);
     return err;
 }

@@ -361,6 +361,7 @@ __attribute__((constructor)) static void at_patch_constructor(void)
 
 void at__patch_new_objects(void)
 {
+    /* acquire: pairs with nothing but the store under patch_mutex, which the work below takes */
     if (!__atomic_load_n(&patching, __ATOMIC_ACQUIRE))
         return;
     pthread_mutex_lock(&patch_mutex);
@@ -371,6 +372,7 @@ void at__patch_new_objects(void)
 /* A stripped program that recorded nothing may hold the runtime out of our sight: say so. */
 __attribute__((destructor)) static void at_patch_destructor(void)
 {
+    /* acquire: pairs with lifecycle.c's stores of the state; still UNINIT: nothing recorded */
     if (exe_stripped && __atomic_load_n(&at__state, __ATOMIC_ACQUIRE) == AT_STATE_UNINIT)
         at__warn("no event recorded: %s has no symbol table (stripped), so a runtime linked "
                  "into it could not be patched; it ran untraced",

@@ -23,8 +23,6 @@ uint64_t at__threads_total; /* threads that took a block; atomic, relaxed */
 static uint32_t block_seq;  /* numbers blocks as they are taken; atomic, relaxed */
 extern pthread_key_t at__exit_key;
 
-#define BLOCK_WAIT_NS (10 * 1000 * 1000ull)
-
 int at__core_slow(void)
 {
     int cpu = sched_getcpu();
@@ -76,18 +74,20 @@ static void set_room(struct at_thread *self, uint32_t next, uint32_t capacity)
     __atomic_signal_fence(__ATOMIC_SEQ_CST);
 }
 
-/* Hands the thread's block to the writer: every slot taken in it is committed (at_record.h).
- * The room is closed first, so that a handler meanwhile goes to the slow path. */
+/* Hands the thread's block to the writer: every slot taken in it is committed (at_record.h),
+ * unless the writer took it back first (takeback.c). The room is closed first, so that a
+ * handler meanwhile goes to the slow path. */
 static void hand_over(struct at_thread *self)
 {
-    uint32_t capacity = self->capacity, next = self->next;
+    uint32_t next = self->next;
     set_room(self, 0, 0);
-    /* a handler meanwhile took no slot below capacity: only the outermost call switches, and
-     * it came here with the block full or the thread ending */
-    uint32_t used = next < capacity ? next : capacity;
-    at__writer_submit(self->block, used);
+    struct at_ring_block *block = self->block;
     self->block = NULL;
     self->slots = NULL;
+    /* A handler meanwhile took no slot (the room is closed), and slots taken after the writer
+     * closed it were never written: at__block_committed stops there. */
+    if (at__takeback_claim(self))
+        at__writer_submit(block, at__block_committed(block, next));
     if (!self->in_signal)
         note_name(self);
 }
@@ -100,9 +100,15 @@ static void first_event(struct at_thread *self)
         note_name(self);
     }
     if (!self->exit_hook) {
-        /* the destructor runs again if a later destructor records: it is set anew here */
+        /* the destructor runs again if a later destructor records: it is set anew here. An
+         * ending thread does not join the registry again: glibc runs the destructors a bounded
+         * number of times, and a thread left in the registry would have the writer read its
+         * thread-local state after the thread is gone. Its blocks are handed over at its next
+         * destructor run, or written by the finish. */
         pthread_setspecific(at__exit_key, self);
         self->exit_hook = 1;
+        if (!self->exiting)
+            at__takeback_register(self);
     }
 }
 
@@ -165,28 +171,64 @@ static void note_overwritten(const struct at_lost *lost)
     pthread_mutex_unlock(&overwritten_lock);
 }
 
-/* A free block; in block mode, waits for one (the writer never waits for a lock a program
- * thread holds, so a signal handler may wait too); in overwrite mode, takes back the oldest
- * (not in a handler: that takes a lock). */
+#define TAKEBACK_WAIT_NS (50 * 1000 * 1000ull) /* a thread waits this long at a time, */
+#define TAKEBACK_GIVE_UP_NS (5 * 1000 * 1000 * 1000ull) /* this long at most, then drops */
+
+struct block_wait {
+    uint64_t since;  /* the first wait, CLOCK_MONOTONIC */
+    uint32_t barren; /* for at__takeback_ask */
+};
+
+/* Whether to wait (again) for a block: always in block mode, until the trace ends; in the
+ * others while the writer can take back other threads' blocks (takeback.c), 5 s at most: the
+ * writer may be slow to come (starved of the CPU, growing the pool), but not forever. */
+static int may_wait(struct block_wait *wait)
+{
+    int can_take_back = at__takeback_ask(&wait->barren);
+    if (at__config.mode == AT_MODE_BLOCK)
+        /* acquire: pairs with at__finish's CAS to OFF, which ends the wait */
+        return __atomic_load_n(&at__state, __ATOMIC_ACQUIRE) == AT_STATE_RUNNING;
+    uint64_t now = at__clock_ns(CLOCK_MONOTONIC);
+    if (wait->since == 0)
+        wait->since = now;
+    return can_take_back && now - wait->since < TAKEBACK_GIVE_UP_NS;
+}
+
+/* Overwrite mode: takes back the oldest FULL block (not in a handler: that takes a lock). */
+static struct at_ring_block *overwrite_oldest(struct at_thread *self, uint32_t seq)
+{
+    struct at_lost lost;
+    struct at_ring_block *block = NULL;
+    for (int tries = 0; !block && !self->in_signal && tries < 8; tries++) {
+        block = at__ring_take(self->tid, seq);
+        if (!block && (block = at__ring_steal_oldest(self->tid, seq, &lost)) && lost.count)
+            note_overwritten(&lost);
+    }
+    return block;
+}
+
+static struct at_ring_block *take_now(struct at_thread *self, uint32_t seq)
+{
+    struct at_ring_block *block = at__ring_take(self->tid, seq);
+    if (!block && at__config.mode == AT_MODE_OVERWRITE)
+        block = overwrite_oldest(self, seq);
+    return block;
+}
+
+/* A free block, or in overwrite mode the oldest filled one; failing that, waits for one: in
+ * block mode until the trace ends, in the others while the writer can take back idle threads'
+ * blocks. The writer never waits for a lock a program thread holds, so a signal handler may
+ * wait too. */
 static struct at_ring_block *take_block(struct at_thread *self)
 {
     /* One number for the whole process, not per thread: the kernel reuses thread ids, and a
      * later thread with the same id must sort after the earlier one. */
     uint32_t seq = __atomic_fetch_add(&block_seq, 1, __ATOMIC_RELAXED); /* unique, no order */
-    struct at_ring_block *block = at__ring_take(self->tid, seq);
-    /* acquire: pairs with at__finish's CAS to OFF, which ends the wait */
-    while (!block && at__config.mode == AT_MODE_BLOCK &&
-           __atomic_load_n(&at__state, __ATOMIC_ACQUIRE) == AT_STATE_RUNNING) {
-        at__writer_wait_free(BLOCK_WAIT_NS);
-        block = at__ring_take(self->tid, seq);
-    }
-    for (int tries = 0; !block && at__config.mode == AT_MODE_OVERWRITE && !self->in_signal &&
-                        tries < 8;
-         tries++) {
-        struct at_lost lost;
-        block = at__ring_take(self->tid, seq);
-        if (!block && (block = at__ring_steal_oldest(self->tid, seq, &lost)) && lost.count)
-            note_overwritten(&lost);
+    struct at_ring_block *block = take_now(self, seq);
+    struct block_wait wait = {.barren = AT_TAKEBACK_FIRST};
+    while (!block && may_wait(&wait)) {
+        at__writer_wait_free(TAKEBACK_WAIT_NS);
+        block = take_now(self, seq);
     }
     return block;
 }
@@ -236,6 +278,7 @@ static int switch_block(struct at_thread *self)
     self->block = block;
     self->slots = at__block_slots(block);
     set_room(self, next < block->capacity ? next : block->capacity, block->capacity);
+    at__takeback_publish(self, block);
     return 1;
 }
 
@@ -347,6 +390,8 @@ void at__thread_exit(void *unused)
     sigset_t old;
     signals_off(&old);
     self->exit_hook = 0;
+    self->exiting = 1;
+    at__takeback_remove(self); /* first: the writer takes nothing back from here on */
     /* acquire: pairs with lifecycle.c's release store of RUNNING */
     if (__atomic_load_n(&at__state, __ATOMIC_ACQUIRE) == AT_STATE_RUNNING) {
         if (self->block)
@@ -375,4 +420,5 @@ void at__record_after_fork(void)
     /* the parent's losses are the parent's; its lock may have been held by another thread */
     overwritten_count = 0;
     pthread_mutex_init(&overwritten_lock, NULL);
+    at__takeback_after_fork();
 }

@@ -170,6 +170,8 @@ void at__ring_note_clock(uint64_t tsc, uint64_t mono_ns, uint64_t real_ns);
 int at__writer_start(int fd, const char *trace_path);
 /* Hands a FILLING block with `used` slots taken to the writer. */
 void at__writer_submit(struct at_ring_block *block, uint32_t used);
+/* Writes a block taken back from a thread (takeback.c), `used` slots, and frees it. */
+void at__writer_write_taken(struct at_ring_block *block, uint32_t used);
 /* Waits (block mode) until the writer frees a block or `timeout_ns` passes. */
 void at__writer_wait_free(uint64_t timeout_ns);
 /* Asks the writer to drain everything and write the end record, and waits up to timeout_ns
@@ -228,6 +230,35 @@ void at__patch_new_objects(void);
  * defines symbol (in .symtab, else .dynsym): a shim's check of a runtime linked into a program,
  * whose functions dlsym cannot find. */
 int at__patch_defines(void **real, const char *symbol);
+
+/* ---- takeback.c: taking back the blocks of idle threads ---- */
+
+/* The slow path, with the thread's first block (never in a signal handler): the thread joins
+ * the registry. 0 or -ENOMEM (the thread records on; its block is never taken back). */
+int at__takeback_register(struct at_thread *self);
+/* Thread exit, before its blocks are handed over: the writer no longer looks at the thread. */
+void at__takeback_remove(struct at_thread *self);
+/* The slow path, its room on `block` open: makes the block the thread's current one in the
+ * writer's eyes (its ticket in `held`). */
+void at__takeback_publish(struct at_thread *self, struct at_ring_block *block);
+/* The slow path, handing its current block over: 1 when the block is still the thread's,
+ * 0 when the writer took it back. */
+int at__takeback_claim(struct at_thread *self);
+/* A thread found no free block: asks the writer to take back idle threads' blocks. Returns
+ * whether waiting for a block may help: membarrier is not refused, the process has had live
+ * threads at least half as many as the pool's most blocks (else the pool grows, or the writer
+ * is behind), and no pass since
+ * the thread's first ask (*barren, set by that ask from AT_TAKEBACK_FIRST) found nothing to
+ * take back. */
+#define AT_TAKEBACK_FIRST UINT32_MAX
+int at__takeback_ask(uint32_t *barren);
+/* The writer, once per pass: takes back and writes idle threads' blocks when a thread asked.
+ * Returns the blocks freed (nothing, and no lock or system call, when nobody asked). */
+uint32_t at__takeback_pass(void);
+void at__takeback_after_fork(void);
+/* The committed slots at the start of a block whose owner took `taken` slots and is in no
+ * at_record call: they are all before the first slot never written. */
+uint32_t at__block_committed(struct at_ring_block *block, uint32_t taken);
 
 /* ---- record.c: the slow path and per-thread lifecycle ---- */
 

@@ -93,6 +93,7 @@ static int back(size_t offset, size_t len)
     /* before Linux 5.14: fault each page in by hand; the pages are zero, so is the store */
     long page = sysconf(_SC_PAGESIZE);
     for (size_t i = 0; i < len; i += (size_t)page)
+        /* relaxed: only to fault the page in; no other thread uses it yet */
         __atomic_store_n(start + i, 0, __ATOMIC_RELAXED);
     return 0;
 }
@@ -107,7 +108,9 @@ static int prepare(uint32_t more)
         at__ring_block(i)->capacity = at__ring.capacity;
     /* release: a thread that sees the new count sees the blocks' capacity */
     __atomic_store_n(&at__ring.block_count, first + more, __ATOMIC_RELEASE);
+    /* release: for a reader of the ring file (recovery), as above */
     __atomic_store_n(&at__ring.header->block_count, first + more, __ATOMIC_RELEASE);
+    /* release: pairs with take_free's acquire load of free_count */
     __atomic_fetch_add(&at__ring.free_count, more, __ATOMIC_RELEASE);
     return 0;
 }
@@ -195,6 +198,7 @@ void at__ring_remove(void)
 
 static int can_grow(void)
 {
+    /* acquire: pairs with prepare's release store; block_max: relaxed, lowered only */
     return __atomic_load_n(&at__ring.block_count, __ATOMIC_ACQUIRE) <
            __atomic_load_n(&at__ring.block_max, __ATOMIC_RELAXED);
 }
@@ -215,8 +219,10 @@ static uint32_t grow_below(uint32_t count)
 uint32_t at__ring_grow(void)
 {
     uint32_t count = at__ring.block_count;
+    /* acq_rel: pairs with at__ring_take's exchange, one ask per wake-up */
     int asked = __atomic_exchange_n(&at__ring.grow_wanted, 0, __ATOMIC_ACQ_REL);
     if (count >= at__ring.block_max ||
+        /* acquire: pairs with at__ring_release's increment (a heuristic: grow_below) */
         (!asked && __atomic_load_n(&at__ring.free_count, __ATOMIC_ACQUIRE) >= grow_below(count)))
         return 0;
     uint32_t step = GROW_STEP_BYTES / at__ring.block_size;
@@ -227,6 +233,7 @@ uint32_t at__ring_grow(void)
     if (err < 0) {
         at__warn("the ring file cannot grow past %u blocks (%s); events that do not fit are "
                  "counted as lost", count, strerror(-err));
+        /* relaxed: can_grow reads it as a hint; block_count is what publishes blocks */
         __atomic_store_n(&at__ring.block_max, count, __ATOMIC_RELAXED);
         return 0;
     }
@@ -237,7 +244,9 @@ uint32_t at__ring_grow(void)
  * fails: the count waits in early_lost. */
 void at__ring_count_lost(unsigned reason, uint64_t count)
 {
+    /* acquire: pairs with lifecycle.c's release store of RUNNING, after the ring is made */
     int running = __atomic_load_n(&at__state, __ATOMIC_ACQUIRE) == AT_STATE_RUNNING;
+    /* relaxed: counts, read at the end (or by recovery from the file) */
     __atomic_fetch_add(running ? &at__ring.header->lost[reason & 3] : &early_lost[reason & 3],
                        count, __ATOMIC_RELAXED);
 }
@@ -246,6 +255,7 @@ uint64_t at__ring_lost_total(void)
 {
     uint64_t total = 0;
     for (unsigned i = 1; i < 4; i++) {
+        /* relaxed: counts added with relaxed increments (at__ring_count_lost) */
         total += __atomic_load_n(&early_lost[i], __ATOMIC_RELAXED);
         if (at__ring.header)
             total += __atomic_load_n(&at__ring.header->lost[i], __ATOMIC_RELAXED);
@@ -268,18 +278,23 @@ struct at_ring_block *at__ring_block(uint32_t index)
 
 static struct at_ring_block *take_free(uint32_t tid, uint32_t seq)
 {
+    /* acquire: pairs with at__ring_release's and prepare's release increments */
     if (__atomic_load_n(&at__ring.free_count, __ATOMIC_ACQUIRE) == 0)
         return NULL;
+    /* block_count: acquire, pairs with prepare's release store (the blocks' capacity is
+     * set); hint: relaxed, it only spreads the searches */
     uint32_t count = __atomic_load_n(&at__ring.block_count, __ATOMIC_ACQUIRE);
     uint32_t start = __atomic_fetch_add(&at__ring.hint, 1, __ATOMIC_RELAXED);
     for (uint32_t i = 0; i < count; i++) {
         struct at_ring_block *block = at__ring_block((start + i) % count);
         uint32_t expected = AT_BLOCK_FREE;
+        /* relaxed: a hint before the CAS below, which is what takes the block */
         if (__atomic_load_n(&block->state, __ATOMIC_RELAXED) != AT_BLOCK_FREE)
             continue;
         /* acquire: the writer's clearing of the slots happens before our stores into them */
         if (__atomic_compare_exchange_n(&block->state, &expected, AT_BLOCK_FILLING, 0,
                                         __ATOMIC_ACQUIRE, __ATOMIC_RELAXED)) {
+            /* relaxed: the CAS above owns the block; the count is a hint for "none free" */
             __atomic_fetch_sub(&at__ring.free_count, 1, __ATOMIC_RELAXED);
             block->tid = tid;
             block->seq = seq;
@@ -295,9 +310,11 @@ static struct at_ring_block *take_free(uint32_t tid, uint32_t seq)
 struct at_ring_block *at__ring_take(uint32_t tid, uint32_t seq)
 {
     struct at_ring_block *block = take_free(tid, seq);
+    /* acquire: pairs with at__finish's CAS to OFF, which ends the wait */
     for (int i = 0; !block && i < GROW_WAITS && can_grow() &&
                     __atomic_load_n(&at__state, __ATOMIC_ACQUIRE) == AT_STATE_RUNNING;
          i++) {
+        /* acq_rel: pairs with at__ring_grow's exchange: one wake-up for all the threads asking */
         if (__atomic_exchange_n(&at__ring.grow_wanted, 1, __ATOMIC_ACQ_REL) == 0)
             at__writer_wake();
         at__writer_wait_free(GROW_WAIT_NS);
@@ -306,19 +323,23 @@ struct at_ring_block *at__ring_take(uint32_t tid, uint32_t seq)
     return block;
 }
 
-/* Overwrite mode: the oldest FULL block (smallest seq) is taken back for thread tid. Its
+/* Overwrite mode: the oldest filled FULL block (smallest seq) is taken back for thread tid. Its
  * committed events, whose count and time range go into *lost, are discarded. */
 struct at_ring_block *at__ring_steal_oldest(uint32_t tid, uint32_t seq, struct at_lost *lost)
 {
     struct at_ring_block *oldest = NULL;
+    /* acquire: pairs with prepare's release store of block_count */
     uint32_t count = __atomic_load_n(&at__ring.block_count, __ATOMIC_ACQUIRE);
     for (uint32_t i = 0; i < count; i++) {
         struct at_ring_block *block = at__ring_block(i);
+        /* a partly filled block is the writer's to write (takeback.c), not to overwrite */
         if (__atomic_load_n(&block->state, __ATOMIC_ACQUIRE) == AT_BLOCK_FULL &&
+            block->used == block->capacity &&
             (!oldest || (int32_t)(block->seq - oldest->seq) < 0))
             oldest = block;
     }
     uint32_t expected = AT_BLOCK_FULL;
+    /* acquire: pairs with at__writer_submit's release store of FULL (slots, used); against the writer's CAS to WRITING for a dump */
     if (!oldest || !__atomic_compare_exchange_n(&oldest->state, &expected, AT_BLOCK_FILLING, 0,
                                                 __ATOMIC_ACQUIRE, __ATOMIC_RELAXED))
         return NULL; /* the writer took it for a dump: the caller tries again */
@@ -349,6 +370,7 @@ void at__ring_release(struct at_ring_block *block)
     block->tid = 0;
     /* release: the cleared slots are visible to the next owner, which takes it with acquire */
     __atomic_store_n(&block->state, AT_BLOCK_FREE, __ATOMIC_RELEASE);
+    /* release: pairs with take_free's and at__writer_wait_free's acquire loads */
     __atomic_fetch_add(&at__ring.free_count, 1, __ATOMIC_RELEASE);
 }
 

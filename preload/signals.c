@@ -141,6 +141,7 @@ AT_EXPORT int sigaction(int sig, const struct sigaction *act, struct sigaction *
     resolve();
     int handler = act && is_function(act) && sig != SIGKILL && sig != SIGSTOP;
     if (sig <= 0 || sig >= NSIG ||
+        /* acquire: pairs with watch_locked's release store, after program[sig] is read */
         (!handler && !__atomic_load_n(&watched[sig], __ATOMIC_ACQUIRE)))
         return real_sigaction(sig, act, old);
     pthread_mutex_lock(&lock);

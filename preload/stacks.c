@@ -79,12 +79,16 @@ static uint32_t intern(const uintptr_t *pc, unsigned n)
     for (unsigned i = 0; i < PROBES; i++) {
         uint32_t index = (uint32_t)(h + i) & (TABLE_SIZE - 1);
         struct stack_entry *e = &table[index];
+        /* acquire: pairs with the CAS below on another thread (an entry's hash is set once) */
         uint64_t seen = __atomic_load_n(&e->hash, __ATOMIC_ACQUIRE);
+        /* acq_rel: one thread claims the free entry; the others see its hash */
         if (seen == 0 && __atomic_compare_exchange_n(&e->hash, &seen, h, 0, __ATOMIC_ACQ_REL,
                                                      __ATOMIC_ACQUIRE)) {
             memcpy(e->pc, pc, n * sizeof *pc);
             e->depth = n;
+            /* release: pairs with at__stacks_publish's acquire load: pc and depth are written */
             __atomic_store_n(&e->state, ENTRY_READY, __ATOMIC_RELEASE);
+            /* release: pairs with at__stacks_publish's exchange */
             __atomic_store_n(&unpublished, 1, __ATOMIC_RELEASE);
             return index + 1;
         }
@@ -401,11 +405,13 @@ static void publish(uint32_t id, const struct stack_entry *e)
 
 void at__stacks_publish(int finishing)
 {
+    /* acq_rel: pairs with intern's release store of unpublished */
     if (!__atomic_exchange_n(&unpublished, 0, __ATOMIC_ACQ_REL))
         return;
     publish_finishing = finishing;
     for (uint32_t i = 0; i < TABLE_SIZE; i++) {
         struct stack_entry *e = &table[i];
+        /* acquire: pairs with intern's release store of ENTRY_READY */
         if (__atomic_load_n(&e->state, __ATOMIC_ACQUIRE) != ENTRY_READY)
             continue;
         publish(i + 1, e);
@@ -483,5 +489,6 @@ __attribute__((constructor)) static void stacks_init(void)
     dl_iterate_phdr(find_own, &self);
     dl_iterate_phdr(find_own, &unwinder);
     pthread_atfork(NULL, NULL, stacks_after_fork);
+    /* release: at_record reads it plainly; this only orders the setup above before it */
     __atomic_store_n(&at__stack_kinds, at__config.stack_kinds, __ATOMIC_RELEASE);
 }

@@ -258,14 +258,17 @@ static void remember(uint64_t start, const struct at_block_info *info)
         w.recent_count++;
 }
 
-static void wake_free_waiters(void)
+/* Wakes as many waiting threads as blocks were freed: waking them all would put a thousand
+ * threads on the cores, each to look for a block, while the writer needs one to free more. A
+ * waiter not woken looks again when its wait times out. */
+static void wake_free_waiters(uint32_t blocks)
 {
     /* release: pairs with the acquire load of freed in at__writer_wait_free */
     __atomic_fetch_add(&w.freed, 1, __ATOMIC_RELEASE);
     /* pairs with the waiter's seq_cst increment of free_waiters: a waiter that registered
      * before this load is woken; one after it sees free_count > 0 and does not sleep */
     if (__atomic_load_n(&w.free_waiters, __ATOMIC_ACQUIRE))
-        at__futex(&w.freed, FUTEX_WAKE_PRIVATE, INT32_MAX, NULL);
+        at__futex(&w.freed, FUTEX_WAKE_PRIVATE, blocks < INT32_MAX ? blocks : INT32_MAX, NULL);
 }
 
 /* Writes the gathered frames with one write, then gives their blocks back to the pool. */
@@ -297,7 +300,7 @@ static void flush(void)
     w.batch_len = 0;
     w.batch_count = 0;
     if (released)
-        wake_free_waiters();
+        wake_free_waiters(released);
 }
 
 /* The most frames gathered before a write: an eighth of the pool, so that a small pool is not
@@ -376,6 +379,14 @@ static void write_if_full(struct at_ring_block *block)
         write_block(block, block->used, 1);
 }
 
+void at__writer_write_taken(struct at_ring_block *block, uint32_t used)
+{
+    block->used = used;
+    /* relaxed: the writer owns the block (takeback.c); write_if_full moves it on */
+    __atomic_store_n(&block->state, AT_BLOCK_FULL, __ATOMIC_RELAXED);
+    write_if_full(block);
+}
+
 /* Writes the metadata, and every FULL block unless overwrite mode keeps them in memory. */
 static void drain(int events)
 {
@@ -392,8 +403,9 @@ static void drain(int events)
 /* Prepares blocks ahead of the threads' need (ring.c), and tells the threads waiting. */
 static void grow_ring(void)
 {
-    while (at__ring_grow() > 0)
-        wake_free_waiters();
+    uint32_t more;
+    while ((more = at__ring_grow()) > 0)
+        wake_free_waiters(more);
 }
 
 /* Clock samples: one 1 ms after the start, so that the ring file holds two (and with them the
@@ -552,6 +564,8 @@ static void *writer_main(void *unused)
         if (dump)
             at__overwritten_flush();
         grow_ring();
+        if (at__takeback_pass())
+            flush(); /* the blocks taken back go to the pool once written, waking waiters */
         maybe_clock();
         drain(at__config.mode != AT_MODE_OVERWRITE || dump);
         if (dump)

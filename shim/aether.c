@@ -113,6 +113,7 @@ static int state; /* 0 not checked yet, 1 recording, -1 forwarding only; atomic,
 
 static void switch_off(const char *why)
 {
+    /* relaxed: one warning; the reals are resolved before any wrapper forwards, either way */
     if (__atomic_exchange_n(&state, -1, __ATOMIC_RELAXED) != -1)
         at__warn("aether: %s; its calls are forwarded untraced (docs/shims/aether.md)", why);
 }
@@ -145,12 +146,14 @@ static int check_symbols(void)
         return -1;
     }
     int expected = 0;
+    /* relaxed: on only if still unchecked; a switch_off meanwhile wins (-1 stays) */
     __atomic_compare_exchange_n(&state, &expected, 1, 0, __ATOMIC_RELAXED, __ATOMIC_RELAXED);
     return __atomic_load_n(&state, __ATOMIC_RELAXED);
 }
 
 static inline int on(void)
 {
+    /* relaxed: pairs with check_symbols and switch_off only in value; each checks the same */
     int s = __atomic_load_n(&state, __ATOMIC_RELAXED);
     return AT_LIKELY(s > 0) || (s == 0 && check_symbols() > 0);
 }
@@ -177,6 +180,7 @@ static unsigned label_ids[LABELS]; /* 0 until first use; atomic, relaxed */
 
 static unsigned label(enum label which)
 {
+    /* relaxed: pairs with the store below only in value (registration is idempotent) */
     unsigned id = __atomic_load_n(&label_ids[which], __ATOMIC_RELAXED);
     if (AT_UNLIKELY(id == 0)) {
         id = which == KIND_REPLY ? at_event_register(label_names[which])
@@ -217,6 +221,7 @@ static uint64_t thread_self(void)
     thread_known = 1;
     if (gettid() != getpid())
         return thread_actor = 0;
+    /* relaxed: one thread names main; nothing is published with it */
     if (!__atomic_exchange_n(&main_named, 1, __ATOMIC_RELAXED))
         at_name_actor(MAIN_ACTOR, "main");
     return thread_actor = MAIN_ACTOR;
@@ -260,6 +265,7 @@ static struct {
 
 static void ask_made(uint32_t msg, uint64_t asker)
 {
+    /* asker, then msg with release: pairs with asker_of's acquire loads (see above) */
     __atomic_store_n(&asks[msg % ASK_SLOTS].asker, asker, __ATOMIC_RELAXED);
     __atomic_store_n(&asks[msg % ASK_SLOTS].msg, msg, __ATOMIC_RELEASE);
 }
@@ -267,6 +273,7 @@ static void ask_made(uint32_t msg, uint64_t asker)
 /* The actor that made ask msg, or 0 when its slot was taken by a later ask. */
 static uint64_t asker_of(uint32_t msg)
 {
+    /* acquire: pairs with ask_made's release store of msg */
     if (__atomic_load_n(&asks[msg % ASK_SLOTS].msg, __ATOMIC_ACQUIRE) != msg)
         return 0;
     uint64_t asker = __atomic_load_n(&asks[msg % ASK_SLOTS].asker, __ATOMIC_ACQUIRE);
@@ -286,6 +293,7 @@ static __thread uint32_t id_next, id_end;
 static uint32_t new_msg_id(void)
 {
     if (AT_UNLIKELY(id_next == id_end)) {
+        /* relaxed: unique batches of ids, no order */
         id_next = __atomic_fetch_add(&msg_count, MSG_ID_BATCH, __ATOMIC_RELAXED);
         id_end = id_next + MSG_ID_BATCH;
     }
@@ -424,6 +432,7 @@ static int steps_put(void *actor, step_fn *step)
 {
     for (size_t i = step_slot(actor), n = 0; n < STEP_SLOTS; i = (i + 1) % STEP_SLOTS, n++) {
         void *expected = NULL;
+        /* actor: acquire, and the CAS that claims a free slot acq_rel, pair with each other; step: release, pairs with steps_get's acquire load */
         if (__atomic_load_n(&steps[i].actor, __ATOMIC_ACQUIRE) == actor ||
             __atomic_compare_exchange_n(&steps[i].actor, &expected, actor, 0, __ATOMIC_ACQ_REL,
                                         __ATOMIC_ACQUIRE)) {
@@ -437,6 +446,7 @@ static int steps_put(void *actor, step_fn *step)
 static step_fn *steps_get(const void *actor)
 {
     for (size_t i = step_slot(actor), n = 0; n < STEP_SLOTS; i = (i + 1) % STEP_SLOTS, n++) {
+        /* acquire: pairs with steps_put's CAS of actor; step: with its release store */
         void *key = __atomic_load_n(&steps[i].actor, __ATOMIC_ACQUIRE);
         if (key == actor)
             return __atomic_load_n(&steps[i].step, __ATOMIC_ACQUIRE);
@@ -575,6 +585,7 @@ AT_EXPORT void *scheduler_thread(void *arg)
         thread_core = core;
         thread_actor = worker_id(core);
         thread_known = 1;
+        /* relaxed: a count raised to the highest core seen; at__worker_wake only bounds a scan by it */
         int seen = __atomic_load_n(&worker_count, __ATOMIC_RELAXED);
         while (seen <= core && !__atomic_compare_exchange_n(&worker_count, &seen, core + 1, 0,
                                                             __ATOMIC_RELAXED, __ATOMIC_RELAXED))
@@ -588,6 +599,7 @@ int at__worker_park(const void *cond)
     int core = thread_core;
     if (core < 0)
         return 0;
+    /* relaxed: a hint for at__worker_wake (see the top of this section) */
     __atomic_store_n(&parked[core].cond, cond, __ATOMIC_RELAXED);
     at_record(AT_EV_PARK, thread_actor, 0, 0, 0, label(PATH_WORKER));
     return 1;
@@ -597,6 +609,7 @@ void at__worker_unpark(const void *cond)
 {
     int core = thread_core;
     (void)cond;
+    /* relaxed: cond and waker are hints; the exchange takes the last waker once */
     __atomic_store_n(&parked[core].cond, NULL, __ATOMIC_RELAXED);
     uint64_t waker = __atomic_exchange_n(&parked[core].waker, 0, __ATOMIC_RELAXED);
     at_record(AT_EV_UNPARK, thread_actor, waker, 0, 0, label(PATH_WORKER));
@@ -604,6 +617,7 @@ void at__worker_unpark(const void *cond)
 
 void at__worker_wake(const void *cond)
 {
+    /* relaxed: hints (see the top of this section); a waker missed leaves unpark's peer 0 */
     int n = __atomic_load_n(&worker_count, __ATOMIC_RELAXED);
     for (int core = 0; core < n; core++)
         if (__atomic_load_n(&parked[core].cond, __ATOMIC_RELAXED) == cond)

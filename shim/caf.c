@@ -152,6 +152,7 @@ static int known_version(void)
     const char *soname = probe ? soname_of(probe) : NULL;
     if (soname && strcmp(soname, CAF_SONAME) == 0)
         return 1;
+    /* relaxed: only one warning; nothing is published with it */
     if (!__atomic_exchange_n(&warned, 1, __ATOMIC_RELAXED))
         fprintf(stderr,
                 "actortrace: %s is not %s, the CAF version this tracer knows: CAF is not "
@@ -166,12 +167,14 @@ static void __attribute__((noinline)) resolve(void)
     for (size_t i = 0; i < SYMBOLS; i++)
         *symbols[i].real =
             traced ? at_resolve(symbols[i].symbol) : dlsym(RTLD_NEXT, symbols[i].symbol);
+    /* release: pairs with caf_ready's acquire loads: the reals above are set */
     __atomic_store_n(&caf_state, traced ? TRACED : UNTRACED, __ATOMIC_RELEASE);
 }
 
 /* 1 when events are to be recorded; the reals are resolved either way. */
 static inline int caf_ready(void)
 {
+    /* acquire: pairs with resolve's release store, after the reals are set */
     int state = __atomic_load_n(&caf_state, __ATOMIC_ACQUIRE);
     if (AT_UNLIKELY(state == UNCHECKED)) {
         resolve();
@@ -199,9 +202,11 @@ static unsigned label_ids[LABELS]; /* 0 until first use; atomic, relaxed (regist
 
 static unsigned label(enum label which)
 {
+    /* relaxed: pairs with the store below only in value (registration is idempotent) */
     unsigned id = __atomic_load_n(&label_ids[which], __ATOMIC_RELAXED);
     if (AT_UNLIKELY(id == 0)) {
         id = at_path_register(label_names[which]);
+        /* relaxed: the same id whichever thread stores it */
         __atomic_store_n(&label_ids[which], id, __ATOMIC_RELAXED);
     }
     return id;
@@ -380,6 +385,7 @@ static uint32_t interned_name(uint32_t kind, uint64_t key)
     for (unsigned n = 0, i = name_hash(kind, key) % NAME_SLOTS; n < NAME_SLOTS;
          n++, i = (i + 1) % NAME_SLOTS) {
         const struct interned *slot = &names[i];
+        /* acquire: pairs with the release store of id after the slot's key is written */
         uint32_t id = __atomic_load_n(&slot->id, __ATOMIC_ACQUIRE);
         if (id == 0)
             break;
@@ -405,10 +411,12 @@ static uint32_t fixed_name(uint32_t nr)
 {
     if (nr > BUILTIN_TYPES)
         nr = BUILTIN_TYPES;
+    /* acquire: pairs with the release store below (under names_lock), after the name */
     if (AT_UNLIKELY(!__atomic_load_n(&fixed_named[nr], __ATOMIC_ACQUIRE))) {
         pthread_mutex_lock(&names_lock);
         if (!fixed_named[nr])
             at_name_msg(NAME_BASE + nr, fixed_text(nr));
+        /* release: pairs with the acquire load above on other threads */
         __atomic_store_n(&fixed_named[nr], 1, __ATOMIC_RELEASE);
         pthread_mutex_unlock(&names_lock);
     }
@@ -468,6 +476,8 @@ static void remember(const void *element, const struct inflight *message)
     uintptr_t key = (uintptr_t)element;
     for (unsigned n = 0, i = inflight_slot(element); n < PROBES; n++, i = (i + 1) & INFLIGHT_MASK) {
         struct inflight *slot = &inflight[i];
+        /* relaxed, as the CAS: only the key is claimed here; the value fields are ordered by
+         * CAF's enqueue (see above) */
         uintptr_t seen = __atomic_load_n(&slot->element, __ATOMIC_RELAXED);
         bool mine =
             seen == key || ((seen == 0 || seen == TOMBSTONE) &&
@@ -488,6 +498,8 @@ static struct inflight take(const void *element)
     uintptr_t key = (uintptr_t)element;
     for (unsigned n = 0, i = inflight_slot(element); n < PROBES; n++, i = (i + 1) & INFLIGHT_MASK) {
         struct inflight *slot = &inflight[i];
+        /* relaxed: the element was handed here through CAF's queue, which ordered the send's
+         * stores before this; the tombstone only lets a later send reuse the slot */
         uintptr_t seen = __atomic_load_n(&slot->element, __ATOMIC_RELAXED);
         if (seen == key) {
             struct inflight message = *slot;
@@ -508,6 +520,7 @@ static __thread uint64_t next_msg;
 static uint64_t new_msg_id(void)
 {
     if (AT_UNLIKELY((uint32_t)next_msg == 0))
+        /* relaxed: only unique ranges are needed, no order */
         next_msg = (uint64_t)__atomic_add_fetch(&id_ranges, 1, __ATOMIC_RELAXED) << 32 | 1;
     return next_msg++;
 }
@@ -525,6 +538,7 @@ static uint8_t worker_named[WORKERS_NAMED]; /* atomic */
 
 static uint64_t worker_peer(uint64_t worker)
 {
+    /* relaxed: the exchange picks the one thread that names the worker; nothing else */
     if (worker < WORKERS_NAMED && !__atomic_load_n(&worker_named[worker], __ATOMIC_RELAXED) &&
         !__atomic_exchange_n(&worker_named[worker], 1, __ATOMIC_RELAXED)) {
         char name[32];
@@ -622,6 +636,7 @@ AT_EXPORT void SYM_CENTRAL(void *coordinator, void *job)
     if (caf_ready()) {
         uint64_t workers = read_u64(coordinator, COORD_WORKERS);
         uint64_t next =
+            /* relaxed: CAF's round-robin counter, read as a hint of the worker it picks */
             __atomic_load_n((uint64_t *)((char *)coordinator + COORD_NEXT), __ATOMIC_RELAXED);
         record_schedule(job, workers ? next % workers : 0, PATH_EXTERNAL);
     }

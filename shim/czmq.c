@@ -106,10 +106,12 @@ static unsigned label_ids[LABELS]; /* 0 until first use; atomic, relaxed */
 
 static unsigned label(enum label which)
 {
+    /* relaxed: pairs with the store below only in value (registration is idempotent) */
     unsigned id = __atomic_load_n(&label_ids[which], __ATOMIC_RELAXED);
     if (AT_UNLIKELY(id == 0)) {
         id = which >= KIND_SEND_FAILED ? at_event_register(label_names[which])
                                        : at_path_register(label_names[which]);
+        /* relaxed: the same id whichever thread stores it */
         __atomic_store_n(&label_ids[which], id, __ATOMIC_RELAXED);
     }
     return id;
@@ -121,6 +123,7 @@ void at__warn(const char *fmt, ...) __attribute__((format(printf, 1, 2))); /* li
  * whose path names the table). */
 static void report_full(int *reported, enum label table, const char *consequence)
 {
+    /* relaxed: one report per table; nothing is published with it */
     if (__atomic_exchange_n(reported, 1, __ATOMIC_RELAXED))
         return;
     at__warn("CZMQ: the %s table is full; %s", label_names[table], consequence);
@@ -137,12 +140,14 @@ static __thread uint64_t thread_actor;    /* this thread's own id, 0 until first
 
 static uint64_t new_actor(void)
 {
+    /* relaxed: unique numbers, no order */
     return __atomic_add_fetch(&actor_count, 1, __ATOMIC_RELAXED);
 }
 
 static uint64_t name_thread(void)
 {
     if (gettid() == getpid()) {
+        /* relaxed: one thread names main; nothing is published with it */
         if (!__atomic_exchange_n(&main_named, 1, __ATOMIC_RELAXED))
             at_name_actor(MAIN_ACTOR, "main");
         return MAIN_ACTOR;
@@ -243,11 +248,13 @@ static int name_now(unsigned hash)
 /* A generic name id, its names registered on first use. */
 static uint32_t generic(uint32_t id)
 {
+    /* acquire: pairs with the release store below (under names_lock), after the names */
     if (AT_UNLIKELY(!__atomic_load_n(&generics_named, __ATOMIC_ACQUIRE))) {
         pthread_mutex_lock(&names_lock);
         if (!generics_named)
             for (unsigned i = 0; i < sizeof generic_names / sizeof generic_names[0]; i++)
                 at_name_msg(NAME_SIGNAL + i, generic_names[i]);
+        /* release: pairs with the acquire load above on other threads */
         __atomic_store_n(&generics_named, 1, __ATOMIC_RELEASE);
         pthread_mutex_unlock(&names_lock);
     }
@@ -332,6 +339,7 @@ static uint32_t intern(const struct text *text, unsigned hash)
         }
         if (slot->id == 0) {
             if (names_used >= NAME_SLOTS / 4 * 3) {
+                /* relaxed: a flag read after names_lock (or as a hint without it) */
                 __atomic_store_n(&names_full, 1, __ATOMIC_RELAXED);
             } else if (name_now(hash)) {
                 fill_slot(slot, text);
@@ -341,6 +349,7 @@ static uint32_t intern(const struct text *text, unsigned hash)
         }
     }
     pthread_mutex_unlock(&names_lock);
+    /* relaxed: stored under names_lock, which this thread just released */
     if (__atomic_load_n(&names_full, __ATOMIC_RELAXED))
         report_full(&names_reported, PATH_NAMES, "new message names show as \"(other)\"");
     return id;
@@ -365,12 +374,14 @@ static uint32_t lookup(const void *data, size_t size)
         return generic(NAME_BINARY);
     for (unsigned n = 0, i = hash % NAME_SLOTS; n < NAME_SLOTS; n++, i = (i + 1) % NAME_SLOTS) {
         const struct text *slot = &names[i];
+        /* acquire: pairs with the release store of id after the slot's text is written */
         uint32_t id = __atomic_load_n(&slot->id, __ATOMIC_ACQUIRE);
         if (id == 0)
             break;
         if (same_text(slot, &text))
             return id;
     }
+    /* relaxed: a hint; a name missed here gets "(other)", as when the table is full */
     if (__atomic_load_n(&names_full, __ATOMIC_RELAXED))
         return generic(NAME_OTHER);
     return intern(&text, hash);
@@ -476,8 +487,10 @@ static unsigned slot_of(const void *handle)
 
 static struct slot *find_slot(const void *handle)
 {
+    /* acquire: pairs with put's release store of displaced, before the slot it fills */
     int anywhere = __atomic_load_n(&displaced, __ATOMIC_ACQUIRE);
     for (unsigned n = 0, i = slot_of(handle); n < TABLE_SIZE; n++, i = (i + 1) % TABLE_SIZE) {
+        /* acquire: pairs with put's release store of handle, after the slot's end */
         void *key = __atomic_load_n(&table[i].handle, __ATOMIC_ACQUIRE);
         if (key == handle)
             return &table[i];
@@ -499,6 +512,7 @@ static unsigned any_closed_slot(void)
 static struct end *find(const void *handle)
 {
     struct slot *slot = handle ? find_slot(handle) : NULL;
+    /* acquire: pairs with the release stores of slot->end (the end's fields are set) */
     return slot ? __atomic_load_n(&slot->end, __ATOMIC_ACQUIRE) : NULL;
 }
 
@@ -507,6 +521,7 @@ static int put(struct end *end)
 {
     struct slot *slot = find_slot(end->handle);
     if (slot) {
+        /* release: pairs with find's acquire load of slot->end; the generation tells track's cache */
         __atomic_store_n(&slot->end, end, __ATOMIC_RELEASE);
         __atomic_add_fetch(&table_generation, 1, __ATOMIC_RELEASE);
         return 0;
@@ -519,12 +534,15 @@ static int put(struct end *end)
     if (!table[i].handle && table_used >= TABLE_SIZE / 4 * 3) {
         i = any_closed_slot();
         if (i == TABLE_SIZE) {
+            /* relaxed: a flag; track reads it only to report and to stop adding (see put) */
             __atomic_store_n(&table_full, 1, __ATOMIC_RELAXED);
             return -ENOSPC;
         }
+        /* release: pairs with find_slot's acquire load: probe the whole table from now */
         __atomic_store_n(&displaced, 1, __ATOMIC_RELEASE);
     }
     table_used += !table[i].handle;
+    /* end: relaxed, published by the release store of handle (find_slot's acquire load) */
     __atomic_store_n(&table[i].end, end, __ATOMIC_RELAXED);
     __atomic_store_n(&table[i].handle, end->handle, __ATOMIC_RELEASE);
     __atomic_add_fetch(&table_generation, 1, __ATOMIC_RELEASE);
@@ -536,6 +554,7 @@ static int socket_type(void *handle); /* with the endpoints' code, below */
 /* Numbers an ordinary socket, and learns whether its messages start after a routing id. */
 static void number_socket(struct end *end)
 {
+    /* relaxed: unique numbers, no order */
     end->number = __atomic_add_fetch(&socket_count, 1, __ATOMIC_RELAXED);
     end->lead = socket_type(end->handle) == ZMQ_ROUTER;
 }
@@ -546,6 +565,7 @@ static struct pipe *add(void *const handles[], zsock_t *const socks[], int ends)
     struct pipe *pipe = calloc(1, sizeof *pipe);
     if (!pipe)
         return NULL;
+    /* relaxed: unique numbers, no order */
     uint64_t number = ends == 2 ? __atomic_add_fetch(&pipe_count, 1, __ATOMIC_RELAXED) : 0;
     number = number ? (number - 1) % (PIPE_LIMIT - 1) + 1 : 0;
     for (int i = 0; i < ends; i++) {
@@ -570,15 +590,18 @@ static struct pipe *add(void *const handles[], zsock_t *const socks[], int ends)
 /* The end of a socket about to carry a message; NULL when it cannot be tracked. */
 static struct end *track(void *handle)
 {
+    /* acquire: pairs with the release increments after each change of the table */
     uint32_t generation = __atomic_load_n(&table_generation, __ATOMIC_ACQUIRE);
     if (AT_LIKELY(handle == last.handle && generation == last.generation))
         return last.end;
     struct end *end = find(handle);
+    /* relaxed: table_full is a flag (see put) */
     if (!end && !__atomic_load_n(&table_full, __ATOMIC_RELAXED)) {
         zsock_t *no_sock = NULL;
         struct pipe *pipe = add(&handle, &no_sock, 1);
         end = pipe ? &pipe->end[0] : NULL;
     }
+    /* relaxed: table_full is a flag (see put) */
     if (!end && __atomic_load_n(&table_full, __ATOMIC_RELAXED))
         report_full(&table_reported, PATH_SOCKETS,
                     "messages on sockets opened from now on have no ids or peers");
@@ -596,22 +619,26 @@ static void forget(void *handle)
     struct slot *slot = find_slot(handle);
     struct end *end = slot ? slot->end : NULL;
     if (end) {
+        /* release: as in put; the generation's increment makes track's cache miss */
         __atomic_store_n(&slot->end, NULL, __ATOMIC_RELEASE);
         __atomic_add_fetch(&table_generation, 1, __ATOMIC_RELEASE);
     }
     pthread_mutex_unlock(&table_lock);
+    /* acq_rel: the last of the pipe's two ends to close frees it, after the other's uses */
     if (end && __atomic_sub_fetch(&end->pipe->open, 1, __ATOMIC_ACQ_REL) == 0)
         free(end->pipe);
 }
 
 static uint64_t owner_of(const struct end *end)
 {
+    /* relaxed: the actor last seen using the end, a hint stored by set_owner */
     return end ? __atomic_load_n(&end->owner, __ATOMIC_RELAXED) : 0;
 }
 
 static void set_owner(struct end *end, uint64_t actor)
 {
     if (end && owner_of(end) != actor)
+        /* relaxed: a hint read by owner_of; a racing store leaves either actor */
         __atomic_store_n(&end->owner, actor, __ATOMIC_RELAXED);
 }
 
@@ -735,6 +762,7 @@ static uint32_t send_begin(struct end *end, struct frame *frame, int more)
     uint32_t name = frame_name(frame);
     if (end) {
         set_owner(end, sender);
+        /* relaxed: one word with its own sequence number, checked by the reader (sent_name) */
         __atomic_store_n(&end->recent[end->sent % RECENT], (uint64_t)end->sent << 32 | name,
                          __ATOMIC_RELAXED);
     }
@@ -765,6 +793,7 @@ static uint32_t sent_name(const struct end *end)
 {
     if (!end || !end->other)
         return 0;
+    /* relaxed: pairs with send_begin's store; the sequence in the word says if it is the one */
     uint64_t recent =
         __atomic_load_n(&end->other->recent[end->received % RECENT], __ATOMIC_RELAXED);
     return recent >> 32 == end->received ? (uint32_t)recent : 0;
@@ -975,6 +1004,7 @@ static void record_endpoint(enum label kind, void *socket, const char *endpoint)
     size_t size = sizeof bound;
     if (kind == KIND_BIND && real_zmq_getsockopt(socket, ZMQ_LAST_ENDPOINT, bound, &size) == 0)
         endpoint = bound;
+    /* relaxed: unique numbers, no order */
     uint32_t id = ENDPOINT_ID_BASE + __atomic_add_fetch(&endpoint_count, 1, __ATOMIC_RELAXED);
     at_name_msg(id, endpoint);
     at_record(label(kind), self_actor(), end->number, 0, id, type_path(socket_type(socket)));

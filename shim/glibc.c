@@ -66,9 +66,11 @@ static __thread int in_shim;             /* recording here: a nested wrapper onl
 
 static int enabled(void)
 {
+    /* relaxed: pairs with the store below only in value: racing threads store the same */
     int on = __atomic_load_n(&shim_on, __ATOMIC_RELAXED);
     if (AT_UNLIKELY(on < 0)) {
         on = at__config_glibc();
+        /* relaxed: the same setting whichever thread stores it */
         __atomic_store_n(&shim_on, on, __ATOMIC_RELAXED);
     }
     /* a runtime's wrapper (its park, its receive) already records this wait or wake-up */
@@ -78,9 +80,11 @@ static int enabled(void)
 /* Registration is idempotent, so threads racing here store the same ids. */
 static unsigned path_of(enum object object)
 {
+    /* relaxed: pairs with the store below only in value (registration is idempotent) */
     unsigned path = __atomic_load_n(&object_paths[object], __ATOMIC_RELAXED);
     if (AT_UNLIKELY(path == 0)) {
         path = at_path_register(object_names[object]);
+        /* relaxed: the same id whichever thread stores it */
         __atomic_store_n(&object_paths[object], path, __ATOMIC_RELAXED);
     }
     return path;
@@ -88,9 +92,11 @@ static unsigned path_of(enum object object)
 
 static unsigned wake_event(void)
 {
+    /* relaxed: pairs with the store below only in value (registration is idempotent) */
     unsigned kind = __atomic_load_n(&wake_kind, __ATOMIC_RELAXED);
     if (AT_UNLIKELY(kind == 0)) {
         kind = at_event_register("wake");
+        /* relaxed: the same kind whichever thread stores it */
         __atomic_store_n(&wake_kind, kind, __ATOMIC_RELAXED);
     }
     return kind;
