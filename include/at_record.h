@@ -29,7 +29,9 @@
  *    the thread is between its load of capacity and its commit, and every later call sees 0
  *    and goes to the slow path. The block then belongs to whoever clears `held` first (the
  *    writer's compare-exchange, the slow path's exchange when it hands the block over); the
- *    thread sets `held` only after opening the room. This adds no instruction here. */
+ *    thread sets `held` only after opening the room, and clears it before closing the room;
+ *    the writer reads `next` (the block's slots) before its compare-exchange, never after,
+ *    when `next` may count the thread's next block. This adds no instruction here. */
 #ifndef AT_RECORD_H
 #define AT_RECORD_H
 

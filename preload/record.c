@@ -75,18 +75,20 @@ static void set_room(struct at_thread *self, uint32_t next, uint32_t capacity)
 }
 
 /* Hands the thread's block to the writer: every slot taken in it is committed (at_record.h),
- * unless the writer took it back first (takeback.c). The room is closed first, so that a
- * handler meanwhile goes to the slow path. */
+ * unless the writer took it back first (takeback.c). Signals are blocked. The block is
+ * claimed before the room is closed: a writer that took it back read `next` before its
+ * compare-exchange, so it must never see the room closed (next 0) while it can still win. */
 static void hand_over(struct at_thread *self)
 {
     uint32_t next = self->next;
+    int mine = at__takeback_claim(self);
     set_room(self, 0, 0);
     struct at_ring_block *block = self->block;
     self->block = NULL;
     self->slots = NULL;
-    /* A handler meanwhile took no slot (the room is closed), and slots taken after the writer
-     * closed it were never written: at__block_committed stops there. */
-    if (at__takeback_claim(self))
+    /* Slots taken after the writer closed the room were never written: at__block_committed
+     * stops there. */
+    if (mine)
         at__writer_submit(block, at__block_committed(block, next));
     if (!self->in_signal)
         note_name(self);

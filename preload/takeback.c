@@ -42,6 +42,7 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "recorder.h"
 
@@ -241,6 +242,19 @@ static int blocks_to_come(void)
     return 0;
 }
 
+#ifdef AT_TEST_TAKEBACK_PAUSE
+/* The test copy: the thread whose block was just taken back has time to record meanwhile. */
+static void test_pause(void)
+{
+    struct timespec pause = {0, 200 * 1000};
+    nanosleep(&pause, NULL);
+}
+#else
+static void test_pause(void)
+{
+}
+#endif
+
 /* Step 4 for one thread, after the barrier: the block is the writer's if the thread is in no
  * at_record call and still holds the ticket. Returns 1 when it was taken back and written. */
 static int settle(struct entry *e)
@@ -249,14 +263,19 @@ static int settle(struct entry *e)
     /* relaxed: ordered after the barrier by the membarrier call itself (see the top) */
     if (__atomic_load_n(&t->nest, __ATOMIC_RELAXED) != 0)
         return 0;
+    /* Read before the block is ours, not after: once the thread finds it gone (at its next
+     * call) it closes its room, and then records into a new block, and `next` counts that
+     * block's slots. Now it counts every slot taken before the barrier, all committed, and
+     * perhaps some taken since, never written (capacity 0). Relaxed: ordered after the barrier
+     * by the membarrier call, and before the compare-exchange, a full barrier. */
+    uint32_t taken = __atomic_load_n(&t->next, __ATOMIC_RELAXED);
     uint64_t ticket = e->ticket;
     /* acq_rel: pairs with at__takeback_claim's exchange of held: one of the two gets it */
     if (!__atomic_compare_exchange_n(&t->held, &ticket, 0, 0, __ATOMIC_ACQ_REL,
                                      __ATOMIC_RELAXED))
         return 0;
+    test_pause();
     struct at_ring_block *block = at__ring_block((uint32_t)e->ticket - 1);
-    /* relaxed: the thread is in no call (nest 0), and each later one fails on capacity 0 */
-    uint32_t taken = __atomic_load_n(&t->next, __ATOMIC_RELAXED);
     at__writer_write_taken(block, at__block_committed(block, taken));
     e->ticket = 0;
     return 1;
