@@ -81,15 +81,15 @@ static uint64_t recorded(const struct decode *d)
 }
 
 /* A "stack" companion attaches its stack to the event it precedes (the filters see that event
- * only) and is counted apart, not as an event. */
+ * only); the summary counts the events given a stack, not the companions: one whose event
+ * the recorder dropped gives nothing. */
 static bool companion(struct merged *e, struct summary *s)
 {
-    bool skipped;
-    if (!at__stacks_pair(e, &skipped))
-        return false;
-    s->stacks++;
-    s->stacks_skipped += skipped;
-    return true;
+    if (at__stacks_pair(e))
+        return true;
+    s->stacks += e->stack != 0;
+    s->stacks_skipped += e->stack == AT_STACK_SKIPPED;
+    return false;
 }
 
 static int each_event(struct decode *d, const struct output_ops *ops, struct out *o,

@@ -282,12 +282,11 @@ static int64_t pop_pending(struct thread *th, const struct at_event *ev)
     return -1;
 }
 
-bool at__stacks_pair(struct merged *e, bool *skipped)
+bool at__stacks_pair(struct merged *e)
 {
     e->stack = 0;
     if (is_companion(e)) {
         push_pending(e->thread, e->ev);
-        *skipped = e->ev->msg == 0;
         return true;
     }
     if (!e->thread->npending_stacks)

@@ -38,10 +38,9 @@ int at__stacks_load(struct trace *t, uint8_t type, struct body *b);
 void at__stacks_free(struct stack_table *s);
 
 /* For each merged event, before filters: true when it is a "stack" companion (kept for the
- * thread's next event of the kind it names, and not an event of its own; *skipped when its
- * capture was skipped). Otherwise sets e->stack: the id of the event's stack, AT_STACK_SKIPPED,
- * or 0 when it has none. */
-bool at__stacks_pair(struct merged *e, bool *skipped);
+ * thread's next event of the kind it names, and not an event of its own). Otherwise sets
+ * e->stack: the id of the event's stack, AT_STACK_SKIPPED, or 0 when it has none. */
+bool at__stacks_pair(struct merged *e);
 
 /* What follows "stack": in JSON for stack id (a merged.stack) of t (*len bytes): the array
  * ["func+0x1a (module)",...], or null and a "stack_skipped":true member; NULL when none. */
