@@ -142,19 +142,16 @@ $(B)/bench/libnop.so: tests/bench/nop.c
 	$(CC) $(CFLAGS) $(WARN) -fPIC -shared -Wl,-soname,libnop.so -o $@ $<
 $(B)/bench/hotpath: tests/bench/hotpath.c $(B)/bench/libnop.so
 	$(CC) $(CFLAGS) $(WARN) -o $@ $< $(B)/bench/libnop.so -Wl,-rpath,'$$ORIGIN'
-$(B)/bench/libactortrace-bench.so: $(PRELOAD_SRC) $(COMMON_SRC) tests/bench/nop_shim.c $(wildcard include/*.h preload/*.h shim/*.map)
+# TAKEBACK_PAUSE_LIB: the same, pausing between taking a thread's block back and writing it
+# (preload/takeback.c), so that tests/e2e/threads.sh has the thread record in that window at
+# every take-back.
+TAKEBACK_PAUSE_LIB := $(B)/tests/libactortrace-pause.so
+$(TAKEBACK_PAUSE_LIB): CPPFLAGS += -DAT_TEST_TAKEBACK_PAUSE
+test: $(TAKEBACK_PAUSE_LIB)
+$(B)/bench/libactortrace-bench.so $(TAKEBACK_PAUSE_LIB): $(PRELOAD_SRC) $(COMMON_SRC) tests/bench/nop_shim.c $(wildcard include/*.h preload/*.h shim/*.map)
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) -Itests/rt $(CFLAGS) $(WARN) $(PRELOAD_FLAGS) -shared -Wl,-z,now -o $@ \
 		$(PRELOAD_SRC) $(COMMON_SRC) tests/bench/nop_shim.c -lzstd -ldl $(PATCH_LIBS) -Wl,-z,defs $(SHIM_VERSIONS)
-# A copy of the benchmark's library that pauses between taking a thread's block back and
-# writing it (preload/takeback.c), so that tests/e2e/threads.sh has the thread record in that
-# window at every take-back.
-TAKEBACK_PAUSE_LIB := $(B)/tests/libactortrace-pause.so
-$(TAKEBACK_PAUSE_LIB): $(PRELOAD_SRC) $(COMMON_SRC) tests/bench/nop_shim.c $(wildcard include/*.h preload/*.h shim/*.map)
-	@mkdir -p $(@D)
-	$(CC) $(CPPFLAGS) -DAT_TEST_TAKEBACK_PAUSE -Itests/rt $(CFLAGS) $(WARN) $(PRELOAD_FLAGS) -shared -Wl,-z,now -o $@ \
-		$(PRELOAD_SRC) $(COMMON_SRC) tests/bench/nop_shim.c -lzstd -ldl $(PATCH_LIBS) -Wl,-z,defs $(SHIM_VERSIONS)
-test: $(TAKEBACK_PAUSE_LIB)
 # Preloaded in front of the tracer: the CPU time of its writer thread.
 $(B)/bench/libthreadcpu.so: tests/bench/threadcpu.c
 	@mkdir -p $(@D)
