@@ -61,9 +61,10 @@ struct result {
     struct summary sum;
 };
 
-/* Decodes paths through ops into fd (-1 when ops writes nothing). */
-static struct result decode_files(const char *const *paths, size_t n,
-                                  const struct output_ops *ops, int fd)
+/* Decodes paths through ops into fd (-1 when ops writes nothing), with what their ring files
+ * hold when recover is set. */
+static struct result decode_recovering(const char *const *paths, size_t n,
+                                       const struct output_ops *ops, int fd, bool recover)
 {
     struct result r = {0};
     struct decode d;
@@ -71,6 +72,8 @@ static struct result decode_files(const char *const *paths, size_t n,
     r.open_err = at__decode_open(&d, paths, n, NULL);
     if (r.open_err < 0)
         return r;
+    for (size_t i = 0; recover && i < n; i++)
+        at__trace_recover(&d.traces[i], false);
     struct out o;
     at__out_init(&o, fd);
     r.status = at__decode_run(&d, ops, &o, &r.sum);
@@ -78,6 +81,12 @@ static struct result decode_files(const char *const *paths, size_t n,
     at__out_free(&o);
     at__decode_close(&d);
     return r;
+}
+
+static struct result decode_files(const char *const *paths, size_t n,
+                                  const struct output_ops *ops, int fd)
+{
+    return decode_recovering(paths, n, ops, fd, false);
 }
 
 static struct result decode_file(const char *path)
@@ -578,6 +587,64 @@ static void test_format1(void)
     tg_free(&g);
 }
 
+/* A ring file of pid with one block per entry of seqs, each of per_block events of thread 0,
+ * in the given state (enum at_block_state). */
+static void write_ring(const char *path, uint64_t pid, const uint32_t *seqs, const uint8_t *states,
+                       uint32_t nblocks, uint32_t per_block)
+{
+    uint32_t block_size = sizeof(struct at_ring_block) + per_block * sizeof(struct at_event);
+    size_t size = sizeof(struct at_ring_header) + (size_t)nblocks * block_size;
+    uint8_t *ring = calloc(1, size);
+    struct at_ring_header *h = (void *)ring;
+    memcpy(h->magic, AT_RING_MAGIC, sizeof h->magic);
+    *h = (struct at_ring_header){.block_size = block_size, .block_count = nblocks,
+                                 .pid = (uint32_t)pid, .block_max = nblocks};
+    memcpy(h->magic, AT_RING_MAGIC, sizeof h->magic);
+    struct shape s = {.per_block = per_block};
+    uint64_t torn = 0;
+    for (uint32_t i = 0; i < nblocks; i++) {
+        struct at_ring_block *b = (void *)(ring + sizeof *h + (size_t)i * block_size);
+        *b = (struct at_ring_block){.state = states[i], .tid = TID0, .seq = seqs[i],
+                                    .capacity = per_block, .used = per_block};
+        fill_block((struct at_event *)(b + 1), &s, 0, seqs[i], &torn);
+    }
+    struct tg g = {.buf = ring, .len = size};
+    tg_save(&g, path, size);
+    free(ring);
+}
+
+/* A process killed after the writer wrote a frame of three blocks and before it gave them back
+ * (still WRITING in the ring), with a fourth block FULL: recovery adds the fourth only. */
+static void test_recover_after_frame(void)
+{
+    enum { PER_BLOCK = 20, PID = 2147480000 };
+    const char *ring = tmp_path("ring");
+    static const uint32_t seqs[] = {0, 1, 2, 3};
+    static const uint8_t states[] = {AT_BLOCK_WRITING, AT_BLOCK_WRITING, AT_BLOCK_WRITING,
+                                     AT_BLOCK_FULL};
+    write_ring(ring, PID, seqs, states, 4, PER_BLOCK);
+    struct tg g;
+    tg_init(&g);
+    tg_process_ring(&g, PID, "/usr/bin/killed", ring);
+    tg_clock(&g, 1000, 1000000);
+    tg_clock(&g, 2001000, 2000000);
+    tg_meta_flush(&g);
+    struct shape s = {.per_block = PER_BLOCK};
+    struct at_event slots[3 * PER_BLOCK];
+    uint64_t torn = 0;
+    for (uint32_t b = 0; b < 3; b++)
+        fill_block(slots + b * PER_BLOCK, &s, 0, b, &torn);
+    tg_events_blocks(&g, TID0, seqs, 3, slots, PER_BLOCK);
+    const char *path = tmp_path("killed.trace");
+    tg_save(&g, path, g.len);
+    struct result r = decode_recovering(&path, 1, &capture_ops, -1, true);
+    int once = r.open_err == 0 && nseen == 4 * PER_BLOCK && r.sum.recovered == PER_BLOCK;
+    for (size_t i = 0; once && i < nseen; i++)
+        once &= seen[i].ev.msg == i * NTHREADS + 1; /* thread 0's events k = 0, 3, 6, ... */
+    check(once, "recovery after a frame of several blocks adds only the blocks not in it");
+    tg_free(&g);
+}
+
 static int open_error(const uint8_t *bytes, size_t len)
 {
     const char *path = tmp_path("bad.trace");
@@ -779,6 +846,7 @@ int main(int argc, char **argv)
     test_bad_contents();
     test_extensions();
     test_format1();
+    test_recover_after_frame();
     test_refused();
     test_end_checks();
     test_two_files();

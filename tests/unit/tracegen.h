@@ -245,7 +245,7 @@ static void tg_meta_flush(struct tg *g)
     g->meta_count = 0;
 }
 
-static void tg_process(struct tg *g, uint64_t pid, const char *exe)
+static void tg_process_ring(struct tg *g, uint64_t pid, const char *exe, const char *ring)
 {
     struct tg_body b = {.n = 0};
     tb_num(&b, pid);
@@ -253,8 +253,13 @@ static void tg_process(struct tg *g, uint64_t pid, const char *exe)
     tb_num(&b, 64);
     tb_u8(&b, AT_MODE_DROP);
     tb_str(&b, exe);
-    tb_str(&b, "/dev/shm/actortrace-test");
+    tb_str(&b, ring);
     tg_record(g, AT_META_PROCESS, &b);
+}
+
+static void tg_process(struct tg *g, uint64_t pid, const char *exe)
+{
+    tg_process_ring(g, pid, exe, "/dev/shm/actortrace-test");
 }
 
 static void tg_clock(struct tg *g, uint64_t tsc, uint64_t mono_ns)
