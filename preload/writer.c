@@ -53,8 +53,6 @@
 /* Up to FRAME_BLOCKS full blocks of one thread go into one frame: zstd's fixed cost per call
  * is large beside what one 64 KiB block holds. */
 #define FRAME_BLOCKS 8
-/* The most full blocks one pass over the ring claims before it sorts them into frames. */
-#define CLAIM_MAX 256
 
 /* An EVENTS frame gathered for the next write, with the blocks it came from (none: a block the
  * writer does not give back, a dump's or the end's), which go back to the pool only once their
@@ -62,7 +60,7 @@
 struct batched_frame {
     struct at_ring_block *blocks[FRAME_BLOCKS];
     unsigned nblocks;
-    int framed;    /* 0: nothing of the blocks goes to the file */
+    unsigned framed; /* blocks in the frame; 0: nothing of the blocks goes to the file */
     size_t offset; /* of the frame in the batch */
     struct at_block_info info;
 };
@@ -84,7 +82,7 @@ struct table {
 /* An EVENTS frame in the file, kept so that it can be given back for the final records. */
 struct written_frame {
     uint64_t start;
-    uint32_t count;
+    uint32_t count, blocks;
     uint64_t first_tsc, last_tsc;
 };
 
@@ -99,7 +97,7 @@ static struct {
     size_t batch_len, batch_cap;
     struct batched_frame batched[BATCH_FRAMES];
     unsigned batch_count, batch_blocks;
-    struct at_ring_block *claimed[CLAIM_MAX]; /* FULL blocks drain() set WRITING */
+    struct at_ring_block *claimed[BATCH_BLOCKS]; /* FULL blocks drain() set WRITING */
     uint8_t *meta;         /* the metadata taken for a META frame, and a clock sample */
     size_t raw_cap, packed_cap;
     uint32_t meta_seq;
@@ -271,10 +269,10 @@ static int write_frame(struct at_frame_header *h, const uint8_t *raw, size_t raw
     return err;
 }
 
-static void remember(uint64_t start, const struct at_block_info *info)
+static void remember(uint64_t start, uint32_t blocks, const struct at_block_info *info)
 {
-    w.recent[w.recent_next] = (struct written_frame){start, info->count, info->first_tsc,
-                                                     info->last_tsc};
+    w.recent[w.recent_next] = (struct written_frame){start, info->count, blocks,
+                                                     info->first_tsc, info->last_tsc};
     w.recent_next = (w.recent_next + 1) % RECENT_FRAMES;
     if (w.recent_count < RECENT_FRAMES)
         w.recent_count++;
@@ -305,9 +303,9 @@ static void flush(void)
         if (err < 0 && f->framed) {
             count_lost(f->info.count, f->info.first_tsc, f->info.last_tsc);
         } else if (f->framed) {
-            remember(w.file_end + f->offset, &f->info);
+            remember(w.file_end + f->offset, f->framed, &f->info);
             w.events_written += f->info.count;
-            w.blocks_written++;
+            w.blocks_written += f->framed;
         }
         for (unsigned b = 0; b < f->nblocks; b++)
             at__ring_release(f->blocks[b]);
@@ -414,7 +412,7 @@ static void write_group(const struct group *g, int give_back)
     if (w.batch_count == BATCH_FRAMES || w.batch_blocks + g->n > batch_blocks() ||
         w.batch_len + need > w.batch_cap)
         flush(); /* which may fail: then this group is lost too */
-    int framed = !w.failed && t.head.count > 0;
+    unsigned framed = w.failed ? 0 : t.head.count;
     if (w.failed)
         count_lost(info.count, info.first_tsc, info.last_tsc);
     struct batched_frame *f = &w.batched[w.batch_count++];
@@ -514,11 +512,11 @@ static void drain(int events)
         write_failed(err);
     if (!events)
         return;
-    unsigned n = 0;
+    unsigned n = 0; /* blocks claimed, a batch's worth at most before they are written */
     for (uint32_t i = 0; i < at__ring.block_count; i++) {
         if (claim(at__ring_block(i)))
             w.claimed[n++] = at__ring_block(i);
-        if (n == CLAIM_MAX) {
+        if (n == batch_blocks()) {
             write_claimed(n);
             n = 0;
         }
@@ -647,7 +645,7 @@ static void write_end_after_failure(void)
         cut_back(f->start);
         count_lost(f->count, f->first_tsc, f->last_tsc);
         w.events_written -= f->count;
-        w.blocks_written--;
+        w.blocks_written -= f->blocks;
     }
 }
 
