@@ -7,9 +7,9 @@
  * raw_size <= count * 50; then the payload must lie inside the file and match payload_crc, and
  * a block table (several blocks in one frame) must match its crc and the header's sums. Each
  * block of an accepted EVENTS frame joins its thread's frame list (its payload stays in the
- * file until the merge decodes it); an accepted META frame is decoded at once, so every name, clock sample
- * and loss is known before the first event is written out. What META records may decode to
- * in all is bounded by the size of the file (meta_budget), as the merge bounds events.
+ * file until the merge decodes it); an accepted META frame is decoded at once, so every name,
+ * clock sample and loss is known before the first event is written out. What META records may
+ * decode to in all is bounded by the size of the file (meta_budget), as the merge bounds events.
  *
  * A damaged frame is reported and the scan resumes at the next frame magic, searched from the
  * byte after the damaged frame's magic: past damage the frame's own sizes cannot be trusted.
