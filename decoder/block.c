@@ -1,7 +1,9 @@
 /* Frame payloads: the stored bytes made raw (zstd or as they are), and an EVENTS payload
  * decoded into events (FORMAT.md section 4, with at_events_decode doing the columns). */
 #include <errno.h>
+#include <stddef.h>
 #include <stdlib.h>
+#include <string.h>
 #include <zstd.h>
 
 #include "at_codec.h"
@@ -49,6 +51,7 @@ static int unzstd(struct unpacker *u, const uint8_t *payload, uint32_t payload_s
 int at__unpack(struct unpacker *u, const uint8_t *payload, uint32_t payload_size,
                uint32_t raw_size, uint8_t encoding, const uint8_t **raw, const char **why)
 {
+    u->held = NULL; /* buf is about to change */
     if (encoding == AT_ENC_RAW) {
         if (payload_size != raw_size) {
             *why = "a raw payload whose size is not raw_size";
@@ -82,18 +85,37 @@ void at__budget_give(struct budget *b, uint64_t n)
     __atomic_fetch_add(&b->left, n, __ATOMIC_RELAXED);
 }
 
+/* The decoded payload of f's frame, decompressed again only when the last payload unpacked
+ * was another (the blocks of a frame are decoded one after the other). */
+static int unpack_frame(struct unpacker *u, const struct trace *t, const struct frame_ref *f,
+                        const uint8_t **raw, const char **why)
+{
+    const uint8_t *base = f->recovered ? t->recovered : t->data;
+    const uint8_t *payload = base + f->offset + f->header_size;
+    uint32_t crc = 0;
+    if (!f->recovered)
+        memcpy(&crc, base + f->offset + offsetof(struct at_frame_header, payload_crc), 4);
+    if (f->encoding == AT_ENC_ZSTD && u->held == payload && u->held_size == f->payload_size &&
+        u->held_crc == crc) {
+        *raw = u->buf;
+        return 0;
+    }
+    int err = at__unpack(u, payload, f->payload_size, f->raw_size, f->encoding, raw, why);
+    if (err == 0 && f->encoding == AT_ENC_ZSTD)
+        *u = (struct unpacker){u->zstd, u->buf, u->cap, payload, f->payload_size, crc};
+    return err;
+}
+
 int at__block_decode(struct unpacker *u, const struct trace *t, const struct frame_ref *f,
                      struct at_event **events, size_t *cap, struct budget *b, uint64_t keep,
                      const char **why)
 {
-    if ((uint64_t)f->count * EVENT_MIN_BYTES > f->raw_size) {
+    if ((uint64_t)f->count * EVENT_MIN_BYTES > f->part_size) {
         *why = "more events than raw_size can hold";
         return -EINVAL;
     }
     const uint8_t *raw;
-    const uint8_t *base = f->recovered ? t->recovered : t->data;
-    int err = at__unpack(u, base + f->offset + f->header_size, f->payload_size, f->raw_size,
-                         f->encoding, &raw, why);
+    int err = unpack_frame(u, t, f, &raw, why);
     if (err < 0)
         return err;
     if (f->count > *cap) {
@@ -114,7 +136,8 @@ int at__block_decode(struct unpacker *u, const struct trace *t, const struct fra
     /* format 1 took deltas against the previous event; recovered blocks are encoded here */
     enum at_delta_base delta_base =
         t->version_major == 1 && !f->recovered ? AT_DELTA_PREVIOUS : AT_DELTA_SAME_KIND;
-    if (at_events_decode(raw, f->raw_size, f->count, f->first_tsc, delta_base, *events) < 0) {
+    if (at_events_decode(raw + f->part_offset, f->part_size, f->count, f->first_tsc, delta_base,
+                         *events) < 0) {
         *why = "malformed event columns";
         return -EINVAL;
     }

@@ -13,6 +13,10 @@ struct unpacker {
     void *zstd; /* ZSTD_DCtx, created on first use */
     uint8_t *buf;
     size_t cap;
+    /* the payload whose decoded bytes buf holds, so that the blocks of one frame decompress
+     * it once: its address, size and crc (NULL: none) */
+    const uint8_t *held;
+    uint32_t held_size, held_crc;
 };
 
 /* The memory the merge may hold in decoded events, shared by the merge and its helper thread

@@ -4,11 +4,12 @@
  * The file is mapped (a pipe's bytes copied to a temporary file first) and scanned once from
  * the end of the file header. Nothing a frame header claims is believed before its checks
  * pass: magic, header_crc, header_size, the 16 MiB limits and, for EVENTS, count <= 131072 and
- * raw_size <= count * 50; then the payload must lie inside the file and match payload_crc. An
- * accepted EVENTS frame joins its thread's frame list (its payload stays in the file until the
- * merge decodes it); an accepted META frame is decoded at once, so every name, clock sample
- * and loss is known before the first event is written out. What META records may decode to
- * in all is bounded by the size of the file (meta_budget), as the merge bounds events.
+ * raw_size <= count * 50; then the payload must lie inside the file and match payload_crc, and
+ * a block table (several blocks in one frame) must match its crc and the header's sums. Each
+ * block of an accepted EVENTS frame joins its thread's frame list (its payload stays in the
+ * file until the merge decodes it); an accepted META frame is decoded at once, so every name,
+ * clock sample and loss is known before the first event is written out. What META records may
+ * decode to in all is bounded by the size of the file (meta_budget), as the merge bounds events.
  *
  * A damaged frame is reported and the scan resumes at the next frame magic, searched from the
  * byte after the damaged frame's magic: past damage the frame's own sizes cannot be trusted.
@@ -255,6 +256,34 @@ static int crc_matches(const uint8_t *p, size_t len, uint32_t crc)
 
 static const uint8_t frame_magic[4] = {0x41, 0x54, 0x52, 0x46};
 
+/* The block table of an AT_FRAME_EVENTS_BLOCKS frame at p, whose header h passed its checks:
+ * it fits in header_size, its crc matches, and its entries add up to the header's fields. */
+static const char *check_table(const uint8_t *p, const struct at_frame_header *h)
+{
+    struct at_frame_blocks head;
+    if (h->header_size < AT_FRAME_HEADER_SIZE + sizeof head)
+        return "no block table";
+    memcpy(&head, p + AT_FRAME_HEADER_SIZE, sizeof head);
+    size_t size = head.count * sizeof(struct at_frame_block);
+    if (head.count < 2 || head.count > AT_FRAME_MAX_BLOCKS ||
+        h->header_size < AT_FRAME_HEADER_SIZE + sizeof head + size)
+        return "a block table of a bad size";
+    const uint8_t *entries = p + AT_FRAME_HEADER_SIZE + sizeof head;
+    if (!crc_matches(entries, size, head.crc))
+        return "block table checksum mismatch";
+    uint64_t count = 0, torn = 0, raw = 0;
+    for (uint32_t i = 0; i < head.count; i++) {
+        struct at_frame_block b;
+        memcpy(&b, entries + i * sizeof b, sizeof b);
+        count += b.count;
+        torn += b.torn;
+        raw += b.raw_size;
+    }
+    if (count != h->count || torn != h->torn || raw != h->raw_size)
+        return "a block table that does not add up to the header";
+    return NULL;
+}
+
 /* The checks of FORMAT.md section 3, in an order that trusts no field before it is checked.
  * Returns NULL when the frame at pos passes, or what is wrong with it; *cut tells the cut tail
  * of the trace from damage. */
@@ -279,9 +308,10 @@ static const char *check_frame(const struct trace *t, size_t pos, struct at_fram
         return "header_size below 56";
     if (h->payload_size > AT_FRAME_MAX_PAYLOAD || h->raw_size > AT_FRAME_MAX_PAYLOAD)
         return "payload larger than 16 MiB";
-    if (h->type == AT_FRAME_EVENTS && h->count > AT_FRAME_MAX_EVENTS)
+    bool events = h->type == AT_FRAME_EVENTS || h->type == AT_FRAME_EVENTS_BLOCKS;
+    if (events && h->count > AT_FRAME_MAX_EVENTS)
         return "more than 131072 events";
-    if (h->type == AT_FRAME_EVENTS && h->raw_size > at_events_encode_bound(h->count))
+    if (events && h->raw_size > at_events_encode_bound(h->count))
         return "raw_size larger than count * 50";
     if ((size_t)h->header_size + h->payload_size > left) {
         *cut = true;
@@ -289,7 +319,7 @@ static const char *check_frame(const struct trace *t, size_t pos, struct at_fram
     }
     if (!crc_matches(p + h->header_size, h->payload_size, h->payload_crc))
         return "payload checksum mismatch";
-    return NULL;
+    return h->type == AT_FRAME_EVENTS_BLOCKS ? check_table(p, h) : NULL;
 }
 
 /* The offset of the next frame magic at or after from, or the file size. */
@@ -336,18 +366,41 @@ int at__thread_add_frame(struct thread *th, const struct frame_ref *f)
     return 0;
 }
 
-static int index_events(struct trace *t, size_t pos, const struct at_frame_header *h)
+/* Adds block b of the frame at pos (header h) to its thread's list. */
+static int index_block(struct trace *t, size_t pos, const struct at_frame_header *h,
+                       const struct at_frame_block *b, uint32_t part_offset)
 {
     struct thread *th = at__trace_thread(t, h->tid);
     struct frame_ref f = {
-        .offset = pos, .first_tsc = h->first_tsc, .last_tsc = h->last_tsc, .seq = h->seq,
-        .count = h->count, .payload_size = h->payload_size, .raw_size = h->raw_size,
-        .header_size = h->header_size, .encoding = h->encoding,
+        .offset = pos, .first_tsc = b->first_tsc, .last_tsc = b->last_tsc, .seq = b->seq,
+        .count = b->count, .payload_size = h->payload_size, .raw_size = h->raw_size,
+        .part_offset = part_offset, .part_size = b->raw_size, .header_size = h->header_size,
+        .encoding = h->encoding,
     };
     if (!th || at__thread_add_frame(th, &f) < 0)
         return -ENOMEM;
-    th->torn += h->torn;
-    t->torn += h->torn;
+    th->torn += b->torn;
+    t->torn += b->torn;
+    return 0;
+}
+
+/* Each block of an EVENTS frame (check_frame checked its table) joins its thread's list. */
+static int index_events(struct trace *t, size_t pos, const struct at_frame_header *h)
+{
+    struct at_frame_block one = {h->seq, h->count, h->torn, h->raw_size, h->first_tsc,
+                                 h->last_tsc};
+    if (h->type == AT_FRAME_EVENTS)
+        return index_block(t, pos, h, &one, 0);
+    struct at_frame_blocks head;
+    const uint8_t *table = t->data + pos + AT_FRAME_HEADER_SIZE;
+    memcpy(&head, table, sizeof head);
+    uint32_t part_offset = 0;
+    for (uint32_t i = 0; i < head.count; i++) {
+        memcpy(&one, table + sizeof head + i * sizeof one, sizeof one);
+        if (index_block(t, pos, h, &one, part_offset) < 0)
+            return -ENOMEM;
+        part_offset += one.raw_size;
+    }
     return 0;
 }
 
@@ -400,7 +453,7 @@ static int scan(struct trace *t, size_t pos, struct unpacker *u)
             continue;
         }
         int err = 0; /* frame types of later versions are skipped */
-        if (h.type == AT_FRAME_EVENTS)
+        if (h.type == AT_FRAME_EVENTS || h.type == AT_FRAME_EVENTS_BLOCKS)
             err = index_events(t, pos, &h);
         else if (h.type == AT_FRAME_META)
             err = load_meta(t, pos, &h, u);

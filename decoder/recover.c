@@ -120,7 +120,8 @@ static int add_frame(struct trace *t, const struct at_ring_block *b, size_t offs
     struct frame_ref f = {
         .offset = offset, .first_tsc = info->first_tsc, .last_tsc = info->last_tsc,
         .seq = b->seq, .count = info->count, .payload_size = (uint32_t)len,
-        .raw_size = (uint32_t)len, .encoding = AT_ENC_RAW, .recovered = true,
+        .raw_size = (uint32_t)len, .part_size = (uint32_t)len, .encoding = AT_ENC_RAW,
+        .recovered = true,
     };
     if (!th || at__thread_add_frame(th, &f) < 0)
         return -ENOMEM;

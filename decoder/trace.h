@@ -19,6 +19,7 @@ struct frame_ref {
     uint64_t offset; /* of the frame header in the file */
     uint64_t first_tsc, last_tsc;
     uint32_t seq, count, payload_size, raw_size;
+    uint32_t part_offset, part_size; /* this block's columns in the decoded payload */
     uint16_t header_size;
     uint8_t encoding;
     bool recovered; /* a block read from the ring file: offset is into trace.recovered */

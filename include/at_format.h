@@ -11,7 +11,7 @@
 #define AT_FILE_MAGIC "\x89" "ATRACE\n" /* 8 bytes; the high byte catches 7-bit mangling */
 #define AT_FILE_MAGIC_LEN 8
 #define AT_FORMAT_MAJOR 2 /* a reader refuses a file whose major version it does not know */
-#define AT_FORMAT_MINOR 2 /* additions a reader of the same major may ignore */
+#define AT_FORMAT_MINOR 3 /* additions a reader of the same major may ignore */
 #define AT_FORMAT_MAJOR_OLDEST 1 /* the oldest major version tracedecode still reads */
 
 struct at_file_header {
@@ -33,6 +33,9 @@ struct at_file_header {
 enum at_frame_type {
     AT_FRAME_EVENTS = 1, /* one thread's block of events, columnar (see at_codec.h) */
     AT_FRAME_META = 2,   /* a sequence of metadata records (enum at_meta_type) */
+    /* (minor version 3) several blocks of one thread, one payload: the header is followed by
+     * an at_frame_blocks table, and the payload by each block's columns in the table's order */
+    AT_FRAME_EVENTS_BLOCKS = 3,
 };
 
 enum at_frame_encoding {
@@ -59,6 +62,28 @@ struct at_frame_header {
 
 #define AT_FRAME_HEADER_SIZE 56
 _Static_assert(sizeof(struct at_frame_header) == AT_FRAME_HEADER_SIZE, "frame header layout");
+
+/* The block table of an AT_FRAME_EVENTS_BLOCKS frame, right after its 56 header bytes and
+ * counted in its header_size: count entries follow. The header's seq is the first entry's,
+ * its count, torn and raw_size the entries' sums, its first_tsc and last_tsc their extremes.
+ * header_crc does not cover the table; crc does. */
+#define AT_FRAME_MAX_BLOCKS 64
+struct at_frame_blocks {
+    uint32_t count; /* entries, 2 to AT_FRAME_MAX_BLOCKS */
+    uint32_t crc;   /* crc32c of the count entries */
+};
+
+/* One block of an AT_FRAME_EVENTS_BLOCKS frame: what an EVENTS frame's header says of its one
+ * block, and where its columns are in the decoded payload (after the previous entries'). */
+struct at_frame_block {
+    uint32_t seq;      /* the block's process-wide number */
+    uint32_t count;    /* its events */
+    uint32_t torn;     /* its slots left uncommitted */
+    uint32_t raw_size; /* bytes of its columns */
+    uint64_t first_tsc, last_tsc;
+};
+_Static_assert(sizeof(struct at_frame_blocks) == 8, "frame block table layout");
+_Static_assert(sizeof(struct at_frame_block) == 32, "frame block entry layout");
 
 /* ---- Metadata records: u8 type, varint body length, body of varints and strings --------- */
 

@@ -44,25 +44,45 @@
 #define META_LOCK_WAIT_NS (10 * 1000 * 1000ull)
 #define RECENT_FRAMES 16
 /* EVENTS frames are gathered and written with one write of up to BATCH_BYTES, at most
- * BATCH_FRAMES of them (an eighth of the pool, while it is small): a write per frame cost the
- * writer about a tenth of its time on the nop_send loop and a fifth on pingpong. */
+ * BATCH_FRAMES of them holding at most BATCH_BLOCKS blocks (an eighth of the pool, while it is
+ * small): a write per frame cost the writer about a tenth of its time on the nop_send loop and
+ * a fifth on pingpong. */
 #define BATCH_BYTES (256u << 10)
 #define BATCH_FRAMES 32
+#define BATCH_BLOCKS 64
+/* Up to FRAME_BLOCKS full blocks of one thread go into one frame: zstd's fixed cost per call
+ * is large beside what one 64 KiB block holds. */
+#define FRAME_BLOCKS 8
 
-/* An EVENTS frame gathered for the next write, with the block it came from (NULL: a block the
- * writer does not give back, a dump's or the end's), which goes back to the pool only once its
+/* An EVENTS frame gathered for the next write, with the blocks it came from (none: a block the
+ * writer does not give back, a dump's or the end's), which go back to the pool only once their
  * events are in the file: until then ring recovery still finds them there. */
 struct batched_frame {
-    struct at_ring_block *block;
-    int framed;    /* 0: nothing of the block goes to the file */
+    struct at_ring_block *blocks[FRAME_BLOCKS];
+    unsigned nblocks;
+    unsigned framed; /* blocks in the frame; 0: nothing of the blocks goes to the file */
     size_t offset; /* of the frame in the batch */
     struct at_block_info info;
+};
+
+/* The blocks of one frame: one thread's, in block-number order, and the slots of each to write. */
+struct group {
+    struct at_ring_block *blocks[FRAME_BLOCKS];
+    uint32_t used[FRAME_BLOCKS];
+    unsigned n;
+};
+
+/* The block table of a frame being made (AT_FRAME_EVENTS_BLOCKS), of the blocks that have
+ * anything to write. */
+struct table {
+    struct at_frame_blocks head;
+    struct at_frame_block entry[FRAME_BLOCKS];
 };
 
 /* An EVENTS frame in the file, kept so that it can be given back for the final records. */
 struct written_frame {
     uint64_t start;
-    uint32_t count;
+    uint32_t count, blocks;
     uint64_t first_tsc, last_tsc;
 };
 
@@ -76,7 +96,8 @@ static struct {
     uint8_t *batch;        /* EVENTS frames gathered for one write */
     size_t batch_len, batch_cap;
     struct batched_frame batched[BATCH_FRAMES];
-    unsigned batch_count;
+    unsigned batch_count, batch_blocks;
+    struct at_ring_block *claimed[BATCH_BLOCKS]; /* FULL blocks drain() set WRITING */
     uint8_t *meta;         /* the metadata taken for a META frame, and a clock sample */
     size_t raw_cap, packed_cap;
     uint32_t meta_seq;
@@ -228,7 +249,6 @@ static const uint8_t *seal(struct at_frame_header *h, const uint8_t *raw, size_t
         }
     }
     h->magic = AT_FRAME_MAGIC;
-    h->header_size = AT_FRAME_HEADER_SIZE;
     h->payload_size = (uint32_t)payload_len;
     h->raw_size = (uint32_t)raw_len;
     h->payload_crc = at_crc32c(0, payload, payload_len);
@@ -249,10 +269,10 @@ static int write_frame(struct at_frame_header *h, const uint8_t *raw, size_t raw
     return err;
 }
 
-static void remember(uint64_t start, const struct at_block_info *info)
+static void remember(uint64_t start, uint32_t blocks, const struct at_block_info *info)
 {
-    w.recent[w.recent_next] = (struct written_frame){start, info->count, info->first_tsc,
-                                                     info->last_tsc};
+    w.recent[w.recent_next] = (struct written_frame){start, info->count, blocks,
+                                                     info->first_tsc, info->last_tsc};
     w.recent_next = (w.recent_next + 1) % RECENT_FRAMES;
     if (w.recent_count < RECENT_FRAMES)
         w.recent_count++;
@@ -286,64 +306,139 @@ static void flush(void)
         if (err < 0 && f->framed) {
             count_lost(f->info.count, f->info.first_tsc, f->info.last_tsc);
         } else if (f->framed) {
-            remember(w.file_end + f->offset, &f->info);
+            remember(w.file_end + f->offset, f->framed, &f->info);
             w.events_written += f->info.count;
-            w.blocks_written++;
+            w.blocks_written += f->framed;
         }
-        if (f->block) {
-            at__ring_release(f->block);
-            released++;
-        }
+        for (unsigned b = 0; b < f->nblocks; b++)
+            at__ring_release(f->blocks[b]);
+        released += f->nblocks;
     }
     if (err == 0)
         w.file_end += w.batch_len;
     w.batch_len = 0;
-    w.batch_count = 0;
+    w.batch_count = w.batch_blocks = 0;
     if (released)
         wake_free_waiters(released);
 }
 
-/* The most frames gathered before a write: an eighth of the pool, so that a small pool is not
+/* The most blocks gathered before a write: an eighth of the pool, so that a small pool is not
  * held back from the threads. */
-static unsigned batch_frames(void)
+static unsigned batch_blocks(void)
 {
     unsigned most = at__ring.block_count / 8;
-    return most < 1 ? 1 : most > BATCH_FRAMES ? BATCH_FRAMES : most;
+    return most < 1 ? 1 : most > BATCH_BLOCKS ? BATCH_BLOCKS : most;
 }
 
-/* Adds slots[0..used) of a block to the batch as one EVENTS frame, and the block itself when
- * give_back says it returns to the pool once written. */
-static void write_block(struct at_ring_block *block, uint32_t used, int give_back)
+/* The most blocks of a frame: no more events than a reader accepts in one. */
+static unsigned frame_blocks_max(void)
 {
+    unsigned most = AT_FRAME_MAX_EVENTS / at__ring.capacity;
+    return most < FRAME_BLOCKS ? most : FRAME_BLOCKS;
+}
+
+static unsigned frame_blocks(void)
+{
+    unsigned most = batch_blocks();
+    return most < frame_blocks_max() ? most : frame_blocks_max();
+}
+
+static void add_info(struct at_block_info *total, const struct at_block_info *one)
+{
+    if (one->count && (total->count == 0 || one->first_tsc < total->first_tsc))
+        total->first_tsc = one->first_tsc;
+    if (one->count && one->last_tsc > total->last_tsc)
+        total->last_tsc = one->last_tsc;
+    total->count += one->count;
+    total->torn += one->torn;
+}
+
+/* Encodes the group's slots into w.raw, block after block; fills the table with the blocks
+ * that have anything to write and *info with their totals. Returns the length. */
+static size_t encode_group(const struct group *g, struct table *t, struct at_block_info *info)
+{
+    size_t len = 0;
+    *info = (struct at_block_info){0};
+    t->head.count = 0;
+    for (unsigned i = 0; i < g->n; i++) {
+        struct at_ring_block *b = g->blocks[i];
+        uint32_t used = g->used[i], from = b->written < used ? b->written : used; /* a dump's */
+        struct at_block_info one;
+        size_t n = at_events_encode(at__block_slots(b) + from, used - from, w.raw + len, &one);
+        if (one.count == 0 && one.torn == 0)
+            continue;
+        t->entry[t->head.count++] = (struct at_frame_block){b->seq, one.count, one.torn,
+                                                            (uint32_t)n, one.first_tsc,
+                                                            one.last_tsc};
+        add_info(info, &one);
+        len += n;
+    }
+    return len;
+}
+
+static size_t table_size(const struct table *t)
+{
+    return t->head.count > 1 ? sizeof t->head + t->head.count * sizeof t->entry[0] : 0;
+}
+
+/* Appends w.raw[0..len) to the batch as one EVENTS frame of thread tid, with the block table
+ * when it holds several blocks. */
+static void append_frame(uint32_t tid, struct table *t, size_t len,
+                         const struct at_block_info *info)
+{
+    size_t extra = table_size(t);
+    struct at_frame_header h = {.type = extra ? AT_FRAME_EVENTS_BLOCKS : AT_FRAME_EVENTS,
+                                .header_size = (uint16_t)(sizeof h + extra), .tid = tid,
+                                .seq = t->entry[0].seq, .count = info->count,
+                                .first_tsc = info->first_tsc, .last_tsc = info->last_tsc,
+                                .torn = info->torn};
+    if (extra)
+        t->head.crc = at_crc32c(0, t->entry, extra - sizeof t->head);
+    uint8_t *frame = w.batch + w.batch_len;
+    const uint8_t *payload = seal(&h, w.raw, len, frame + h.header_size,
+                                  w.batch_cap - w.batch_len - h.header_size);
+    if (payload == w.raw)
+        memcpy(frame + h.header_size, w.raw, len);
+    memcpy(frame, &h, sizeof h);
+    memcpy(frame + sizeof h, t, extra);
+    w.batch_len += h.header_size + h.payload_size;
+}
+
+/* Adds the group's slots to the batch as one EVENTS frame, and its blocks when give_back says
+ * they return to the pool once written. */
+static void write_group(const struct group *g, int give_back)
+{
+    struct table t;
     struct at_block_info info;
-    uint32_t from = block->written < used ? block->written : used; /* after an earlier dump */
-    size_t len = at_events_encode(at__block_slots(block) + from, used - from, w.raw, &info);
-    size_t need = sizeof(struct at_frame_header) + ZSTD_compressBound(len);
-    if (w.batch_count == batch_frames() || w.batch_len + need > w.batch_cap)
-        flush(); /* which may fail: then this block is lost too */
-    int framed = !w.failed && (info.count || info.torn);
+    size_t len = encode_group(g, &t, &info);
+    size_t need = sizeof(struct at_frame_header) + table_size(&t) + ZSTD_compressBound(len);
+    if (w.batch_count == BATCH_FRAMES || w.batch_blocks + g->n > batch_blocks() ||
+        w.batch_len + need > w.batch_cap)
+        flush(); /* which may fail: then this group is lost too */
+    unsigned framed = w.failed ? 0 : t.head.count;
     if (w.failed)
         count_lost(info.count, info.first_tsc, info.last_tsc);
-    w.batched[w.batch_count++] = (struct batched_frame){give_back ? block : NULL, framed,
-                                                          w.batch_len, info};
-    if (!framed)
-        return;
-    struct at_frame_header h = {.type = AT_FRAME_EVENTS, .tid = block->tid, .seq = block->seq,
-                                .count = info.count, .first_tsc = info.first_tsc,
-                                .last_tsc = info.last_tsc, .torn = info.torn};
-    uint8_t *frame = w.batch + w.batch_len;
-    const uint8_t *payload = seal(&h, w.raw, len, frame + sizeof h,
-                                  w.batch_cap - w.batch_len - sizeof h);
-    if (payload == w.raw)
-        memcpy(frame + sizeof h, w.raw, len);
-    memcpy(frame, &h, sizeof h);
-    w.batch_len += sizeof h + h.payload_size;
+    struct batched_frame *f = &w.batched[w.batch_count++];
+    *f = (struct batched_frame){.nblocks = give_back ? g->n : 0, .framed = framed,
+                                .offset = w.batch_len, .info = info};
+    memcpy(f->blocks, g->blocks, f->nblocks * sizeof *f->blocks);
+    w.batch_blocks += f->nblocks;
+    if (framed)
+        append_frame(g->blocks[0]->tid, &t, len, &info);
+}
+
+/* Adds slots[0..used) of one block to the batch as an EVENTS frame (see write_group). */
+static void write_block(struct at_ring_block *block, uint32_t used, int give_back)
+{
+    struct group g = {.blocks = {block}, .used = {used}, .n = 1};
+    write_group(&g, give_back);
 }
 
 static int write_meta_frame(const uint8_t *records, size_t len, uint32_t count)
 {
     flush(); /* the file keeps the order frames were made in */
-    struct at_frame_header h = {.type = AT_FRAME_META, .seq = w.meta_seq++, .count = count};
+    struct at_frame_header h = {.type = AT_FRAME_META, .header_size = AT_FRAME_HEADER_SIZE,
+                                .seq = w.meta_seq++, .count = count};
     return write_frame(&h, records, len);
 }
 
@@ -369,13 +464,19 @@ static int write_meta(void)
     return write_meta_frame(w.meta, (size_t)len, count);
 }
 
-/* Adds a FULL block to the batch, to be freed once written. */
-static void write_if_full(struct at_ring_block *block)
+/* Takes a FULL block for writing (WRITING); returns whether it was one. */
+static int claim(struct at_ring_block *block)
 {
     uint32_t expected = AT_BLOCK_FULL;
     /* acquire: pairs with the release in at__writer_submit, so the slots are complete */
-    if (__atomic_compare_exchange_n(&block->state, &expected, AT_BLOCK_WRITING, 0,
-                                    __ATOMIC_ACQUIRE, __ATOMIC_RELAXED))
+    return __atomic_compare_exchange_n(&block->state, &expected, AT_BLOCK_WRITING, 0,
+                                       __ATOMIC_ACQUIRE, __ATOMIC_RELAXED);
+}
+
+/* Adds a FULL block to the batch, to be freed once written. */
+static void write_if_full(struct at_ring_block *block)
+{
+    if (claim(block))
         write_block(block, block->used, 1);
 }
 
@@ -387,6 +488,33 @@ void at__writer_write_taken(struct at_ring_block *block, uint32_t used)
     write_if_full(block);
 }
 
+static int by_thread_and_seq(const void *a, const void *b)
+{
+    const struct at_ring_block *x = *(struct at_ring_block *const *)a;
+    const struct at_ring_block *y = *(struct at_ring_block *const *)b;
+    if (x->tid != y->tid)
+        return x->tid < y->tid ? -1 : 1;
+    return (int32_t)(x->seq - y->seq) < 0 ? -1 : x->seq != y->seq; /* seq wraps */
+}
+
+/* Writes the n claimed blocks, each thread's in block-number order, several to a frame. */
+static void write_claimed(unsigned n)
+{
+    qsort(w.claimed, n, sizeof *w.claimed, by_thread_and_seq);
+    struct group g = {.n = 0};
+    for (unsigned i = 0; i < n; i++) {
+        struct at_ring_block *block = w.claimed[i];
+        if (g.n && (g.n == frame_blocks() || g.blocks[0]->tid != block->tid)) {
+            write_group(&g, 1);
+            g.n = 0;
+        }
+        g.blocks[g.n] = block;
+        g.used[g.n++] = block->used;
+    }
+    if (g.n)
+        write_group(&g, 1);
+}
+
 /* Writes the metadata, and every FULL block unless overwrite mode keeps them in memory. */
 static void drain(int events)
 {
@@ -395,8 +523,16 @@ static void drain(int events)
         write_failed(err);
     if (!events)
         return;
-    for (uint32_t i = 0; i < at__ring.block_count; i++)
-        write_if_full(at__ring_block(i));
+    unsigned n = 0; /* blocks claimed, a batch's worth at most before they are written */
+    for (uint32_t i = 0; i < at__ring.block_count; i++) {
+        if (claim(at__ring_block(i)))
+            w.claimed[n++] = at__ring_block(i);
+        if (n == batch_blocks()) {
+            write_claimed(n);
+            n = 0;
+        }
+    }
+    write_claimed(n);
     flush();
 }
 
@@ -521,7 +657,7 @@ static void write_end_after_failure(void)
         cut_back(f->start);
         count_lost(f->count, f->first_tsc, f->last_tsc);
         w.events_written -= f->count;
-        w.blocks_written--;
+        w.blocks_written -= f->blocks;
     }
 }
 
@@ -597,16 +733,17 @@ static int write_file_header(void)
 static int allocate(void)
 {
     w.cctx = ZSTD_createCCtx();
-    w.raw_cap = at_events_encode_bound(at__ring.capacity);
+    w.raw_cap = at_events_encode_bound(at__ring.capacity * frame_blocks_max());
     w.raw = calloc(1, w.raw_cap);
     w.meta = malloc(AT_META_MAX_PENDING + END_RECORD_MAX);
-    w.batch_cap = BATCH_BYTES + sizeof(struct at_frame_header) + ZSTD_compressBound(w.raw_cap);
+    w.batch_cap = BATCH_BYTES + sizeof(struct at_frame_header) + sizeof(struct table) +
+                  ZSTD_compressBound(w.raw_cap);
     w.batch = malloc(w.batch_cap);
     if (!w.cctx || !w.raw || !w.meta || !w.batch)
         return -ENOMEM;
     AT_RETURN_IF_ERROR(set_compression(w.cctx, at__config.zstd_level));
     AT_RETURN_IF_ERROR(grow(&w.packed, &w.packed_cap, ZSTD_compressBound(w.raw_cap)));
-    /* one block's worth compressed once sizes zstd's workspace for the blocks to come */
+    /* one frame's worth compressed once sizes zstd's workspace for the frames to come */
     ZSTD_compress2(w.cctx, w.packed, w.packed_cap, w.raw, w.raw_cap);
     return 0;
 }

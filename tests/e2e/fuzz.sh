@@ -14,7 +14,8 @@ seeds="$TMP/seeds"
 artifacts="$B/fuzz/artifacts"
 mkdir -p "$corpus" "$seeds" "$artifacts"
 
-# ---- Seeds: small traces (4 KiB blocks, so several frames per thread) ----
+# ---- Seeds: small traces (4 KiB blocks, so several frames per thread; ring's frames hold
+# several blocks each) ----
 
 seed() { # seed PROGRAM ARGS...: a trace of the example, and the same stored raw
     local name="$1"
@@ -30,7 +31,7 @@ seed() { # seed PROGRAM ARGS...: a trace of the example, and the same stored raw
         cmp -s "$TMP/$name.jsonl" "$TMP/$name-raw.jsonl"
 }
 seed pingpong 40
-seed ring 4 20
+seed ring 4 100
 # with call stacks on every send and spawn: STACK and MODULE records for the fuzzer to mutate
 export ACTORTRACE_STACKS=send,spawn
 seed fanout 2 50

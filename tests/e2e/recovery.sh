@@ -2,7 +2,9 @@
 # SIGKILL at a random moment of a long run: the events committed before the kill are in the
 # ring file, and tracedecode recovers them without being asked: for each thread, every send up
 # to the last one that had returned (the program's own record, in a shared file) decodes, in
-# order, none twice, and the recovered ones are marked.
+# order, none twice, and the recovered ones are marked. Run 4 has 4 KiB blocks, which the writer
+# puts several to a frame: a block in a frame the writer wrote just before the kill is still in
+# the ring, and must not be recovered again.
 . "$(dirname "$0")/../lib.sh"
 P="$B/tests/progs/killme"
 export ACTORTRACE_RING_DIR="$TMP/rings"
@@ -12,9 +14,11 @@ progress() { # progress FILE INDEX: the last send of actor INDEX+1 that had retu
     od -A n -t u8 -j $(($2 * 8)) -N 8 "$1" | tr -d ' '
 }
 
-for run in 1 2 3; do
+for run in 1 2 3 4; do
+    [ $run = 4 ] && block_kb=4 || block_kb=64
     # not through a shell function: $! must be the program itself
-    env ACTORTRACE_OUT="$TMP/k$run.trace" LD_PRELOAD="$LIB_NOP" "$P" "$TMP/k$run.progress" 2>/dev/null &
+    env ACTORTRACE_OUT="$TMP/k$run.trace" ACTORTRACE_BLOCK_KB=$block_kb LD_PRELOAD="$LIB_NOP" "$P" \
+        "$TMP/k$run.progress" 2>/dev/null &
     pid=$!
     sleep "0.$(shuf -i 3-9 -n 1)"
     kill -KILL $pid

@@ -54,12 +54,13 @@ static size_t copy_frame(const uint8_t *data, size_t size, size_t pos, FILE *out
     else if (ZSTD_decompress(raw, h.raw_size, payload, h.payload_size) != h.raw_size)
         next = 0;
     h.encoding = AT_ENC_RAW;
-    h.header_size = sizeof h;
     h.payload_size = h.raw_size;
     h.payload_crc = at_crc32c(0, raw, h.raw_size);
     h.header_crc = at_crc32c(0, &h, offsetof(struct at_frame_header, header_crc));
-    if (next &&
-        (fwrite(&h, sizeof h, 1, out) != 1 || fwrite(raw, 1, h.raw_size, out) != h.raw_size))
+    size_t rest = h.header_size - sizeof h; /* a block table, kept as it is */
+    if (next && (fwrite(&h, sizeof h, 1, out) != 1 ||
+                 fwrite(data + pos + sizeof h, 1, rest, out) != rest ||
+                 fwrite(raw, 1, h.raw_size, out) != h.raw_size))
         next = 0;
     free(raw);
     return next;

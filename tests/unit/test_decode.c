@@ -61,9 +61,10 @@ struct result {
     struct summary sum;
 };
 
-/* Decodes paths through ops into fd (-1 when ops writes nothing). */
-static struct result decode_files(const char *const *paths, size_t n,
-                                  const struct output_ops *ops, int fd)
+/* Decodes paths through ops into fd (-1 when ops writes nothing), with what their ring files
+ * hold when recover is set. */
+static struct result decode_recovering(const char *const *paths, size_t n,
+                                       const struct output_ops *ops, int fd, bool recover)
 {
     struct result r = {0};
     struct decode d;
@@ -71,6 +72,8 @@ static struct result decode_files(const char *const *paths, size_t n,
     r.open_err = at__decode_open(&d, paths, n, NULL);
     if (r.open_err < 0)
         return r;
+    for (size_t i = 0; recover && i < n; i++)
+        at__trace_recover(&d.traces[i], false);
     struct out o;
     at__out_init(&o, fd);
     r.status = at__decode_run(&d, ops, &o, &r.sum);
@@ -78,6 +81,12 @@ static struct result decode_files(const char *const *paths, size_t n,
     at__out_free(&o);
     at__decode_close(&d);
     return r;
+}
+
+static struct result decode_files(const char *const *paths, size_t n,
+                                  const struct output_ops *ops, int fd)
+{
+    return decode_recovering(paths, n, ops, fd, false);
 }
 
 static struct result decode_file(const char *path)
@@ -95,7 +104,17 @@ struct shape {
     int end;             /* write the END record */
     int raw;             /* store every frame raw (no zstd) */
     uint64_t end_extra;  /* added to END.events_written */
+    uint32_t group;      /* > 1: up to this many blocks of a thread to a frame (write_grouped) */
+    uint16_t minor;      /* the file header's minor version; 0: the current one */
 };
+
+/* name, prefixed with what and ": " when what is not empty (valid until the next call). */
+static const char *label(const char *what, const char *name)
+{
+    static char text[256];
+    snprintf(text, sizeof text, "%s%s%s", what, *what ? ": " : "", name);
+    return text;
+}
 
 /* Weird bytes for a name: quote, backslash, control characters, invalid UTF-8 (a stray
  * continuation, a truncated sequence, an overlong form, a surrogate), then valid UTF-8. */
@@ -137,6 +156,18 @@ static void write_meta(struct tg *g, uint64_t pid)
     tg_meta_flush(g);
 }
 
+/* The slots of block number `block` of thread t; block 0 of thread 1 has two torn slots. */
+static void fill_block(struct at_event *slots, const struct shape *s, uint32_t t, uint32_t block,
+                       uint64_t *torn)
+{
+    for (uint32_t i = 0; i < s->per_block; i++)
+        slots[i] = event_k(((uint64_t)block * s->per_block + i) * NTHREADS + t);
+    if (t == 1 && block == 0) {
+        slots[0].kind = slots[s->per_block / 2].kind = 0;
+        *torn = 2;
+    }
+}
+
 /* One block of each thread per round; thread 0 writes each pair of blocks in reverse seq order,
  * one frame is stored raw, and block 0 of thread 1 has two torn slots. Returns the events. */
 static uint64_t write_blocks(struct tg *g, const struct shape *s, uint64_t *torn)
@@ -148,12 +179,7 @@ static uint64_t write_blocks(struct tg *g, const struct shape *s, uint64_t *torn
             uint32_t block = t == 0 ? b ^ 1 : b; /* 1, 0, 3, 2, ... */
             if (block >= s->blocks)
                 block = b;
-            for (uint32_t i = 0; i < s->per_block; i++)
-                slots[i] = event_k(((uint64_t)block * s->per_block + i) * NTHREADS + t);
-            if (t == 1 && block == 0) {
-                slots[0].kind = slots[s->per_block / 2].kind = 0;
-                *torn = 2;
-            }
+            fill_block(slots, s, t, block, torn);
             g->encoding = s->raw || (t == 2 && b == 1) ? AT_ENC_RAW : AT_ENC_ZSTD;
             total += tg_events(g, TID0 + t, block, slots, s->per_block);
             g->encoding = s->raw ? AT_ENC_RAW : AT_ENC_ZSTD;
@@ -163,13 +189,39 @@ static uint64_t write_blocks(struct tg *g, const struct shape *s, uint64_t *torn
     return total;
 }
 
+/* As write_blocks, but up to s->group blocks of a thread to a frame, as the recorder writes
+ * them since minor version 3 (a thread's last frame may hold one: an EVENTS frame); thread 0's
+ * frames list their blocks in reverse seq order. Returns the events. */
+static uint64_t write_grouped(struct tg *g, const struct shape *s, uint64_t *torn)
+{
+    uint64_t total = 0;
+    struct at_event *slots = malloc((size_t)s->group * s->per_block * sizeof *slots);
+    for (uint32_t first = 0; first < s->blocks; first += s->group) {
+        uint32_t n = s->blocks - first < s->group ? s->blocks - first : s->group;
+        for (uint32_t t = 0; t < NTHREADS; t++) {
+            uint32_t seqs[AT_FRAME_MAX_BLOCKS];
+            for (uint32_t b = 0; b < n; b++) {
+                seqs[b] = t == 0 ? first + n - 1 - b : first + b;
+                fill_block(slots + (size_t)b * s->per_block, s, t, seqs[b], torn);
+            }
+            total += n == 1 ? tg_events(g, TID0 + t, seqs[0], slots, s->per_block)
+                            : tg_events_blocks(g, TID0 + t, seqs, n, slots, s->per_block);
+        }
+    }
+    free(slots);
+    return total;
+}
+
 /* The second clock sample makes 2 ticks a nanosecond: event k is at 1000500 + 5 k ns. */
 static uint64_t build(struct tg *g, const struct shape *s, uint64_t *torn)
 {
-    tg_init(g);
+    if (s->minor)
+        tg_init_version(g, AT_FORMAT_MAJOR, s->minor, sizeof(struct at_file_header));
+    else
+        tg_init(g);
     g->encoding = s->raw ? AT_ENC_RAW : AT_ENC_ZSTD;
     write_meta(g, s->pid);
-    uint64_t total = write_blocks(g, s, torn);
+    uint64_t total = s->group > 1 ? write_grouped(g, s, torn) : write_blocks(g, s, torn);
     tg_clock(g, 2001000, 2000000);
     tg_lost(g, TID0 + 1, AT_LOST_DROPPED, 5, 3000, 4000);
     if (s->end)
@@ -185,20 +237,20 @@ static uint64_t expected_ns(uint64_t k)
 
 /* ---- Tests ---- */
 
-static void test_clean(void)
+/* The standard trace of shape s decodes whole and in order; what prefixes the checks' names. */
+static void check_clean(const struct shape *s, const char *what)
 {
     struct tg g;
     uint64_t torn = 0;
-    struct shape s = {.per_block = 50, .blocks = 4, .pid = 1234, .end = 1};
-    uint64_t total = build(&g, &s, &torn);
+    uint64_t total = build(&g, s, &torn);
     const char *path = tmp_path("clean.trace");
     tg_save(&g, path, g.len);
     struct result r = decode_file(path);
-    check(r.open_err == 0 && r.status == 0, "a clean trace decodes with status 0");
-    check(r.sum.events == total && nseen == total, "every event is decoded");
+    check(r.open_err == 0 && r.status == 0, label(what, "a clean trace decodes with status 0"));
+    check(r.sum.events == total && nseen == total, label(what, "every event is decoded"));
     check(r.sum.threads == 3 && r.sum.files == 1 && r.sum.dropped == 5 && !r.sum.truncated &&
               r.sum.damaged_frames == 0 && r.sum.torn == torn,
-          "summary: threads, files, dropped, truncated, damaged, torn");
+          label(what, "summary: threads, files, dropped, truncated, damaged, torn"));
     int ordered = 1, exact = 1, fields = 1;
     for (size_t i = 0; i < nseen; i++) {
         uint64_t k = seen[i].ev.msg - 1;
@@ -210,10 +262,23 @@ static void test_clean(void)
                   seen[i].ev.core == want.core && seen[i].ev.path == want.path &&
                   seen[i].ev.name == want.name;
     }
-    check(ordered, "events come out in time order across threads, blocks sorted by seq");
-    check(exact, "ts_ns interpolated between the clock samples");
-    check(fields, "every field of every event survives");
+    check(ordered, label(what, "events come out in time order across threads, blocks sorted "
+                               "by seq"));
+    check(exact, label(what, "ts_ns interpolated between the clock samples"));
+    check(fields, label(what, "every field of every event survives"));
     tg_free(&g);
+}
+
+static void test_clean(void)
+{
+    struct shape s = {.per_block = 50, .blocks = 4, .pid = 1234, .end = 1};
+    check_clean(&s, "");
+    s.minor = 2;
+    check_clean(&s, "minor version 2 (one block a frame)");
+    s = (struct shape){.per_block = 50, .blocks = 7, .pid = 1234, .end = 1, .group = 3};
+    check_clean(&s, "several blocks a frame");
+    s.raw = 1;
+    check_clean(&s, "several blocks a frame, stored raw");
 }
 
 static int count_lines(const char *text, size_t len)
@@ -320,16 +385,17 @@ static uint64_t events_before(const struct tg *g, size_t cut)
 {
     uint64_t n = 0;
     for (size_t i = 0; i < g->nframes; i++)
-        if (g->frames[i].type == AT_FRAME_EVENTS && g->frames[i].offset + g->frames[i].size <= cut)
+        if (g->frames[i].type != AT_FRAME_META && g->frames[i].offset + g->frames[i].size <= cut)
             n += g->frames[i].count;
     return n;
 }
 
-static void test_cut_everywhere(void)
+/* group: as in struct shape; what prefixes the checks' names. */
+static void test_cut_everywhere(uint32_t group, const char *what)
 {
     struct tg g;
     uint64_t torn = 0;
-    struct shape s = {.per_block = 6, .blocks = 2, .pid = 5, .end = 1};
+    struct shape s = {.per_block = 6, .blocks = 2, .pid = 5, .end = 1, .group = group};
     build(&g, &s, &torn);
     const char *path = tmp_path("cut.trace");
     int reported = 1, kept = 1;
@@ -339,8 +405,9 @@ static void test_cut_everywhere(void)
         reported &= r.open_err == 0 && r.status == 1 && r.sum.truncated;
         kept &= r.sum.events == events_before(&g, cut);
     }
-    check(reported, "a file cut at any byte decodes, reported as truncated (status 1)");
-    check(kept, "a cut file keeps every frame before the cut");
+    check(reported, label(what, "a file cut at any byte decodes, reported as truncated (status "
+                                "1)"));
+    check(kept, label(what, "a cut file keeps every frame before the cut"));
     tg_free(&g);
 }
 
@@ -349,15 +416,16 @@ static uint64_t events_at(const struct tg *g, size_t offset)
 {
     for (size_t i = 0; i < g->nframes; i++)
         if (offset >= g->frames[i].offset && offset < g->frames[i].offset + g->frames[i].size)
-            return g->frames[i].type == AT_FRAME_EVENTS ? g->frames[i].count : 0;
+            return g->frames[i].type != AT_FRAME_META ? g->frames[i].count : 0;
     return 0;
 }
 
-static void test_flip_everywhere(void)
+/* group: as in struct shape; what prefixes the checks' names. */
+static void test_flip_everywhere(uint32_t group, const char *what)
 {
     struct tg g;
     uint64_t torn = 0;
-    struct shape s = {.per_block = 6, .blocks = 2, .pid = 5, .end = 1};
+    struct shape s = {.per_block = 6, .blocks = 2, .pid = 5, .end = 1, .group = group};
     uint64_t total = build(&g, &s, &torn);
     const char *path = tmp_path("flip.trace");
     int reported = 1, kept = 1;
@@ -372,8 +440,8 @@ static void test_flip_everywhere(void)
             kept &= r.sum.events == total - events_at(&g, off);
         }
     }
-    check(reported, "a flipped byte in any frame is reported as damage (status 1)");
-    check(kept, "a flipped byte costs only the frame it is in");
+    check(reported, label(what, "a flipped byte in any frame is reported as damage (status 1)"));
+    check(kept, label(what, "a flipped byte costs only the frame it is in"));
     tg_free(&g);
 }
 
@@ -516,6 +584,64 @@ static void test_format1(void)
                   seen[i].ev.name == want.name && seen[i].ev.tsc == want.tsc;
     }
     check(fields, "a format 1 trace decodes, every field as written");
+    tg_free(&g);
+}
+
+/* A ring file of pid with one block per entry of seqs, each of per_block events of thread 0,
+ * in the given state (enum at_block_state). */
+static void write_ring(const char *path, uint64_t pid, const uint32_t *seqs, const uint8_t *states,
+                       uint32_t nblocks, uint32_t per_block)
+{
+    uint32_t block_size = sizeof(struct at_ring_block) + per_block * sizeof(struct at_event);
+    size_t size = sizeof(struct at_ring_header) + (size_t)nblocks * block_size;
+    uint8_t *ring = calloc(1, size);
+    struct at_ring_header *h = (void *)ring;
+    memcpy(h->magic, AT_RING_MAGIC, sizeof h->magic);
+    *h = (struct at_ring_header){.block_size = block_size, .block_count = nblocks,
+                                 .pid = (uint32_t)pid, .block_max = nblocks};
+    memcpy(h->magic, AT_RING_MAGIC, sizeof h->magic);
+    struct shape s = {.per_block = per_block};
+    uint64_t torn = 0;
+    for (uint32_t i = 0; i < nblocks; i++) {
+        struct at_ring_block *b = (void *)(ring + sizeof *h + (size_t)i * block_size);
+        *b = (struct at_ring_block){.state = states[i], .tid = TID0, .seq = seqs[i],
+                                    .capacity = per_block, .used = per_block};
+        fill_block((struct at_event *)(b + 1), &s, 0, seqs[i], &torn);
+    }
+    struct tg g = {.buf = ring, .len = size};
+    tg_save(&g, path, size);
+    free(ring);
+}
+
+/* A process killed after the writer wrote a frame of three blocks and before it gave them back
+ * (still WRITING in the ring), with a fourth block FULL: recovery adds the fourth only. */
+static void test_recover_after_frame(void)
+{
+    enum { PER_BLOCK = 20, PID = 2147480000 };
+    const char *ring = tmp_path("ring");
+    static const uint32_t seqs[] = {0, 1, 2, 3};
+    static const uint8_t states[] = {AT_BLOCK_WRITING, AT_BLOCK_WRITING, AT_BLOCK_WRITING,
+                                     AT_BLOCK_FULL};
+    write_ring(ring, PID, seqs, states, 4, PER_BLOCK);
+    struct tg g;
+    tg_init(&g);
+    tg_process_ring(&g, PID, "/usr/bin/killed", ring);
+    tg_clock(&g, 1000, 1000000);
+    tg_clock(&g, 2001000, 2000000);
+    tg_meta_flush(&g);
+    struct shape s = {.per_block = PER_BLOCK};
+    struct at_event slots[3 * PER_BLOCK];
+    uint64_t torn = 0;
+    for (uint32_t b = 0; b < 3; b++)
+        fill_block(slots + b * PER_BLOCK, &s, 0, b, &torn);
+    tg_events_blocks(&g, TID0, seqs, 3, slots, PER_BLOCK);
+    const char *path = tmp_path("killed.trace");
+    tg_save(&g, path, g.len);
+    struct result r = decode_recovering(&path, 1, &capture_ops, -1, true);
+    int once = r.open_err == 0 && nseen == 4 * PER_BLOCK && r.sum.recovered == PER_BLOCK;
+    for (size_t i = 0; once && i < nseen; i++)
+        once &= seen[i].ev.msg == i * NTHREADS + 1; /* thread 0's events k = 0, 3, 6, ... */
+    check(once, "recovery after a frame of several blocks adds only the blocks not in it");
     tg_free(&g);
 }
 
@@ -751,12 +877,15 @@ int main(int argc, char **argv)
     }
     test_clean();
     test_jsonl();
-    test_cut_everywhere();
-    test_flip_everywhere();
+    test_cut_everywhere(1, "");
+    test_cut_everywhere(2, "several blocks a frame");
+    test_flip_everywhere(1, "");
+    test_flip_everywhere(2, "several blocks a frame");
     test_garbage_between_frames();
     test_bad_contents();
     test_extensions();
     test_format1();
+    test_recover_after_frame();
     test_refused();
     test_end_checks();
     test_two_files();

@@ -71,9 +71,12 @@ static void tg_init(struct tg *g)
     tg_init_version(g, AT_FORMAT_MAJOR, AT_FORMAT_MINOR, sizeof(struct at_file_header));
 }
 
-/* One frame around payload raw[0..raw_len), stored with g->encoding. */
-static void tg_frame(struct tg *g, uint8_t type, uint32_t tid, uint32_t seq, uint32_t count,
-                     const void *raw, size_t raw_len, const struct at_block_info *info)
+/* One frame around payload raw[0..raw_len), stored with g->encoding; table[0..table_len) (a
+ * block table) follows the 56 header bytes and counts in header_size. */
+static void tg_frame_table(struct tg *g, uint8_t type, uint32_t tid, uint32_t seq,
+                           uint32_t count, const void *raw, size_t raw_len,
+                           const struct at_block_info *info, const void *table,
+                           size_t table_len)
 {
     size_t bound = ZSTD_compressBound(raw_len);
     uint8_t *payload = malloc(bound ? bound : 1);
@@ -86,7 +89,8 @@ static void tg_frame(struct tg *g, uint8_t type, uint32_t tid, uint32_t seq, uin
         abort();
     struct at_frame_header h = {
         .magic = AT_FRAME_MAGIC, .type = type, .encoding = g->encoding,
-        .header_size = g->header_size, .tid = tid, .seq = seq, .count = count,
+        .header_size = (uint16_t)(g->header_size + table_len), .tid = tid, .seq = seq,
+        .count = count,
         .payload_size = (uint32_t)payload_len, .raw_size = (uint32_t)raw_len,
         .payload_crc = at_crc32c(0, payload, payload_len),
         .first_tsc = info ? info->first_tsc : 0, .last_tsc = info ? info->last_tsc : 0,
@@ -95,12 +99,21 @@ static void tg_frame(struct tg *g, uint8_t type, uint32_t tid, uint32_t seq, uin
     h.header_crc = at_crc32c(0, &h, offsetof(struct at_frame_header, header_crc));
     g->frames = realloc(g->frames, (g->nframes + 1) * sizeof *g->frames);
     g->frames[g->nframes++] = (struct tg_frame_log){
-        g->len, g->header_size + payload_len, type, count};
+        g->len, h.header_size + payload_len, type, count};
     tg_put(g, &h, sizeof h);
+    if (table_len)
+        tg_put(g, table, table_len);
     static const uint8_t zero[256];
     tg_put(g, zero, g->header_size - sizeof h);
     tg_put(g, payload, payload_len);
     free(payload);
+}
+
+/* One frame around payload raw[0..raw_len), stored with g->encoding. */
+static void tg_frame(struct tg *g, uint8_t type, uint32_t tid, uint32_t seq, uint32_t count,
+                     const void *raw, size_t raw_len, const struct at_block_info *info)
+{
+    tg_frame_table(g, type, tid, seq, count, raw, raw_len, info, NULL, 0);
 }
 
 /* An EVENTS frame of the committed slots among slots[0..n). Returns the events it holds. */
@@ -113,6 +126,39 @@ static uint32_t tg_events(struct tg *g, uint32_t tid, uint32_t seq, const struct
     tg_frame(g, AT_FRAME_EVENTS, tid, seq, info.count, raw, len, &info);
     free(raw);
     return info.count;
+}
+
+/* One frame of nblocks blocks of thread tid (AT_FRAME_EVENTS_BLOCKS, minor version 3): block b
+ * is the committed slots among slots[b * n .. (b + 1) * n), numbered seqs[b], in that order in
+ * the table. Returns the events it holds. */
+static uint32_t tg_events_blocks(struct tg *g, uint32_t tid, const uint32_t *seqs,
+                                 uint32_t nblocks, const struct at_event *slots, uint32_t n)
+{
+    uint8_t *raw = malloc(at_events_encode_bound(n * nblocks) + 1);
+    struct {
+        struct at_frame_blocks head;
+        struct at_frame_block entry[AT_FRAME_MAX_BLOCKS];
+    } table = {.head.count = nblocks};
+    struct at_block_info all = {0};
+    size_t len = 0;
+    for (uint32_t b = 0; b < nblocks; b++) {
+        struct at_block_info one;
+        size_t part = at_events_encode(slots + (size_t)b * n, n, raw + len, &one);
+        table.entry[b] = (struct at_frame_block){seqs[b], one.count, one.torn, (uint32_t)part,
+                                                 one.first_tsc, one.last_tsc};
+        if (one.count && (all.count == 0 || one.first_tsc < all.first_tsc))
+            all.first_tsc = one.first_tsc;
+        all.last_tsc = one.last_tsc > all.last_tsc ? one.last_tsc : all.last_tsc;
+        all.count += one.count;
+        all.torn += one.torn;
+        len += part;
+    }
+    size_t table_len = sizeof table.head + nblocks * sizeof table.entry[0];
+    table.head.crc = at_crc32c(0, table.entry, table_len - sizeof table.head);
+    tg_frame_table(g, AT_FRAME_EVENTS_BLOCKS, tid, seqs[0], all.count, raw, len, &all, &table,
+                   table_len);
+    free(raw);
+    return all.count;
 }
 
 /* An EVENTS frame as format 1 wrote it: actor, peer and msg each a delta against the previous
@@ -199,7 +245,7 @@ static void tg_meta_flush(struct tg *g)
     g->meta_count = 0;
 }
 
-static void tg_process(struct tg *g, uint64_t pid, const char *exe)
+static void tg_process_ring(struct tg *g, uint64_t pid, const char *exe, const char *ring)
 {
     struct tg_body b = {.n = 0};
     tb_num(&b, pid);
@@ -207,8 +253,13 @@ static void tg_process(struct tg *g, uint64_t pid, const char *exe)
     tb_num(&b, 64);
     tb_u8(&b, AT_MODE_DROP);
     tb_str(&b, exe);
-    tb_str(&b, "/dev/shm/actortrace-test");
+    tb_str(&b, ring);
     tg_record(g, AT_META_PROCESS, &b);
+}
+
+static void tg_process(struct tg *g, uint64_t pid, const char *exe)
+{
+    tg_process_ring(g, pid, exe, "/dev/shm/actortrace-test");
 }
 
 static void tg_clock(struct tg *g, uint64_t tsc, uint64_t mono_ns)
