@@ -153,9 +153,12 @@ struct at_ring_block *at__ring_steal_oldest(uint32_t tid, uint32_t seq, struct a
 struct at_ring_block *at__ring_take(uint32_t tid, uint32_t seq);
 /* The writer is done with a block: clear its used slots and return it to the pool. */
 void at__ring_release(struct at_ring_block *block);
-/* The writer prepares more blocks when the pool runs low or a thread asked; returns how many
- * it added (0: none needed, or the pool is at its size or cannot grow). */
-uint32_t at__ring_grow(void);
+/* Blocks free now (a hint: threads take and the writer frees them meanwhile). */
+uint32_t at__ring_free(void);
+/* The writer prepares one step of blocks when free_seen (at__ring_free at the start of its
+ * pass) was low or a thread asked; returns how many it added (0: none needed, or the pool is
+ * at its size or cannot grow). */
+uint32_t at__ring_grow(uint32_t free_seen);
 /* Counts lost events (enum at_lost_reason) in the ring file, where recovery finds them after a
  * kill. Safe from any thread and from signal handlers; before the ring exists the count waits
  * in memory for it. */

@@ -8,9 +8,8 @@
  * the first few blocks are backed (allocated in the file and faulted in): a process pays for
  * the memory it records into, and start-up costs the same whatever the buffer size. The writer
  * prepares more blocks (allocates them in the file, which is where a full tmpfs shows, and
- * faults them in) when few are free (half of them while the ring is small, a quarter past
- * that), so that neither a page fault nor SIGBUS from a full tmpfs ever reaches a recording
- * thread. A thread that finds no block ready while the pool can still grow asks the writer for
+ * faults them in) when it came late (at__ring_grow), so that neither a page fault nor SIGBUS
+ * from a full tmpfs ever reaches a recording thread. A thread that finds no block ready while the pool can still grow asks the writer for
  * more and waits for it, 20 ms at most; past that, it drops the event (or waits, in block mode)
  * as with a full pool.
  *
@@ -203,28 +202,37 @@ static int can_grow(void)
            __atomic_load_n(&at__ring.block_max, __ATOMIC_RELAXED);
 }
 
-/* Free blocks below which the writer grows the ring of count blocks: half while the ring is
- * small, which gives a program slack against a writer kept from running (a loaded machine, a
- * slow disk); a quarter past EAGER_BYTES. Not half always: the writer is woken when half the
- * blocks are in use, so that is what it finds at every wake-up, and growing then doubled the
- * ring at each one, to many times what the program ever had in use. Past EAGER_BYTES, fewer
- * than a quarter free means the writer came late, and the ring grows to cover its lateness. */
-static uint32_t grow_below(uint32_t count)
+uint32_t at__ring_free(void)
 {
-    return (uint64_t)count * at__ring.block_size < EAGER_BYTES ? count / 2 : count / 4;
+    /* acquire: pairs with at__ring_release's increment (a heuristic: at__ring_grow) */
+    return __atomic_load_n(&at__ring.free_count, __ATOMIC_ACQUIRE);
 }
 
-/* The writer's part: prepares one step of blocks when few are free (grow_below) or a thread
- * asked for them. Returns the number prepared. */
-uint32_t at__ring_grow(void)
+/* The writer's part, once a pass, after it wrote what was FULL: prepares one step of blocks
+ * when the writer came late, judged by the blocks free at the start of the pass: while the
+ * ring is under EAGER_BYTES, fewer than half free or a thread asking, which gives a program
+ * slack against a writer kept from running (a loaded machine, a slow disk); past it, fewer
+ * than a quarter. Not half always: the writer is woken when half the blocks are in use, so
+ * that is what it finds at every wake-up, and growing then doubled the ring at each one.
+ * One step a pass, not until enough are free, and never on the pass right after a step
+ * unless a thread asked: a step of 4 MiB takes the writer about 2 ms, in which a thread
+ * recording as fast as it can fills more than that, so growing until a quarter was free took
+ * the ring to its largest on the nop_send loop, and making its pages was a third of what the
+ * writer cost there. Lateness a step caused is not the program's. Returns the number
+ * prepared. */
+uint32_t at__ring_grow(uint32_t free_seen)
 {
+    static int grew_last_pass;
     uint32_t count = at__ring.block_count;
+    int eager = (uint64_t)count * at__ring.block_size < EAGER_BYTES;
     /* acq_rel: pairs with at__ring_take's exchange, one ask per wake-up */
     int asked = __atomic_exchange_n(&at__ring.grow_wanted, 0, __ATOMIC_ACQ_REL);
-    if (count >= at__ring.block_max ||
-        /* acquire: pairs with at__ring_release's increment (a heuristic: grow_below) */
-        (!asked && __atomic_load_n(&at__ring.free_count, __ATOMIC_ACQUIRE) >= grow_below(count)))
+    int late = eager ? asked || free_seen < count / 2
+                     : free_seen < count / 4 && (asked || !grew_last_pass);
+    grew_last_pass = 0;
+    if (count >= at__ring.block_max || !late)
         return 0;
+    grew_last_pass = 1;
     uint32_t step = GROW_STEP_BYTES / at__ring.block_size;
     uint32_t more = count < at__ring.block_max - count ? count : at__ring.block_max - count;
     if (step < more)

@@ -44,7 +44,7 @@
 #define META_LOCK_WAIT_NS (10 * 1000 * 1000ull)
 #define RECENT_FRAMES 16
 /* EVENTS frames are gathered and written with one write of up to BATCH_BYTES, at most
- * BATCH_FRAMES of them holding at most BATCH_BLOCKS blocks (an eighth of the pool, while it is
+ * BATCH_FRAMES of them holding at most BATCH_BLOCKS blocks (a quarter of the pool, while it is
  * small): a write per frame cost the writer about a tenth of its time on the nop_send loop and
  * a fifth on pingpong. */
 #define BATCH_BYTES (256u << 10)
@@ -322,11 +322,11 @@ static void flush(void)
         wake_free_waiters(released);
 }
 
-/* The most blocks gathered before a write: an eighth of the pool, so that a small pool is not
+/* The most blocks gathered before a write: a quarter of the pool, so that a small pool is not
  * held back from the threads. */
 static unsigned batch_blocks(void)
 {
-    unsigned most = at__ring.block_count / 8;
+    unsigned most = at__ring.block_count / 4;
     return most < 1 ? 1 : most > BATCH_BLOCKS ? BATCH_BLOCKS : most;
 }
 
@@ -537,10 +537,10 @@ static void drain(int events)
 }
 
 /* Prepares blocks ahead of the threads' need (ring.c), and tells the threads waiting. */
-static void grow_ring(void)
+static void grow_ring(uint32_t free_seen)
 {
-    uint32_t more;
-    while ((more = at__ring_grow()) > 0)
+    uint32_t more = at__ring_grow(free_seen);
+    if (more > 0)
         wake_free_waiters(more);
 }
 
@@ -556,6 +556,20 @@ static void maybe_clock(void)
     w.next_clock_ns = now + (w.clock_samples++ == 0 ? 49 : 1000) * 1000 * 1000ull;
 }
 
+/* Whether the writer should wake: the pool is half in use (at__writer_submit's test). */
+static int pool_half_used(void)
+{
+    /* relaxed: a heuristic; block_count grows (ring.c) */
+    return __atomic_load_n(&at__ring.free_count, __ATOMIC_RELAXED) <
+           __atomic_load_n(&at__ring.block_count, __ATOMIC_RELAXED) / 2;
+}
+
+/* Sleeps until a thread wakes the writer (half the pool in use, a thread waiting, the end) or
+ * the poll, unless a frame's worth of blocks was handed over since `seen` (read before the
+ * drain) or the pool is half in use already: a thread that handed a block over while the
+ * writer was draining did not wake it. Not for every block handed over: one thread recording
+ * as fast as it can hands over a block every 20 us or so, and a pass for each, with a frame
+ * and a write of one or two blocks, cost the writer about a third more per event. */
 static void sleep_unless_pending(uint32_t seen)
 {
     uint64_t now = at__clock_ns(CLOCK_MONOTONIC), wait = WRITER_POLL_NS;
@@ -565,9 +579,10 @@ static void sleep_unless_pending(uint32_t seen)
     /* seq_cst, with at__writer_submit's increment of pending then load of sleeping: either
      * the writer sees the new pending here, or the submitter sees sleeping and wakes it */
     __atomic_store_n(&w.sleeping, 1, __ATOMIC_SEQ_CST);
-    if (__atomic_load_n(&w.pending, __ATOMIC_SEQ_CST) == seen &&
+    uint32_t pending = __atomic_load_n(&w.pending, __ATOMIC_SEQ_CST);
+    if (pending - seen < frame_blocks() && !pool_half_used() &&
         !__atomic_load_n(&w.stop, __ATOMIC_SEQ_CST))
-        at__futex(&w.pending, FUTEX_WAIT_PRIVATE, seen, &timeout);
+        at__futex(&w.pending, FUTEX_WAIT_PRIVATE, pending, &timeout);
     __atomic_store_n(&w.sleeping, 0, __ATOMIC_SEQ_CST);
 }
 
@@ -699,11 +714,12 @@ static void *writer_main(void *unused)
         int dump = __atomic_exchange_n(&w.dump, 0, __ATOMIC_ACQ_REL);
         if (dump)
             at__overwritten_flush();
-        grow_ring();
+        uint32_t free_seen = at__ring_free(); /* how late the writer came: grow_ring */
         if (at__takeback_pass())
             flush(); /* the blocks taken back go to the pool once written, waking waiters */
         maybe_clock();
         drain(at__config.mode != AT_MODE_OVERWRITE || dump);
+        grow_ring(free_seen); /* after the drain, whose freed blocks the threads take first */
         if (dump)
             write_held_blocks(); /* the newest events are in the blocks still filling */
         if (__atomic_load_n(&w.stop, __ATOMIC_ACQUIRE)) /* pairs with at__writer_stop */
@@ -792,10 +808,7 @@ void at__writer_submit(struct at_ring_block *block, uint32_t used)
     __atomic_store_n(&block->state, AT_BLOCK_FULL, __ATOMIC_RELEASE);
     /* seq_cst: pairs with sleep_unless_pending (store sleeping, then load pending) */
     __atomic_fetch_add(&w.pending, 1, __ATOMIC_SEQ_CST);
-    if (__atomic_load_n(&w.sleeping, __ATOMIC_SEQ_CST) &&
-        /* relaxed: a heuristic for when to wake the writer; block_count grows (ring.c) */
-        __atomic_load_n(&at__ring.free_count, __ATOMIC_RELAXED) <
-            __atomic_load_n(&at__ring.block_count, __ATOMIC_RELAXED) / 2)
+    if (__atomic_load_n(&w.sleeping, __ATOMIC_SEQ_CST) && pool_half_used())
         at__futex(&w.pending, FUTEX_WAKE_PRIVATE, 1, NULL);
 }
 
