@@ -153,6 +153,12 @@ static __thread int starting_here;
  * (a few milliseconds, once), so that no event of the program's start is lost. */
 int at__ensure_started(void)
 {
+    /* acquire: as the loads below. Once the recorder is stopped every event of a thread still
+     * running comes here, and a compare-exchange on at__state each, from every such thread,
+     * made them fight over its cache line: a load decides. */
+    int state = __atomic_load_n(&at__state, __ATOMIC_ACQUIRE);
+    if (state == AT_STATE_OFF || state == AT_STATE_RUNNING)
+        return state;
     int expected = AT_STATE_UNINIT;
     /* acq_rel: one thread wins the start; pairs with at__finish's CAS from UNINIT to OFF */
     if (__atomic_compare_exchange_n(&at__state, &expected, AT_STATE_STARTING, 0,
@@ -165,7 +171,6 @@ int at__ensure_started(void)
         at__futex((uint32_t *)&at__state, FUTEX_WAKE_PRIVATE, INT32_MAX, NULL);
         return state;
     }
-    int state;
     /* acquire: pairs with the release store of the start's result above */
     while ((state = __atomic_load_n(&at__state, __ATOMIC_ACQUIRE)) == AT_STATE_STARTING &&
            !starting_here)
