@@ -141,7 +141,7 @@ $(B)/bench/libnop.so: tests/bench/nop.c
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) $(WARN) -fPIC -shared -Wl,-soname,libnop.so -o $@ $<
 $(B)/bench/hotpath: tests/bench/hotpath.c $(B)/bench/libnop.so
-	$(CC) $(CFLAGS) $(WARN) -o $@ $< $(B)/bench/libnop.so -Wl,-rpath,'$$ORIGIN'
+	$(CC) $(CFLAGS) $(WARN) -pthread -o $@ $< $(B)/bench/libnop.so -Wl,-rpath,'$$ORIGIN'
 # TAKEBACK_PAUSE_LIB: the same, pausing between taking a thread's block back and writing it
 # (preload/takeback.c), so that tests/e2e/threads.sh has the thread record in that window at
 # every take-back.
@@ -159,7 +159,7 @@ $(B)/bench/libthreadcpu.so: tests/bench/threadcpu.c
 # Sends DEPTH frames down, for the cost of a captured stack (tests/bench/stacks.sh).
 BENCH += $(B)/bench/stackdepth
 $(B)/bench/stackdepth: tests/bench/stackdepth.c $(B)/bench/libnop.so
-	$(CC) $(CFLAGS) $(WARN) -o $@ $< $(B)/bench/libnop.so -Wl,-rpath,'$$ORIGIN'
+	$(CC) $(CFLAGS) $(WARN) -pthread -o $@ $< $(B)/bench/libnop.so -Wl,-rpath,'$$ORIGIN'
 # CZMQ round trips per second, run untraced and traced.
 $(B)/bench/czmq_pingpong: tests/bench/czmq_pingpong.c | $(DEPS_OK)
 	@mkdir -p $(@D)
@@ -238,7 +238,7 @@ $(B)/symbolic/librefrt.so: $(RT_SRC) tests/rt/refrt.h | $(DEPS_OK)
 # libactortrace-patchbench.so is the benchmark's copy of the library with nop_send patchable.
 $(B)/bench/hotpath-static: tests/bench/hotpath.c tests/bench/nop.c
 	@mkdir -p $(@D)
-	$(CC) $(CFLAGS) $(WARN) -fcf-protection=branch -o $@ tests/bench/hotpath.c tests/bench/nop.c
+	$(CC) $(CFLAGS) $(WARN) -fcf-protection=branch -pthread -o $@ tests/bench/hotpath.c tests/bench/nop.c
 $(B)/bench/libactortrace-patchbench.so: $(PRELOAD_SRC) $(COMMON_SRC) tests/bench/nop_shim.c $(wildcard include/*.h preload/*.h shim/*.map)
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) -DAT_BENCH_PATCH $(CFLAGS) $(WARN) $(PRELOAD_FLAGS) -shared -Wl,-z,now -o $@ \

@@ -1,8 +1,11 @@
 /* Times CALLS calls of nop_send through the PLT and prints the mean nanoseconds per call. Run
  * with and without the tracer preloaded; the difference is the cost of recording one event.
  * With --floor it times instead what no recorder can beat on this machine: rdtsc and a 16-byte
- * store into a thread-local buffer per iteration.
- * Usage: hotpath [--floor] CALLS */
+ * store into a thread-local buffer per iteration. With --threads N, N threads make CALLS calls
+ * each at once (no warm-up), and the figure is the wall time per call of all of them: what a
+ * many-threaded program recording as fast as it can asks of the writer.
+ * Usage: hotpath [--floor] CALLS | hotpath --threads N CALLS */
+#include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -40,8 +43,38 @@ __attribute__((noinline)) static double floor_loop(long calls)
     return (now_ns() - start) / (double)calls;
 }
 
+static pthread_barrier_t all_ready;
+
+static void *sender(void *calls)
+{
+    volatile int sink = 0;
+    pthread_barrier_wait(&all_ready);
+    for (long i = 0; i < *(long *)calls; i++)
+        sink += nop_send((int)i & 7, (int)i);
+    return NULL;
+}
+
+static int threads_loop(long threads, long calls)
+{
+    pthread_t *t = calloc((size_t)threads, sizeof *t);
+    if (!t || threads < 1 || pthread_barrier_init(&all_ready, NULL, (unsigned)threads + 1) != 0)
+        return 2;
+    for (long i = 0; i < threads; i++)
+        if (pthread_create(&t[i], NULL, sender, &calls) != 0)
+            return 1;
+    pthread_barrier_wait(&all_ready);
+    double start = now_ns();
+    for (long i = 0; i < threads; i++)
+        pthread_join(t[i], NULL);
+    printf("%.3f\n", (now_ns() - start) / (double)(threads * calls));
+    free(t);
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
+    if (argc > 3 && strcmp(argv[1], "--threads") == 0)
+        return threads_loop(atol(argv[2]), atol(argv[3]));
     if (argc > 1 && strcmp(argv[1], "--floor") == 0) {
         printf("%.3f\n", floor_loop(argc > 2 ? atol(argv[2]) : 5000000));
         return 0;
