@@ -144,9 +144,10 @@ $(B)/bench/hotpath: tests/bench/hotpath.c $(B)/bench/libnop.so
 	$(CC) $(CFLAGS) $(WARN) -pthread -o $@ $< $(B)/bench/libnop.so -Wl,-rpath,'$$ORIGIN'
 # TAKEBACK_PAUSE_LIB: the same, pausing between taking a thread's block back and writing it
 # (preload/takeback.c), so that tests/e2e/threads.sh has the thread record in that window at
-# every take-back.
+# every take-back; with the test copy's hooks (AT_TEST_HOST), such as a writer made slow on
+# demand for the tests of drop mode.
 TAKEBACK_PAUSE_LIB := $(B)/tests/libactortrace-pause.so
-$(TAKEBACK_PAUSE_LIB): CPPFLAGS += -DAT_TEST_TAKEBACK_PAUSE
+$(TAKEBACK_PAUSE_LIB): CPPFLAGS += -DAT_TEST_TAKEBACK_PAUSE -DAT_TEST_HOST
 test: $(TAKEBACK_PAUSE_LIB)
 $(B)/bench/libactortrace-bench.so $(TAKEBACK_PAUSE_LIB): $(PRELOAD_SRC) $(COMMON_SRC) tests/bench/nop_shim.c $(wildcard include/*.h preload/*.h shim/*.map)
 	@mkdir -p $(@D)

@@ -28,6 +28,7 @@
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/uio.h>
+#include <time.h>
 #include <unistd.h>
 #define ZSTD_STATIC_LINKING_ONLY /* ZSTD_c_literalCompressionMode */
 #include <zstd.h>
@@ -516,6 +517,27 @@ static void write_claimed(unsigned n)
 }
 
 /* Writes the metadata, and every FULL block unless overwrite mode keeps them in memory. */
+#ifdef AT_TEST_HOST
+/* The test copies only: ACTORTRACE_TEST_WRITER_DELAY_MS=N makes the writer sleep N ms before
+ * each pass that writes events, so that a test of drop mode can have it fall behind for
+ * certain (threads wait for it a while, then drop). */
+static void test_writer_delay(void)
+{
+    static long ms = -1;
+    if (ms < 0) {
+        const char *v = getenv("ACTORTRACE_TEST_WRITER_DELAY_MS");
+        ms = v ? atol(v) : 0;
+    }
+    struct timespec delay = {ms / 1000, ms % 1000 * 1000 * 1000};
+    if (ms > 0)
+        nanosleep(&delay, NULL);
+}
+#else
+static void test_writer_delay(void)
+{
+}
+#endif
+
 static void drain(int events)
 {
     int err = write_meta();
@@ -523,6 +545,7 @@ static void drain(int events)
         write_failed(err);
     if (!events)
         return;
+    test_writer_delay();
     unsigned n = 0; /* blocks claimed, a batch's worth at most before they are written */
     for (uint32_t i = 0; i < at__ring.block_count; i++) {
         if (claim(at__ring_block(i)))
@@ -536,12 +559,15 @@ static void drain(int events)
     flush();
 }
 
-/* Prepares blocks ahead of the threads' need (ring.c), and tells the threads waiting. */
-static void grow_ring(uint32_t free_seen)
+/* Prepares blocks ahead of the threads' need (ring.c), and tells the threads waiting. Returns
+ * whether it did: then the writer makes another pass at once, for threads still short of a
+ * block (two thousand starting at once need many steps). */
+static int grow_ring(uint32_t free_seen)
 {
     uint32_t more = at__ring_grow(free_seen);
     if (more > 0)
         wake_free_waiters(more);
+    return more > 0;
 }
 
 /* Clock samples: one 1 ms after the start, so that the ring file holds two (and with them the
@@ -565,11 +591,11 @@ static int pool_half_used(void)
 }
 
 /* Sleeps until a thread wakes the writer (half the pool in use, a thread waiting, the end) or
- * the poll, unless a frame's worth of blocks was handed over since `seen` (read before the
- * drain) or the pool is half in use already: a thread that handed a block over while the
- * writer was draining did not wake it. Not for every block handed over: one thread recording
- * as fast as it can hands over a block every 20 us or so, and a pass for each, with a frame
- * and a write of one or two blocks, cost the writer about a third more per event. */
+ * the poll, unless blocks were handed over since `seen` (read before the drain), which did not
+ * wake it, and either a frame's worth of them or the pool is half in use. Not for every block
+ * handed over: one thread recording as fast as it can hands over a block every 20 us or so,
+ * and a pass for each, with a frame and a write of one or two blocks, cost the writer about a
+ * third more per event. */
 static void sleep_unless_pending(uint32_t seen)
 {
     uint64_t now = at__clock_ns(CLOCK_MONOTONIC), wait = WRITER_POLL_NS;
@@ -580,7 +606,8 @@ static void sleep_unless_pending(uint32_t seen)
      * the writer sees the new pending here, or the submitter sees sleeping and wakes it */
     __atomic_store_n(&w.sleeping, 1, __ATOMIC_SEQ_CST);
     uint32_t pending = __atomic_load_n(&w.pending, __ATOMIC_SEQ_CST);
-    if (pending - seen < frame_blocks() && !pool_half_used() &&
+    int handed_over = pending != seen;
+    if ((!handed_over || (pending - seen < frame_blocks() && !pool_half_used())) &&
         !__atomic_load_n(&w.stop, __ATOMIC_SEQ_CST))
         at__futex(&w.pending, FUTEX_WAIT_PRIVATE, pending, &timeout);
     __atomic_store_n(&w.sleeping, 0, __ATOMIC_SEQ_CST);
@@ -719,12 +746,14 @@ static void *writer_main(void *unused)
             flush(); /* the blocks taken back go to the pool once written, waking waiters */
         maybe_clock();
         drain(at__config.mode != AT_MODE_OVERWRITE || dump);
-        grow_ring(free_seen); /* after the drain, whose freed blocks the threads take first */
+        /* after the drain, whose freed blocks the threads take first */
+        int grew = grow_ring(free_seen);
         if (dump)
             write_held_blocks(); /* the newest events are in the blocks still filling */
         if (__atomic_load_n(&w.stop, __ATOMIC_ACQUIRE)) /* pairs with at__writer_stop */
             break;
-        sleep_unless_pending(seen);
+        if (!grew)
+            sleep_unless_pending(seen);
     }
     finish();
     /* release: pairs with wait_finished's acquire load: the end is in the file */

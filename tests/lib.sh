@@ -70,6 +70,9 @@ summary() { # summary JSONL FIELD
 # The benchmark's copy of the library: it also wraps nop_send, which the fault-test programs
 # call to record events without a runtime of their own.
 LIB_NOP="$B/bench/libactortrace-bench.so"
+# The same with the test hooks: ACTORTRACE_TEST_WRITER_DELAY_MS=N (the writer sleeps N ms before
+# each pass that writes events: drop mode drops for certain) and a pause at each take-back.
+LIB_NOP_HOOKS="$B/tests/libactortrace-pause.so"
 
 traced_nop() { # traced_nop TRACE PROGRAM ARGS...
     local trace="$1"

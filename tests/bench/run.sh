@@ -23,12 +23,13 @@ awk -v p="$plain" -v t="$traced" -v f="$floor" 'BEGIN {
     printf "  added per event: %.2f ns (target <= 12); %.2f x the floor\n", t - p, (t - p) / f }'
 
 echo "== a dropped event: the same loop in drop mode with a writer that cannot keep up"
-# 1 MiB of blocks and zstd level 19: nearly every event is dropped, so the traced cost per call
-# is the cost of a drop. Pairs with the untraced loop, medians of $RUNS.
+# 1 MiB of blocks and the test copy's writer, which sleeps 1 s before its first pass: the thread
+# waits 100 ms for it during the loop's warm-up, then drops every timed call, so the traced cost
+# per call is the cost of a drop. Pairs with the untraced loop, medians of $RUNS.
 for i in $(seq "$RUNS"); do
     "$B/bench/hotpath" "$CALLS" >>"$TMP/drop.plain"
-    ACTORTRACE_BUFFER_MB=1 ACTORTRACE_ZSTD_LEVEL=19 ACTORTRACE_OUT="$TMP/drop-hot.trace" \
-        LD_PRELOAD="$B/bench/libactortrace-bench.so" "$B/bench/hotpath" "$CALLS" >>"$TMP/drop.traced"
+    ACTORTRACE_BUFFER_MB=1 ACTORTRACE_TEST_WRITER_DELAY_MS=1000 ACTORTRACE_OUT="$TMP/drop-hot.trace" \
+        LD_PRELOAD="$B/tests/libactortrace-pause.so" "$B/bench/hotpath" "$CALLS" >>"$TMP/drop.traced"
     "$B/tracedecode" "$TMP/drop-hot.trace" 2>/dev/null | tail -n 1 |
         jq '100 * .dropped / (.events + .dropped)' >>"$TMP/drop.share"
     rm -f "$TMP/drop-hot.trace"
@@ -37,6 +38,24 @@ awk -v p="$(median <"$TMP/drop.plain")" -v t="$(median <"$TMP/drop.traced")" \
     -v d="$(median <"$TMP/drop.share")" 'BEGIN {
     printf "  %.0f%% of events dropped; added per call %.1f ns (target <= 20 per dropped event)\n",
         d, t - p }'
+
+echo "== drop mode at the default settings: what is dropped when the program records as fast as it can"
+# medians of $RUNS runs; target: nothing
+for i in $(seq "$RUNS"); do
+    for prog in nop threads pingpong; do
+        case $prog in
+        nop) lib="$B/bench/libactortrace-bench.so" set -- "$B/bench/hotpath" "$CALLS" ;;
+        threads) lib="$B/bench/libactortrace-bench.so" set -- "$B/bench/hotpath" --threads 64 100000 ;;
+        pingpong) lib="$B/tests/libactortrace-refrt.so" set -- "$B/examples/pingpong" 1000000 ;;
+        esac
+        ACTORTRACE_OUT="$TMP/dd.trace" LD_PRELOAD="$lib" "$@" >/dev/null
+        "$B/tracedecode" -f stats --json "$TMP/dd.trace" 2>/dev/null |
+            jq '100 * .dropped / (.events + .dropped)' >>"$TMP/dd.$prog"
+        rm -f "$TMP/dd.trace"
+    done
+done
+printf "  dropped: nop_send loop %.2f%%, 64 threads x 100,000 sends %.2f%%, pingpong 1000000 %.2f%%\n" \
+    "$(median <"$TMP/dd.nop")" "$(median <"$TMP/dd.threads")" "$(median <"$TMP/dd.pingpong")"
 
 RUNS=$RUNS sh tests/bench/writer.sh
 

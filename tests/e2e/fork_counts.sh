@@ -1,6 +1,6 @@
 #!/bin/sh
 # A forked child's totals are its own: a parent that dropped events (a 1 MiB buffer the loop
-# overruns) forks a child, and the child's trace counts only the child's losses: its sends
+# overruns, and a writer slowed down by the test copy's hook) forks a child, and the child's trace counts only the child's losses: its sends
 # kept + its losses = the sends it made, exactly, in each of several runs. A child forked before
 # the parent's first event finishes its own trace and leaves no ring file.
 . "$(dirname "$0")/../lib.sh"
@@ -9,8 +9,9 @@ N=400000
 bad=0 parent_drops=0
 for run in 1 2 3; do
     mkdir -p "$TMP/$run"
-    ACTORTRACE_BUFFER_MB=1 ACTORTRACE_BLOCK_KB=4 ACTORTRACE_OUT="$TMP/$run/%p.trace" \
-        LD_PRELOAD="$LIB_NOP" "$P" fork $N >"$TMP/$run.out" 2>/dev/null
+    ACTORTRACE_BUFFER_MB=1 ACTORTRACE_BLOCK_KB=4 ACTORTRACE_TEST_WRITER_DELAY_MS=300 \
+        ACTORTRACE_OUT="$TMP/$run/%p.trace" LD_PRELOAD="$LIB_NOP_HOOKS" "$P" fork $N \
+        >"$TMP/$run.out" 2>/dev/null
     parent=$(ls "$TMP/$run" | sort -n | head -n 1)
     child=$(ls "$TMP/$run" | sort -n | tail -n 1)
     "$DECODE" -o "$TMP/p$run.jsonl" "$TMP/$run/$parent" 2>/dev/null
