@@ -9,9 +9,9 @@
  * the memory it records into, and start-up costs the same whatever the buffer size. The writer
  * prepares more blocks (allocates them in the file, which is where a full tmpfs shows, and
  * faults them in) when it came late (at__ring_grow), so that neither a page fault nor SIGBUS
- * from a full tmpfs ever reaches a recording thread. A thread that finds no block ready while the pool can still grow asks the writer for
- * more and waits for it, 20 ms at most; past that, it drops the event (or waits, in block mode)
- * as with a full pool.
+ * from a full tmpfs ever reaches a recording thread. A thread that finds no block ready while
+ * the pool can still grow asks the writer for more and waits for it, 20 ms at most; past that,
+ * it goes on as with a full pool (record.c).
  *
  * Each block moves FREE -> FILLING (a thread took it, CAS) -> FULL (handed to the writer) ->
  * WRITING (the writer encodes it) -> FREE (slots cleared by the writer, so that a recording
