@@ -32,7 +32,8 @@ static const char record_usage[] =
     "  -o, --output FILE   the trace file (ACTORTRACE_OUT; default actortrace-%p.trace):\n"
     "                      %p is the pid, %% a %; without %p, FILE must not exist yet\n"
     "      --mode MODE     what a thread does when the writer has fallen behind: drop\n"
-    "                      (the default: count what is lost), block (wait: lose nothing)\n"
+    "                      (the default: wait 100 ms at most, then count what is lost),\n"
+    "                      block (wait: lose nothing)\n"
     "                      or overwrite (keep the newest events in memory, write them at\n"
     "                      the end or on SIGUSR2) (ACTORTRACE_MODE)\n"
     "      --buffer MB     memory for events not yet written, 1 to 65536 (default 32;\n"
@@ -42,6 +43,8 @@ static const char record_usage[] =
     "      --ring-dir DIR  the directory of the buffer's file while PROG runs (default\n"
     "                      /dev/shm; ACTORTRACE_RING_DIR)\n"
     "      --zstd-level N  the compression level, 1 to 19 (default 1; ACTORTRACE_ZSTD_LEVEL)\n"
+    "      --writer-nice N run the writer thread N nice levels below the program, 0 to 19\n"
+    "                      (default 0; ACTORTRACE_WRITER_NICE)\n"
     "      --glibc         also record waits and wake-ups in glibc's condition variables,\n"
     "                      semaphores and futexes (ACTORTRACE_GLIBC=1)\n"
     "      --no-patch      trace only calls through the PLT: no entry patching\n"
@@ -81,6 +84,7 @@ enum {
     SET_BLOCK,
     SET_RING_DIR,
     SET_ZSTD_LEVEL,
+    SET_WRITER_NICE,
     SET_STACKS,
     SET_STACK_DEPTH,
     SET_STACK_EVERY,
@@ -154,6 +158,8 @@ static const struct setting settings[] = {
     [SET_RING_DIR] = {"ring-dir", "ACTORTRACE_RING_DIR", directory, 0, 0, "a directory"},
     [SET_ZSTD_LEVEL] = {"zstd-level", "ACTORTRACE_ZSTD_LEVEL", whole_number, 1, 19,
                         "a whole number from 1 to 19"},
+    [SET_WRITER_NICE] = {"writer-nice", "ACTORTRACE_WRITER_NICE", whole_number, 0, 19,
+                         "a whole number from 0 to 19"},
     [SET_STACKS] = {"stacks", "ACTORTRACE_STACKS", event_kinds, 0, 0,
                     "a comma-separated list of event kinds (spawn, exit, send, recv, "
                     "step_begin, step_end, schedule, park, unpark, yield), or all"},
@@ -213,6 +219,7 @@ static int parse(int argc, char **argv, struct record *r)
         {"block", required_argument, NULL, OPT_SETTING + SET_BLOCK},
         {"ring-dir", required_argument, NULL, OPT_SETTING + SET_RING_DIR},
         {"zstd-level", required_argument, NULL, OPT_SETTING + SET_ZSTD_LEVEL},
+        {"writer-nice", required_argument, NULL, OPT_SETTING + SET_WRITER_NICE},
         {"stacks", required_argument, NULL, OPT_SETTING + SET_STACKS},
         {"stack-depth", required_argument, NULL, OPT_SETTING + SET_STACK_DEPTH},
         {"stack-every", required_argument, NULL, OPT_SETTING + SET_STACK_EVERY},

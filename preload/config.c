@@ -91,7 +91,8 @@ static int is_known(const char *var)
     static const char *const own[] = {
         "ACTORTRACE_OUT",  "ACTORTRACE_RING_DIR",   "ACTORTRACE_BLOCK_KB", "ACTORTRACE_BUFFER_MB",
         "ACTORTRACE_MODE", "ACTORTRACE_ZSTD_LEVEL", "ACTORTRACE_GLIBC", "ACTORTRACE_PATCH",
-        "ACTORTRACE_STACKS", "ACTORTRACE_STACK_DEPTH", "ACTORTRACE_STACK_EVERY"};
+        "ACTORTRACE_STACKS", "ACTORTRACE_STACK_DEPTH", "ACTORTRACE_STACK_EVERY",
+        "ACTORTRACE_WRITER_NICE"};
     size_t len = strcspn(var, "=");
 #ifdef AT_TEST_HOST
     if (strncmp(var, "ACTORTRACE_TEST_", 16) == 0)
@@ -159,6 +160,8 @@ void at__config_load(void)
         load_mode(v);
     if ((v = getenv("ACTORTRACE_ZSTD_LEVEL")))
         load_level(v);
+    if ((v = getenv("ACTORTRACE_WRITER_NICE")))
+        parse_uint("ACTORTRACE_WRITER_NICE", v, 0, 19, &at__config.writer_nice);
     at__config_glibc(); /* read here too, so a malformed value is reported in any case */
     report_unknown();
 }

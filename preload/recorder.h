@@ -26,6 +26,7 @@ struct at_config {
     unsigned buffer_mb;      /* ACTORTRACE_BUFFER_MB */
     unsigned mode;           /* ACTORTRACE_MODE: enum at_mode */
     int zstd_level;          /* ACTORTRACE_ZSTD_LEVEL */
+    unsigned writer_nice;    /* ACTORTRACE_WRITER_NICE: the writer's nice value over the program's */
     uint64_t stack_kinds;    /* ACTORTRACE_STACKS: bit k captures a stack on kind k */
     unsigned stack_depth;    /* ACTORTRACE_STACK_DEPTH: frames kept, at most AT_STACK_DEPTH_MAX */
     unsigned stack_every;    /* ACTORTRACE_STACK_EVERY: 1 in N events of those kinds */

@@ -727,10 +727,25 @@ static void finish(void)
     }
 }
 
+/* ACTORTRACE_WRITER_NICE: the writer gives way to the program's threads. Raising a nice value
+ * needs no privilege; lowering it again does, so it is set once, for the writer's life. */
+static void lower_priority(void)
+{
+    if (at__config.writer_nice == 0)
+        return;
+    id_t self = (id_t)gettid();
+    errno = 0;
+    int value = getpriority(PRIO_PROCESS, self) + (int)at__config.writer_nice;
+    if (errno == 0 && setpriority(PRIO_PROCESS, self, value < 19 ? value : 19) < 0)
+        at__warn("ACTORTRACE_WRITER_NICE: cannot lower the writer's priority (%s)",
+                 strerror(errno));
+}
+
 static void *writer_main(void *unused)
 {
     (void)unused;
     pthread_setname_np(pthread_self(), "actortrace-w");
+    lower_priority();
     at__self.internal = 1; /* what this thread does (futex waits, writes) is not the program's */
     w.next_clock_ns = at__clock_ns(CLOCK_MONOTONIC) + 1000 * 1000ull;
     for (;;) {

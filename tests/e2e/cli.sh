@@ -50,9 +50,10 @@ says "record, default name: said" "record, default name.err" "actortrace: trace:
 # every option reaches the program as the recorder's variable; ACTORTRACE_LIB does not
 status "record, settings" 0 "$AT" record -o 'set-%p.trace' --mode block --buffer 8 --block 16 \
     --ring-dir "$TMP" --zstd-level 3 --glibc --no-patch --stacks send,spawn --stack-depth 32 \
-    --stack-every 1073741824 -- env
+    --stack-every 1073741824 --writer-nice 19 -- env
 for v in ACTORTRACE_OUT=set-%p.trace ACTORTRACE_MODE=block ACTORTRACE_BUFFER_MB=8 \
     ACTORTRACE_BLOCK_KB=16 ACTORTRACE_RING_DIR="$TMP" ACTORTRACE_ZSTD_LEVEL=3 \
+    ACTORTRACE_WRITER_NICE=19 \
     ACTORTRACE_GLIBC=1 ACTORTRACE_PATCH=0 ACTORTRACE_STACKS=send,spawn \
     ACTORTRACE_STACK_DEPTH=32 ACTORTRACE_STACK_EVERY=1073741824 LD_PRELOAD="$TRACER_LIB"; do
     says "record, settings: $v" "record, settings.out" "$v"

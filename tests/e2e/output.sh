@@ -42,3 +42,24 @@ check "malformed number reported" grep -q "ACTORTRACE_BLOCK_KB=huge" "$TMP/err"
 check "unknown setting reported" grep -q "unknown setting ACTORTRACE_FROBNICATE" "$TMP/err"
 check "settings reported once each" [ "$(wc -l <"$TMP/err")" -eq 3 ]
 check "trace written despite bad settings" "$DECODE" -o /dev/null "$TMP/s.trace"
+
+# ACTORTRACE_WRITER_NICE: the writer thread, and only it, runs that many nice levels lower
+ACTORTRACE_WRITER_NICE=19 ACTORTRACE_OUT="$TMP/n.trace" LD_PRELOAD="$LIB_NOP" \
+    "$B/tests/progs/crash" idle 1000 >/dev/null 2>"$TMP/n.err" &
+pid=$!
+nice_of() { awk '{ print $19 }' "$1" 2>/dev/null; } # the 19th field of a task's stat
+writer_nice=none
+for i in $(seq 200); do # the writer starts with the first event, and sets its nice value then
+    task=$(grep -lx actortrace-w /proc/$pid/task/*/comm 2>/dev/null | head -n 1)
+    [ -n "$task" ] && writer_nice=$(nice_of "${task%/comm}/stat")
+    [ "$writer_nice" = 19 ] && break
+    sleep 0.05
+done
+equal "ACTORTRACE_WRITER_NICE=19: the writer's nice value" "$writer_nice" 19
+equal "ACTORTRACE_WRITER_NICE=19: the program's main thread's" "$(nice_of /proc/$pid/task/$pid/stat)" 0
+kill -TERM $pid
+wait $pid 2>/dev/null
+check "ACTORTRACE_WRITER_NICE=19: the trace decodes" "$DECODE" -o /dev/null "$TMP/n.trace"
+ACTORTRACE_WRITER_NICE=20 ACTORTRACE_OUT="$TMP/n20.trace" LD_PRELOAD="$LIB" "$P" 100 >/dev/null \
+    2>"$TMP/n20.err"
+check "ACTORTRACE_WRITER_NICE=20: reported" grep -q "ACTORTRACE_WRITER_NICE=20" "$TMP/n20.err"
