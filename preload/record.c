@@ -187,7 +187,7 @@ struct block_wait {
  * the others while the writer can take back other threads' blocks (takeback.c), 5 s at most:
  * the writer may be slow to come (starved of the CPU, growing the pool), but not forever.
  * Drop mode waits for the writer at all because a thread that drops at once goes on using the
- * core the writer needs: 64 threads sending as fast as they can on 2 cores dropped 20% to 85%
+ * core the writer needs: 64 threads sending as fast as they can on 2 cores dropped 19% to 86%
  * of their events, where waiting for the writer lost none, in about the same time. Once
  * dropping, a thread drops without waiting until a block is free again (dropping()). */
 static int may_wait(struct block_wait *wait, uint64_t *wait_ns)
