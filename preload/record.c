@@ -203,11 +203,12 @@ static int may_wait(struct block_wait *wait, uint64_t *wait_ns)
     uint64_t waited = now - wait->since;
     if (can_take_back)
         return waited < TAKEBACK_GIVE_UP_NS;
+    if (at__config.mode != AT_MODE_DROP || waited >= WRITER_WAIT_NS)
+        return 0;
     if (WRITER_WAIT_NS - waited < *wait_ns)
         *wait_ns = WRITER_WAIT_NS - waited;
-    return at__config.mode == AT_MODE_DROP && waited < WRITER_WAIT_NS &&
-           /* acquire: pairs with at__finish's CAS to OFF, which ends the wait */
-           __atomic_load_n(&at__state, __ATOMIC_ACQUIRE) == AT_STATE_RUNNING;
+    /* acquire: pairs with at__finish's CAS to OFF, which ends the wait */
+    return __atomic_load_n(&at__state, __ATOMIC_ACQUIRE) == AT_STATE_RUNNING;
 }
 
 /* Overwrite mode: takes back the oldest FULL block (not in a handler: that takes a lock). */

@@ -516,7 +516,6 @@ static void write_claimed(unsigned n)
         write_group(&g, 1);
 }
 
-/* Writes the metadata, and every FULL block unless overwrite mode keeps them in memory. */
 #ifdef AT_TEST_HOST
 /* The test copies only: ACTORTRACE_TEST_WRITER_DELAY_MS=N makes the writer sleep N ms before
  * each pass that writes events, so that a test of drop mode can have it fall behind for
@@ -538,6 +537,7 @@ static void test_writer_delay(void)
 }
 #endif
 
+/* Writes the metadata, and every FULL block unless overwrite mode keeps them in memory. */
 static void drain(int events)
 {
     int err = write_meta();
