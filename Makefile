@@ -157,6 +157,12 @@ $(B)/bench/libactortrace-bench.so $(TAKEBACK_PAUSE_LIB): $(PRELOAD_SRC) $(COMMON
 $(B)/bench/libthreadcpu.so: tests/bench/threadcpu.c
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) $(WARN) -D_GNU_SOURCE -fPIC -shared -pthread -o $@ $< -ldl
+# The writer's encoding and compression of a trace's events, apart from the program
+# (tests/bench/writer.sh).
+BENCH += $(B)/bench/codec
+$(B)/bench/codec: tests/bench/codec.c $(COMMON_SRC) $(wildcard include/*.h) | $(DEPS_OK)
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS) $(CFLAGS) $(WARN) -o $@ tests/bench/codec.c $(COMMON_SRC) -lzstd
 # Sends DEPTH frames down, for the cost of a captured stack (tests/bench/stacks.sh).
 BENCH += $(B)/bench/stackdepth
 $(B)/bench/stackdepth: tests/bench/stackdepth.c $(B)/bench/libnop.so

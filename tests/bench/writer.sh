@@ -8,6 +8,8 @@
 #   added     traced minus untraced CPU time, per event: what tracing costs in all
 #   writer    the writer thread's own CPU time per event (libthreadcpu.so measures it)
 #   bytes     trace file bytes per event
+# and, under each, the writer's encoding and zstd of the last traced run's events measured apart
+# from the program (tests/bench/codec.c): the least the writer can cost with this format.
 # With COMPARE_LIB, COMPARE_LIB_NOP and COMPARE_LIB_REFRT (another build of libactortrace.so,
 # of the benchmark's copy of it and of the test copy with refrt's shim), each run also traces
 # with those, interleaved, and both are printed.
@@ -28,6 +30,14 @@ traced_run() { # traced_run LIB LABEL COMMAND...: appends "cpu writer events byt
         LD_PRELOAD="$B/bench/libthreadcpu.so $lib" "$@")
     events=$("$B/tracedecode" -f stats --json "$TMP/t.trace" 2>/dev/null | jq .events)
     echo "$cpu $(cat "$TMP/w") $events $(stat -c %s "$TMP/t.trace")" >>"$TMP/$label"
+    [ "$label" != this ] || mv "$TMP/t.trace" "$TMP/this.trace"
+}
+
+floor() { # floor: the writer's encoding and zstd on the last traced run's events, apart
+    # from the program and warm in the cache (tests/bench/codec.c): the least the writer can
+    # cost per event with this format, beside what it cost in the program
+    printf "    apart from the program: %s\n" "$("$B/bench/codec" "$TMP/this.trace" | cut -d ';' -f 1)"
+    rm -f "$TMP/this.trace"
 }
 
 report() { # report LABEL NAME: the medians of $TMP/LABEL against $TMP/plain
@@ -48,6 +58,7 @@ measure() { # measure NAME LIB OTHER_LIB COMMAND...: OTHER_LIB "" compares with 
         if [ -n "$other" ] && [ $((i % 2)) = 1 ]; then traced_run "$other" other "$@"; fi
     done
     report this "$name"
+    floor
     [ -z "$other" ] || report other "$name (compared)"
 }
 
