@@ -8,23 +8,24 @@
 # process's threads over the same span (the writer's included), which waits do not inflate, and
 # the writer thread's own CPU time (its whole life, measured by libthreadcpu.so) as a share of
 # the untraced run's CPU time.
-# Each pair also runs traced with the writer at nice 19 (ACTORTRACE_WRITER_NICE=19), which then
-# works when the program leaves a core idle.
+# Each pair also runs traced with the writer at nice AETHER_NICE (ACTORTRACE_WRITER_NICE; 19 unless
+# set), which then works when the program leaves a core idle.
 # AETHER_PAIRS sets the number of pairs (default 5 x RUNS: the fork/join's runs spread widely).
 # With COMPARE_LIB (another build of libactortrace.so), each pair also runs traced with it,
 # interleaved, and its figures follow.
 . "$(dirname "$0")/lib.sh"
 
 PAIRS=${AETHER_PAIRS:-$((5 * RUNS))}
-# the library at the default settings, then with ACTORTRACE_WRITER_NICE=19, then COMPARE_LIB
-LIBS="$B/libactortrace.so nice19:$B/libactortrace.so ${COMPARE_LIB:-}"
+NICE=${AETHER_NICE:-19}
+# the library at the default settings, then with ACTORTRACE_WRITER_NICE=$NICE, then COMPARE_LIB
+LIBS="$B/libactortrace.so nice:$B/libactortrace.so ${COMPARE_LIB:-}"
 
 aether_times() { grep '^{"ground_truth"' | jq -r '"\(.ground_truth.elapsed_ns) \(.ground_truth.cpu_ns)"'; }
 
 aether_traced() { # aether_traced LIB OUT PROGRAM ARGS...: "wall cpu writer_cpu" into OUT
-    lib=$1 out=$2 nice=0 # LIB nice19:PATH: PATH with the writer at nice 19
+    lib=$1 out=$2 nice=0 # LIB nice:PATH: PATH with the writer at nice $NICE
     shift 2
-    case $lib in nice19:*) nice=19 lib=${lib#nice19:} ;; esac
+    case $lib in nice:*) nice=$NICE lib=${lib#nice:} ;; esac
     rm -f "$TMP/ae.writer"
     ACTORTRACE_WRITER_NICE=$nice ACTORTRACE_OUT="$TMP/ae.trace" THREADCPU_OUT="$TMP/ae.writer" \
         LD_PRELOAD="$B/bench/libthreadcpu.so $lib" "$@" | aether_times >"$out"
@@ -61,7 +62,7 @@ aether_pairs() { # aether_pairs NAME LABEL PROGRAM ARGS...: a line a pair in $TM
         echo $(cat "$TMP/ae.plain" "$TMP"/ae.traced.*) >>"$TMP/$name"
     done
     aether_report "$TMP/$name" "$label" 3
-    aether_report "$TMP/$name" "$label, the writer at nice 19 (ACTORTRACE_WRITER_NICE=19)" 6
+    aether_report "$TMP/$name" "$label, the writer at nice $NICE (ACTORTRACE_WRITER_NICE=$NICE)" 6
     [ -z "${COMPARE_LIB:-}" ] || aether_report "$TMP/$name" "$label, with $COMPARE_LIB" 9
 }
 
