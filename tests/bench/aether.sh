@@ -8,8 +8,8 @@
 # process's threads over the same span (the writer's included), which waits do not inflate, and
 # the writer thread's own CPU time (its whole life, measured by libthreadcpu.so) as a share of
 # the untraced run's CPU time.
-# Each pair also runs traced with the writer at nice AETHER_NICE (ACTORTRACE_WRITER_NICE; 19 unless
-# set), which then works when the program leaves a core idle.
+# Each pair also runs traced with the writer at nice AETHER_NICE (19 unless set; through
+# ACTORTRACE_WRITER_NICE), which then works when the program leaves a core idle.
 # AETHER_PAIRS sets the number of pairs (default 5 x RUNS: the fork/join's runs spread widely).
 # With COMPARE_LIB (another build of libactortrace.so), each pair also runs traced with it,
 # interleaved, and its figures follow.
