@@ -26,7 +26,7 @@ struct at_config {
     unsigned buffer_mb;      /* ACTORTRACE_BUFFER_MB */
     unsigned mode;           /* ACTORTRACE_MODE: enum at_mode */
     int zstd_level;          /* ACTORTRACE_ZSTD_LEVEL */
-    unsigned writer_nice;    /* ACTORTRACE_WRITER_NICE: the writer's nice value over the program's */
+    unsigned writer_nice;    /* ACTORTRACE_WRITER_NICE: nice levels below the program's */
     uint64_t stack_kinds;    /* ACTORTRACE_STACKS: bit k captures a stack on kind k */
     unsigned stack_depth;    /* ACTORTRACE_STACK_DEPTH: frames kept, at most AT_STACK_DEPTH_MAX */
     unsigned stack_every;    /* ACTORTRACE_STACK_EVERY: 1 in N events of those kinds */
@@ -251,9 +251,8 @@ int at__takeback_claim(struct at_thread *self);
 /* A thread found no free block: asks the writer to take back idle threads' blocks. Returns
  * whether waiting for a block may help: membarrier is not refused, the process has had live
  * threads at least half as many as the pool's most blocks (else the pool grows, or the writer
- * is behind), and no pass since
- * the thread's first ask (*barren, set by that ask from AT_TAKEBACK_FIRST) found nothing to
- * take back. */
+ * is behind), and no pass since the thread's first ask (*barren, set by that ask from
+ * AT_TAKEBACK_FIRST) found nothing to take back. */
 #define AT_TAKEBACK_FIRST UINT32_MAX
 int at__takeback_ask(uint32_t *barren);
 /* The writer, once per pass: takes back and writes idle threads' blocks when a thread asked.

@@ -347,7 +347,8 @@ struct at_ring_block *at__ring_steal_oldest(uint32_t tid, uint32_t seq, struct a
             oldest = block;
     }
     uint32_t expected = AT_BLOCK_FULL;
-    /* acquire: pairs with at__writer_submit's release store of FULL (slots, used); against the writer's CAS to WRITING for a dump */
+    /* acquire: pairs with at__writer_submit's release store of FULL (slots, used); against
+     * the writer's CAS to WRITING for a dump */
     if (!oldest || !__atomic_compare_exchange_n(&oldest->state, &expected, AT_BLOCK_FILLING, 0,
                                                 __ATOMIC_ACQUIRE, __ATOMIC_RELAXED))
         return NULL; /* the writer took it for a dump: the caller tries again */

@@ -432,7 +432,8 @@ static int steps_put(void *actor, step_fn *step)
 {
     for (size_t i = step_slot(actor), n = 0; n < STEP_SLOTS; i = (i + 1) % STEP_SLOTS, n++) {
         void *expected = NULL;
-        /* actor: acquire, and the CAS that claims a free slot acq_rel, pair with each other; step: release, pairs with steps_get's acquire load */
+        /* actor: acquire, and the CAS that claims a free slot acq_rel, pair with each other;
+         * step: release, pairs with steps_get's acquire load */
         if (__atomic_load_n(&steps[i].actor, __ATOMIC_ACQUIRE) == actor ||
             __atomic_compare_exchange_n(&steps[i].actor, &expected, actor, 0, __ATOMIC_ACQ_REL,
                                         __ATOMIC_ACQUIRE)) {
@@ -585,7 +586,8 @@ AT_EXPORT void *scheduler_thread(void *arg)
         thread_core = core;
         thread_actor = worker_id(core);
         thread_known = 1;
-        /* relaxed: a count raised to the highest core seen; at__worker_wake only bounds a scan by it */
+        /* relaxed: a count raised to the highest core seen; at__worker_wake only bounds a
+         * scan by it */
         int seen = __atomic_load_n(&worker_count, __ATOMIC_RELAXED);
         while (seen <= core && !__atomic_compare_exchange_n(&worker_count, &seen, core + 1, 0,
                                                             __ATOMIC_RELAXED, __ATOMIC_RELAXED))

@@ -521,7 +521,8 @@ static int put(struct end *end)
 {
     struct slot *slot = find_slot(end->handle);
     if (slot) {
-        /* release: pairs with find's acquire load of slot->end; the generation tells track's cache */
+        /* release: pairs with find's acquire load of slot->end; the generation tells
+         * track's cache */
         __atomic_store_n(&slot->end, end, __ATOMIC_RELEASE);
         __atomic_add_fetch(&table_generation, 1, __ATOMIC_RELEASE);
         return 0;
