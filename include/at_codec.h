@@ -69,6 +69,11 @@ size_t at_events_encode_bound(uint32_t n);
 size_t at_events_encode(const struct at_event *slots, uint32_t n, uint8_t *out,
                         struct at_block_info *info);
 
+/* Sets cctx (a ZSTD_CCtx) to compress EVENTS payloads at zstd level `level` as the writer
+ * does, for every frame it compresses. 0, or -EINVAL for a level zstd refuses. */
+struct ZSTD_CCtx_s;
+int at_events_compression(struct ZSTD_CCtx_s *cctx, int level);
+
 /* What the actor, peer and msg deltas of an EVENTS payload are taken against (FORMAT.md,
  * "Event payload"): the previous event of the same kind in the block, as at_events_encode
  * writes them and format 2 says; or the previous event, as format 1 said. */

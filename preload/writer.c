@@ -30,7 +30,6 @@
 #include <sys/uio.h>
 #include <time.h>
 #include <unistd.h>
-#define ZSTD_STATIC_LINKING_ONLY /* ZSTD_c_literalCompressionMode */
 #include <zstd.h>
 
 #include "at_codec.h"
@@ -216,20 +215,6 @@ static int grow(uint8_t **buf, size_t *cap, size_t need)
         return -ENOMEM;
     *buf = bigger;
     *cap = need;
-    return 0;
-}
-
-/* The compression settings, kept by the context for every frame. At the fast levels (1 and
- * 2, 1 the default) literals are stored as they are: what the column encoding leaves for
- * Huffman coding is mostly tsc deltas, which it shrinks little, and coding them took about 2
- * of the writer's 12 ns per event on the nop_send loop and on pingpong (the files stay under
- * half a byte per event there). */
-static int set_compression(ZSTD_CCtx *cctx, int level)
-{
-    if (ZSTD_isError(ZSTD_CCtx_setParameter(cctx, ZSTD_c_compressionLevel, level)))
-        return -EINVAL;
-    if (level <= 2)
-        ZSTD_CCtx_setParameter(cctx, ZSTD_c_literalCompressionMode, ZSTD_ps_disable);
     return 0;
 }
 
@@ -801,7 +786,7 @@ static int allocate(void)
     w.batch = malloc(w.batch_cap);
     if (!w.cctx || !w.raw || !w.meta || !w.batch)
         return -ENOMEM;
-    AT_RETURN_IF_ERROR(set_compression(w.cctx, at__config.zstd_level));
+    AT_RETURN_IF_ERROR(at_events_compression(w.cctx, at__config.zstd_level));
     AT_RETURN_IF_ERROR(grow(&w.packed, &w.packed_cap, ZSTD_compressBound(w.raw_cap)));
     /* one frame's worth compressed once sizes zstd's workspace for the frames to come */
     ZSTD_compress2(w.cctx, w.packed, w.packed_cap, w.raw, w.raw_cap);

@@ -1,10 +1,10 @@
 /* The writer's own work on a trace's events, apart from the program: each EVENTS frame of a
  * trace (format 2) is decoded, then encoded again as the writer encodes it (at_events_encode,
- * block after block) and compressed as the writer compresses it (zstd at the level given, 1 by
- * default, with literals stored as they are at levels 1 and 2: preload/writer.c's
- * set_compression), each timed in this thread's CPU time, the best of REPEATS per frame. The
- * events are warm in this core's cache, where the writer reads them as other cores left them:
- * the figures are the least the writer can cost per event with this format and codec.
+ * block after block) and compressed as the writer compresses it (at_events_compression, at the
+ * zstd level given, 1 by default), each timed in this thread's CPU time, the best of REPEATS
+ * per frame. The events are warm in this core's cache, where the writer reads them as other
+ * cores left them: the figures are the least the writer can cost per event with this format
+ * and codec.
  *
  *   codec TRACE [LEVEL]
  *
@@ -16,7 +16,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-#define ZSTD_STATIC_LINKING_ONLY /* ZSTD_c_literalCompressionMode */
 #include <zstd.h>
 
 #include "at_codec.h"
@@ -112,9 +111,8 @@ int main(int argc, char **argv)
         die(path, "not an actortrace trace of format 2");
 
     ZSTD_CCtx *cctx = ZSTD_createCCtx();
-    ZSTD_CCtx_setParameter(cctx, ZSTD_c_compressionLevel, level);
-    if (level <= 2)
-        ZSTD_CCtx_setParameter(cctx, ZSTD_c_literalCompressionMode, ZSTD_ps_disable);
+    if (cctx && at_events_compression(cctx, level) < 0)
+        die(path, "zstd refuses that level");
     size_t raw_cap = at_events_encode_bound(AT_FRAME_MAX_EVENTS);
     size_t packed_cap = ZSTD_compressBound(raw_cap);
     uint8_t *raw = malloc(raw_cap), *encoded = malloc(raw_cap), *packed = malloc(packed_cap);
