@@ -148,9 +148,9 @@ unsigned at__overwritten_take(struct at_lost *out, unsigned max, uint64_t timeou
     return n;
 }
 
+/* The LOST record of a steal (the ring file's count was raised by at__ring_steal_oldest). */
 static void note_overwritten(const struct at_lost *lost)
 {
-    at__ring_count_lost(AT_LOST_OVERWRITTEN, lost->count);
     pthread_mutex_lock(&overwritten_lock);
     unsigned i = 0;
     while (i < overwritten_count && overwritten[i].tid != lost->tid)

@@ -148,7 +148,7 @@ struct at_lost {
 };
 
 /* Overwrite mode: takes back the oldest FULL block for thread tid, discarding its events
- * (described in *lost); NULL when there is none to take. */
+ * (described in *lost, and counted in the ring file first); NULL when there is none to take. */
 struct at_ring_block *at__ring_steal_oldest(uint32_t tid, uint32_t seq, struct at_lost *lost);
 /* Takes a FREE block for thread tid (state FILLING); NULL when none is free. */
 struct at_ring_block *at__ring_take(uint32_t tid, uint32_t seq);

@@ -18,7 +18,9 @@
  * thread never pays for clearing). free_count lets a thread see "nothing free" in one load. */
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
@@ -331,8 +333,30 @@ struct at_ring_block *at__ring_take(uint32_t tid, uint32_t seq)
     return block;
 }
 
+#ifdef AT_TEST_HOST
+/* The test copies only: ACTORTRACE_TEST_KILL_AT_STEAL=N kills the process at its Nth overwrite,
+ * once the stolen block's events are gone from the ring, so that a test can check they were
+ * counted as lost by then. */
+static void test_kill_at_steal(void)
+{
+    static long left = -1; /* steals before the kill; atomic, relaxed */
+    if (__atomic_load_n(&left, __ATOMIC_RELAXED) < 0) {
+        const char *v = getenv("ACTORTRACE_TEST_KILL_AT_STEAL");
+        __atomic_store_n(&left, v ? atol(v) : 0, __ATOMIC_RELAXED);
+    }
+    if (__atomic_load_n(&left, __ATOMIC_RELAXED) > 0 &&
+        __atomic_sub_fetch(&left, 1, __ATOMIC_RELAXED) == 0)
+        raise(SIGKILL);
+}
+#else
+static void test_kill_at_steal(void)
+{
+}
+#endif
+
 /* Overwrite mode: the oldest filled FULL block (smallest seq) is taken back for thread tid. Its
- * committed events, whose count and time range go into *lost, are discarded. */
+ * committed events, whose count and time range go into *lost, are discarded, and counted in
+ * the ring file as overwritten. */
 struct at_ring_block *at__ring_steal_oldest(uint32_t tid, uint32_t seq, struct at_lost *lost)
 {
     struct at_ring_block *oldest = NULL;
@@ -362,7 +386,14 @@ struct at_ring_block *at__ring_steal_oldest(uint32_t tid, uint32_t seq, struct a
         if (slots[i].tsc > lost->last_tsc)
             lost->last_tsc = slots[i].tsc;
     }
+    /* Counted in the ring file before the events go, and the block hidden from recovery
+     * (tid 0), so that a process killed from here on has them in the count and not in the
+     * ring. Counted after they went, a kill during the clearing lost a block's events
+     * uncounted. */
+    at__ring_count_lost(AT_LOST_OVERWRITTEN, lost->count);
+    oldest->tid = 0;
     memset(at__block_slots(oldest), 0, (size_t)oldest->used * sizeof(struct at_event));
+    test_kill_at_steal();
     oldest->tid = tid;
     oldest->seq = seq;
     oldest->used = 0;

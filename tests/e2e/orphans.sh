@@ -74,27 +74,44 @@ check "--rings --remove: removed" grep -q "^removed $RINGS/" "$TMP/l3.out"
 check "--rings --remove: the ring file is gone" [ -z "$(ls -A "$RINGS")" ]
 check "--rings --remove: its events went into the trace first" grep -q "wrote [0-9]* recovered events" "$TMP/l3.err"
 
-# the losses after a kill: every send that returned is in the trace or counted as lost (no
-# pause in the senders: the 1 MiB buffer overflows, and in drop mode the writer is slowed down
-# by the test copy's hook, so that threads stop waiting for it and drop)
+# losses_counted NAME LABEL: the killed run NAME lost events, and every send that returned is
+# in its trace or counted as lost, and no more than the sends begun
+losses_counted() {
+    local name=$1 label=$2
+    "$DECODE" -o "$TMP/$name.jsonl" "$TMP/$name.trace" 2>/dev/null
+    local kept lost returned
+    kept=$(grep -c '"event":"send"' "$TMP/$name.jsonl")
+    lost=$(summary "$TMP/$name.jsonl" dropped)
+    returned=$(($(progress "$TMP/$name.progress" 0) + $(progress "$TMP/$name.progress" 1)))
+    check "$label: events were lost ($lost)" [ "$lost" -gt 0 ]
+    check "$label: sends kept ($kept) + lost ($lost) >= sends returned ($returned)" \
+        [ $((kept + lost)) -ge "$returned" ]
+    check "$label: and no more than the sends begun ($((returned + 2)))" \
+        [ $((kept + lost)) -le $((returned + 2)) ]
+    rm -f "$RINGS"/*
+}
+
+# the losses after a kill (no pause in the senders: the 1 MiB buffer overflows, and in drop
+# mode the writer is slowed down by the test copy's hook, so that threads stop waiting for it
+# and drop)
 FAST=fast
 KILLED_LIB=$LIB_NOP_HOOKS
 for mode in drop overwrite; do
     killed_run "$mode" 0.5 ACTORTRACE_MODE=$mode ACTORTRACE_BUFFER_MB=1 ACTORTRACE_BLOCK_KB=16 \
         ACTORTRACE_TEST_WRITER_DELAY_MS=300
-    "$DECODE" -o "$TMP/$mode.jsonl" "$TMP/$mode.trace" 2>/dev/null
-    kept=$(grep -c '"event":"send"' "$TMP/$mode.jsonl")
-    lost=$(summary "$TMP/$mode.jsonl" dropped)
-    returned=$(($(progress "$TMP/$mode.progress" 0) + $(progress "$TMP/$mode.progress" 1)))
-    check "$mode, killed: events were lost ($lost)" [ "$lost" -gt 0 ]
-    check "$mode, killed: sends kept ($kept) + lost ($lost) >= sends returned ($returned)" \
-        [ $((kept + lost)) -ge "$returned" ]
-    check "$mode, killed: and no more than the sends begun ($((returned + 2)))" \
-        [ $((kept + lost)) -le $((returned + 2)) ]
-    rm -f "$RINGS"/*
+    losses_counted "$mode" "$mode, killed"
 done
 FAST=""
 KILLED_LIB=$LIB_NOP
+
+# killed in overwrite mode right after a thread cleared the events of a block it took over
+# (the test copy's hook, at the 200th such steal, for certain): they were counted as lost
+# before they went
+rm -f "$TMP/steal.progress" "$TMP/steal.trace"
+ACTORTRACE_MODE=overwrite ACTORTRACE_BUFFER_MB=1 ACTORTRACE_BLOCK_KB=16 \
+    ACTORTRACE_TEST_KILL_AT_STEAL=200 ACTORTRACE_OUT="$TMP/steal.trace" LD_PRELOAD="$LIB_NOP_HOOKS" \
+    timeout -s KILL 30 "$P" "$TMP/steal.progress" fast 2>/dev/null
+losses_counted steal "killed at an overwrite"
 
 # killed 30 ms after its first send, before the writer's second sample used to reach anything:
 # the events' time span is the run's, not the tick count taken for nanoseconds
