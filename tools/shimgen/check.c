@@ -226,6 +226,16 @@ static int param_index(const struct proto *proto, const char *name)
     return -1;
 }
 
+/* A void pointer, const or not: the only type a user-data pointer has. A pointer to anything
+ * else (libuv's handle) is the runtime's own object, and a closure in its place is written to
+ * by the runtime as if it were that object. */
+static int is_void_pointer(const char *type)
+{
+    if (strncmp(type, "const ", 6) == 0)
+        type += 6;
+    return strcmp(type, "void *") == 0;
+}
+
 /* wrap ARG with CALLBACK data DATA */
 static void check_wrap(struct spec *spec, struct block *b, int i)
 {
@@ -244,11 +254,16 @@ static void check_wrap(struct spec *spec, struct block *b, int i)
                    b->wraps[i].param < 0 ? arg : user, b->symbol);
     else if (!b->wraps[i].callback)
         spec_error(spec, d->line, "no callback block named '%s'", name);
-    else if (!b->proto.params[b->wraps[i].data_param].pointer || strcmp(arg, user) == 0)
+    else if (strcmp(arg, user) == 0)
         spec_error(spec, d->line,
                    "the data argument '%s' must be a pointer other than the "
                    "callback (it carries the callback's closure)",
                    user);
+    else if (!is_void_pointer(b->proto.params[b->wraps[i].data_param].type))
+        spec_error(spec, d->line,
+                   "the data argument '%s' is '%s', not void *: the closure would take the "
+                   "place of the runtime's own object",
+                   user, b->proto.params[b->wraps[i].data_param].type);
 }
 
 /* data PARAM: the callback's user-data parameter, which carries the closure. */
@@ -273,9 +288,14 @@ static void check_data(struct spec *spec, struct block *b)
         return;
     }
     b->data_param = param_index(&b->proto, d->text);
-    if (b->data_param < 0 || !b->proto.params[b->data_param].pointer)
+    if (b->data_param < 0)
         spec_error(spec, d->line, "'data' names a pointer parameter of %s, not '%s'", b->symbol,
                    d->text);
+    else if (!is_void_pointer(b->proto.params[b->data_param].type))
+        spec_error(spec, d->line,
+                   "'data' names the user-data parameter of %s, a void * the runtime hands back "
+                   "unchanged; '%s' is '%s' (a callback without one cannot be wrapped)",
+                   b->symbol, d->text, b->proto.params[b->data_param].type);
 }
 
 static void check_block(struct spec *spec, struct block *b)
