@@ -379,12 +379,20 @@ $(B)/shimgen-test/libmbox.so: tests/shimgen/mbox.c tests/shimgen/mbox.h
 	$(CC) $(CFLAGS) $(WARN) -fPIC -shared -pthread -Wl,-soname,libmbox.so -o $@ $<
 $(B)/shimgen-test/mbox_demo: tests/shimgen/mbox_demo.c tests/shimgen/mbox.h $(B)/shimgen-test/libmbox.so
 	$(CC) $(CFLAGS) $(WARN) -pthread -o $@ $< $(B)/shimgen-test/libmbox.so -Wl,-rpath,'$$ORIGIN'
+# The worked examples: programs on Debian's GLib and libuv (tests/shimgen/glib.spec, uv.spec).
+$(B)/shimgen-test/glib_demo: tests/shimgen/glib_demo.c
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) $(WARN) $$(pkg-config --cflags glib-2.0) -o $@ $< $$(pkg-config --libs glib-2.0)
+$(B)/shimgen-test/uv_demo: tests/shimgen/uv_demo.c
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) $(WARN) $$(pkg-config --cflags libuv) -o $@ $< $$(pkg-config --libs libuv)
 # shimgen reads what users write: the test runs it on every spec built with the sanitizers too.
 $(B)/asan/shimgen: $(SHIMGEN_SRC) $(wildcard tools/shimgen/*.h) include/at_events.h
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) $(SAN_FLAGS) $(WARN) -DSHIMGEN_INCLUDE='"$(CURDIR)/include"' -o $@ $(SHIMGEN_SRC)
 SHIMGEN_TEST := $(B)/shimgen $(B)/asan/shimgen \
-	$(B)/shimgen-test/libmbox.so $(B)/shimgen-test/mbox_demo
+	$(B)/shimgen-test/libmbox.so $(B)/shimgen-test/mbox_demo \
+	$(B)/shimgen-test/glib_demo $(B)/shimgen-test/uv_demo
 all: $(B)/shimgen
 test: $(SHIMGEN_TEST)
 

@@ -116,6 +116,24 @@ check "refrt: the PONGs are sent by the actor that handled the PING" jq -n -e '
     | $all | map(select(.event == "send" and .msg_name == "PONG")) | all(.sender == $pong)' \
     "$TMP/pingpong.jsonl"
 
+# ---- GLib (Debian's): the worked example's counts equal the program's own ----
+GLIB_FLAGS=$(pkg-config --cflags-only-I glib-2.0 | sed 's/-I/-I /g')
+# shellcheck disable=SC2086
+"$SHIMGEN" "$SPECS/glib.spec" -o "$TMP/glib" $GLIB_FLAGS >"$TMP/glib.gen" 2>&1
+check "glib: shimgen generates and builds the shim" [ $? -eq 0 -a -f "$TMP/glib/libshim-glib.so" ]
+timeout 60 "$B/shimgen-test/glib_demo" 2000 200 >"$TMP/glib.untraced" 2>&1
+equal "glib untraced: destroy functions got their own data" \
+    "$(truth "$TMP/glib.untraced" destroyed_own)" 200
+generated "$TMP/glib.trace" "$TMP/glib/libshim-glib.so" timeout 60 \
+    "$B/shimgen-test/glib_demo" 2000 200 >"$TMP/glib.out" 2>"$TMP/glib.err"
+check "glib: runs traced, nothing on stderr" [ $? -eq 0 -a ! -s "$TMP/glib.err" ]
+equal "glib traced: destroy functions got their own data (g_idle_add_full, g_source_set_callback)" \
+    "$(truth "$TMP/glib.out" destroyed_own)" 200
+equal "glib traced: destroy functions got no other pointer" \
+    "$(truth "$TMP/glib.out" destroyed_other)" 0
+"$DECODE" -o "$TMP/glib.jsonl" "$TMP/glib.trace"
+check "glib: decodes cleanly" [ $? -eq 0 ]
+
 # ---- shimgen built with ASan and UBSan: the same C from the good specs, clean runs on all ----
 # (it frees nothing before it exits, by design: leaks are not what this looks for)
 for spec in "$SPECS"/*.spec "$SPECS"/bad/*.spec; do

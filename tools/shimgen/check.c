@@ -236,14 +236,50 @@ static int is_void_pointer(const char *type)
     return strcmp(type, "void *") == 0;
 }
 
-/* wrap ARG with CALLBACK data DATA */
+/* A parameter that may be a destroy function for data: a GDestroyNotify or void (*)(void *). */
+static int looks_like_destroy(const struct param *p)
+{
+    size_t n = strlen(p->type);
+    return strcmp(p->type, "void (*)(void *)") == 0 ||
+           (n >= 13 && strcmp(p->type + n - 13, "DestroyNotify") == 0);
+}
+
+/* destroy ARG | destroy none, after a wrap: whose destroy function gets the data. */
+static void check_destroy(struct spec *spec, struct block *b, int i, const char *word,
+                          const char *name)
+{
+    const struct directive *d = &b->d_wrap[i];
+    b->wraps[i].destroy_param = -1;
+    if (!*word) {
+        for (int p = 0; p < b->proto.nparams; p++)
+            if (looks_like_destroy(&b->proto.params[p]))
+                spec_error(spec, d->line,
+                           "'%s' may be the destroy function of the data: add 'destroy %s' (it "
+                           "gets the program's data, then the closure is freed) or 'destroy none'",
+                           b->proto.params[p].name, b->proto.params[p].name);
+        return;
+    }
+    if (strcmp(name, "none") == 0)
+        return;
+    b->wraps[i].destroy_param = param_index(&b->proto, name);
+    int p = b->wraps[i].destroy_param;
+    if (p < 0 || p == b->wraps[i].param || p == b->wraps[i].data_param)
+        spec_error(spec, d->line, "'destroy' names the argument of %s that frees the data, not '%s'",
+                   b->symbol, name);
+}
+
+/* wrap ARG with CALLBACK data DATA [destroy ARG|none] */
 static void check_wrap(struct spec *spec, struct block *b, int i)
 {
     const struct directive *d = &b->d_wrap[i];
-    char arg[64], with[8], name[64], data[8], user[64], extra[2];
-    int n = sscanf(d->text, "%63s %7s %63s %7s %63s %1s", arg, with, name, data, user, extra);
-    if (n != 5 || strcmp(with, "with") != 0 || strcmp(data, "data") != 0) {
-        spec_error(spec, d->line, "'wrap' reads 'wrap ARGUMENT with CALLBACK data ARGUMENT'");
+    char arg[64], with[8], name[64], data[8], user[64], destroy[8] = "", dname[64], extra[2];
+    int n = sscanf(d->text, "%63s %7s %63s %7s %63s %7s %63s %1s", arg, with, name, data, user,
+                   destroy, dname, extra);
+    if ((n != 5 && n != 7) || strcmp(with, "with") != 0 || strcmp(data, "data") != 0 ||
+        (n == 7 && strcmp(destroy, "destroy") != 0)) {
+        spec_error(spec, d->line,
+                   "'wrap' reads 'wrap ARGUMENT with CALLBACK data ARGUMENT [destroy "
+                   "ARGUMENT|none]'");
         return;
     }
     b->wraps[i].param = param_index(&b->proto, arg);
@@ -264,6 +300,8 @@ static void check_wrap(struct spec *spec, struct block *b, int i)
                    "the data argument '%s' is '%s', not void *: the closure would take the "
                    "place of the runtime's own object",
                    user, b->proto.params[b->wraps[i].data_param].type);
+    else
+        check_destroy(spec, b, i, destroy, dname);
 }
 
 /* data PARAM: the callback's user-data parameter, which carries the closure. */

@@ -47,6 +47,32 @@ static const char helpers[] =
     "        __atomic_store_n(id, value, __ATOMIC_RELAXED);\n"
     "    }\n"
     "    return value;\n"
+    "}\n"
+    "\n"
+    "/* Every closure starts so: the magic tells a closure from the program's own pointer. */\n"
+    "#define SHIM_CLOSURE_MAGIC 0x6174636c6f737572ULL\n"
+    "struct shim_closure {\n"
+    "    uint64_t magic;\n"
+    "    void *data;              /* the program's pointer, given to the callback */\n"
+    "    void (*destroy)(void *); /* the program's destroy function for it, or NULL */\n"
+    "};\n"
+    "\n"
+    "/* The program's pointer behind a runtime's copy that may hold a closure in its place. */\n"
+    "static inline uint64_t shim_unwrap(uint64_t pointer)\n"
+    "{\n"
+    "    const struct shim_closure *c = (const struct shim_closure *)(uintptr_t)pointer;\n"
+    "    return c && c->magic == SHIM_CLOSURE_MAGIC ? (uint64_t)(uintptr_t)c->data : pointer;\n"
+    "}\n";
+
+static const char shim_destroy[] =
+    "\n/* Given to the runtime in place of the program's destroy function: the program's gets its\n"
+    " * own pointer, and the closure, no longer used by the runtime, is freed. */\n"
+    "static void shim_destroy(void *closure)\n"
+    "{\n"
+    "    struct shim_closure *c = closure;\n"
+    "    if (c->destroy)\n"
+    "        c->destroy(c->data);\n"
+    "    free(c);\n"
     "}\n";
 
 /* shim_read_u8 ... shim_read_u64, written out so that a search finds each one. */
@@ -224,6 +250,8 @@ static void arguments(const struct block *b, char *args[MAX_PARAMS])
                 args[i] = xprintf("at_closure_%d ? trampoline_%s : %s", w, cb, args[i]);
             else if (b->wraps[w].data_param == i)
                 args[i] = xprintf("at_closure_%d ? (void *)at_closure_%d : %s", w, w, args[i]);
+            else if (b->wraps[w].destroy_param == i)
+                args[i] = xprintf("at_closure_%d ? shim_destroy : %s", w, args[i]);
         }
     }
 }
@@ -295,14 +323,18 @@ static void emit_callback(FILE *out, const struct spec *spec, const struct block
             "\n/* Callback %s travels through the runtime as trampoline_%s, with a closure "
             "in\n * place of its %s. */\n",
             name, name, data->name);
-    fprintf(out, "struct closure_%s {\n    %s;\n    %s;\n};\n", name, fn_pointer(p, "fn"),
-            declare(data->type, "data"));
+    fprintf(out, "struct closure_%s {\n    struct shim_closure head;\n    %s;\n};\n", name,
+            fn_pointer(p, "fn"));
     fprintf(out, "\n/* NULL when there is no callback, or no memory: the call then goes through "
                  "as it is. */\n");
-    fprintf(out, "static struct closure_%s *closure_%s(%s, %s)\n{\n", name, name,
-            fn_pointer(p, "fn"), declare(data->type, "data"));
+    fprintf(out,
+            "static struct closure_%s *closure_%s(%s, void *data, void (*destroy)(void *))\n{\n",
+            name, name, fn_pointer(p, "fn"));
     fprintf(out, "    struct closure_%s *closure = fn ? malloc(sizeof *closure) : NULL;\n", name);
-    fprintf(out, "    if (closure)\n        *closure = (struct closure_%s){fn, data};\n", name);
+    fprintf(out,
+            "    if (closure)\n        *closure = (struct closure_%s){{SHIM_CLOSURE_MAGIC, data, "
+            "destroy}, fn};\n",
+            name);
     fputs("    return closure;\n}\n", out);
     emit_statics(out, b);
     emit_comment(out, spec, b);
@@ -311,7 +343,7 @@ static void emit_callback(FILE *out, const struct spec *spec, const struct block
             strchr(p->text + n, '('));
     fprintf(out, "    struct closure_%s *at_closure = (struct closure_%s *)(void *)%s;\n", name,
             name, data->name);
-    fprintf(out, "    %s = at_closure->data;\n", data->name);
+    fprintf(out, "    %s = at_closure->head.data;\n", data->name);
     emit_call(out, b, "at_closure->fn");
     fputs("}\n", out);
 }
@@ -328,9 +360,11 @@ static void emit_function(FILE *out, const struct spec *spec, const struct block
         fputs("    int at_outer = at_enter();\n", out);
     for (int w = 0; w < b->nwraps; w++) {
         const char *cb = b->wraps[w].callback->symbol;
-        fprintf(out, "    struct closure_%s *at_closure_%d = closure_%s(%s, %s);\n", cb, w, cb,
-                b->proto.params[b->wraps[w].param].name,
-                b->proto.params[b->wraps[w].data_param].name);
+        int destroy = b->wraps[w].destroy_param;
+        fprintf(out, "    struct closure_%s *at_closure_%d = closure_%s(%s, (void *)%s, %s);\n",
+                cb, w, cb, b->proto.params[b->wraps[w].param].name,
+                b->proto.params[b->wraps[w].data_param].name,
+                destroy < 0 ? "NULL" : b->proto.params[destroy].name);
     }
     emit_call(out, b, xprintf("real_%s", name));
     fputs("}\n", out);
@@ -368,14 +402,19 @@ static void emit_head(const struct spec *spec, FILE *out)
 
 int emit_shim(const struct spec *spec, FILE *out)
 {
-    int strings = 0;
-    for (int i = 0; i < spec->nblocks; i++)
+    int strings = 0, destroys = 0;
+    for (int i = 0; i < spec->nblocks; i++) {
         strings |= spec->blocks[i]->uses_string_names;
+        for (int w = 0; w < spec->blocks[i]->nwraps; w++)
+            destroys |= spec->blocks[i]->wraps[w].destroy_param >= 0;
+    }
     emit_head(spec, out);
     fputs(helpers, out);
     emit_reads(out);
     if (strings)
         fputs(string_names, out);
+    if (destroys)
+        fputs(shim_destroy, out);
     emit_tables(spec, out);
     for (int i = 0; i < spec->nblocks; i++)
         if (spec->blocks[i]->is_callback)

@@ -61,6 +61,7 @@ struct block {
     int data_param;               /* callback: index of the user-data parameter */
     struct {
         int param, data_param;
+        int destroy_param; /* the destroy function of the data, -1 when there is none */
         struct block *callback;
     } wraps[MAX_WRAPS];
     int uses_string_names;
