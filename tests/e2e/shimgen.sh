@@ -117,9 +117,8 @@ check "refrt: the PONGs are sent by the actor that handled the PING" jq -n -e '
     "$TMP/pingpong.jsonl"
 
 # ---- GLib (Debian's): the worked example's counts equal the program's own ----
-GLIB_FLAGS=$(pkg-config --cflags-only-I glib-2.0 | sed 's/-I/-I /g')
-# shellcheck disable=SC2086
-"$SHIMGEN" "$SPECS/glib.spec" -o "$TMP/glib" $GLIB_FLAGS >"$TMP/glib.gen" 2>&1
+"$SHIMGEN" "$SPECS/glib.spec" -o "$TMP/glib" --program "$B/shimgen-test/glib_demo" \
+    >"$TMP/glib.gen" 2>&1
 check "glib: shimgen generates and builds the shim" [ $? -eq 0 -a -f "$TMP/glib/libshim-glib.so" ]
 timeout 60 "$B/shimgen-test/glib_demo" 2000 200 >"$TMP/glib.untraced" 2>&1
 equal "glib untraced: destroy functions got their own data" \
@@ -133,6 +132,34 @@ equal "glib traced: destroy functions got no other pointer" \
     "$(truth "$TMP/glib.out" destroyed_other)" 0
 "$DECODE" -o "$TMP/glib.jsonl" "$TMP/glib.trace"
 check "glib: decodes cleanly" [ $? -eq 0 ]
+
+# ---- a wrapped name that no library defines: said once at start-up ----
+cat >"$TMP/misnamed.spec" <<'EOF'
+runtime misnamed
+function g_async_queue_push
+    proto void g_async_queue_push(void *queue, void *data)
+    event send
+    actor queue
+function g_async_queue_pushh
+    proto void g_async_queue_pushh(void *queue, void *data)
+    event send
+    actor queue
+EOF
+"$SHIMGEN" "$TMP/misnamed.spec" -o "$TMP/misnamed" >/dev/null 2>&1
+generated "$TMP/misnamed.trace" "$TMP/misnamed/libshim-misnamed.so" timeout 60 \
+    "$B/shimgen-test/glib_demo" 100 10 >"$TMP/misnamed.out" 2>"$TMP/misnamed.err"
+check "a name no library defines: the program runs" [ $? -eq 0 ]
+equal "a name no library defines: the shim says so once, naming it" \
+    "$(grep -c 'shim misnamed: defined by no loaded library, never traced: g_async_queue_pushh$' \
+        "$TMP/misnamed.err")" 1
+generated "$TMP/none.trace" "$TMP/misnamed/libshim-misnamed.so" timeout 60 true 2>"$TMP/none.err"
+check "a process without the runtime: the shim says nothing" [ ! -s "$TMP/none.err" ]
+"$SHIMGEN" "$SPECS/glib.spec" -o "$TMP/glib-program" --program "$B/shimgen-test/mbox_demo" \
+    >/dev/null 2>"$TMP/program.err"
+equal "--program: a program that imports none of the functions: refused" $? 1
+check "--program: says which function the program does not import, with its line" \
+    grep -q "glib.spec:[0-9]*: $B/shimgen-test/mbox_demo does not import g_idle_add_full" \
+    "$TMP/program.err"
 
 # ---- shimgen built with ASan and UBSan: the same C from the good specs, clean runs on all ----
 # (it frees nothing before it exits, by design: leaks are not what this looks for)

@@ -25,8 +25,10 @@ static const char helpers[] =
     "static void *shim_resolve(const char *symbol)\n"
     "{\n"
     "    void *real = dlsym(RTLD_NEXT, symbol);\n"
-    "    if (!real)\n"
+    "    if (!real) { /* the program called a name only this shim defines: nothing to forward to */\n"
     "        fprintf(stderr, \"actortrace: cannot find %s (%s)\\n\", symbol, dlerror());\n"
+    "        abort();\n"
+    "    }\n"
     "    return real;\n"
     "}\n"
     "\n"
@@ -400,6 +402,34 @@ static void emit_head(const struct spec *spec, FILE *out)
     fputc('\n', out);
 }
 
+/* A constructor that says once which wrapped names no library defines. */
+static void emit_name_check(const struct spec *spec, FILE *out)
+{
+    fputs("\n/* Says once, at start-up, which wrapped names no library loaded after this one defines:\n"
+          " * their wrappers never run. Quiet in a process that has none of them (a shell that\n"
+          " * starts the program), which is not a program of this runtime. */\n"
+          "__attribute__((constructor)) static void shim_check_names(void)\n{\n"
+          "    static const char *const names[] = {",
+          out);
+    for (int i = 0; i < spec->nblocks; i++)
+        if (!spec->blocks[i]->is_callback)
+            fprintf(out, "\"%s\", ", spec->blocks[i]->symbol);
+    fprintf(out, "NULL};\n"
+                 "    char missing[1024] = \"\";\n"
+                 "    int found = 0;\n"
+                 "    for (const char *const *name = names; *name; name++) {\n"
+                 "        if (dlsym(RTLD_NEXT, *name))\n"
+                 "            found++;\n"
+                 "        else if (strlen(missing) + strlen(*name) + 2 < sizeof missing)\n"
+                 "            strcat(strcat(missing, \" \"), *name);\n"
+                 "    }\n"
+                 "    if (found && missing[0])\n"
+                 "        fprintf(stderr, \"actortrace: shim %s: defined by no loaded library, never "
+                 "traced:%%s\\n\",\n"
+                 "                missing);\n}\n",
+            spec->runtime.text);
+}
+
 int emit_shim(const struct spec *spec, FILE *out)
 {
     int strings = 0, destroys = 0;
@@ -422,5 +452,6 @@ int emit_shim(const struct spec *spec, FILE *out)
     for (int i = 0; i < spec->nblocks; i++)
         if (!spec->blocks[i]->is_callback)
             emit_function(out, spec, spec->blocks[i]);
+    emit_name_check(spec, out);
     return ferror(out) ? -1 : 0;
 }

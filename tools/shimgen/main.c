@@ -31,7 +31,7 @@ static const char usage[] =
     "    LD_PRELOAD=/path/to/libactortrace.so:DIR/libshim-NAME.so ./program\n";
 
 struct options {
-    const char *spec, *dir;
+    const char *spec, *dir, *program;
     const char *includes[MAX_INCLUDE_DIRS];
     int nincludes, no_build;
 };
@@ -40,7 +40,9 @@ static int parse_args(int argc, char **argv, struct options *o)
 {
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
-        if ((strcmp(a, "-o") == 0 || strcmp(a, "-I") == 0) && i + 1 < argc) {
+        if (strcmp(a, "--program") == 0 && i + 1 < argc) {
+            o->program = argv[++i];
+        } else if ((strcmp(a, "-o") == 0 || strcmp(a, "-I") == 0) && i + 1 < argc) {
             if (a[1] == 'o')
                 o->dir = argv[++i];
             else if (o->nincludes < MAX_INCLUDE_DIRS)
@@ -76,7 +78,8 @@ static int write_shim(const struct spec *spec, const char *path)
 
 /* The compiler command, NULL-terminated: the flags every shim needs (PIC, initial-exec TLS
  * like the core's, the warnings of the project) and the include directories. */
-static char **build_command(const struct options *o, const char *source, const char *library)
+static char **build_command(const struct options *o, const struct spec *spec, const char *source,
+                            const char *library)
 {
     static char *argv[64];
     int n = 0;
@@ -92,6 +95,9 @@ static char **build_command(const struct options *o, const char *source, const c
     argv[n++] = xprintf("-I%s", dirname(spec_dir));
     for (int i = 0; i < o->nincludes; i++)
         argv[n++] = xprintf("-I%s", o->includes[i]);
+    char *pkg = spec->pkg_cflags ? xstrdup(spec->pkg_cflags) : NULL;
+    for (char *flag = pkg ? strtok(pkg, " ") : NULL; flag && n < 56; flag = strtok(NULL, " "))
+        argv[n++] = flag;
     argv[n++] = "-o";
     argv[n++] = (char *)library;
     argv[n++] = (char *)source;
@@ -133,7 +139,12 @@ int main(int argc, char **argv)
     struct spec spec = {0};
     if (spec_read(&spec, o.spec) < 0)
         return 2;
-    if (spec_check(&spec) > 0) {
+    int mistakes = spec_check(&spec);
+    if (mistakes == 0)
+        mistakes = check_libraries(&spec, o.program);
+    if (mistakes < 0)
+        return 2;
+    if (mistakes > 0) {
         spec_report(&spec);
         fprintf(stderr, "shimgen: %d mistake%s in %s; nothing generated\n", spec.errors,
                 spec.errors == 1 ? "" : "s", o.spec);
@@ -147,7 +158,7 @@ int main(int argc, char **argv)
     char *library = xprintf("%s/libshim-%s.so", o.dir, spec.runtime.text);
     if (write_shim(&spec, source) < 0)
         return 2;
-    char **command = build_command(&o, source, library);
+    char **command = build_command(&o, &spec, source, library);
     if (o.no_build) {
         print_command(command);
         return 0;

@@ -12,6 +12,7 @@
 #define MAX_REGISTERS 4
 #define MAX_WRAPS     4
 #define MAX_TABLE     256
+#define MAX_LIBRARIES 8
 
 /* One directive's text and the line it came from; line 0 means absent. */
 struct directive {
@@ -82,6 +83,11 @@ struct spec {
     struct directive runtime;
     struct directive includes[16];
     int nincludes;
+    struct directive libraries[MAX_LIBRARIES]; /* `library FILE` lines */
+    int nlibraries;
+    struct directive pkgs[MAX_LIBRARIES]; /* `pkg NAME` lines: pkg-config packages */
+    int npkgs;
+    char *pkg_cflags; /* what pkg-config gives for them, for the compiler */
     struct block **blocks;
     int nblocks;
     struct table **tables;
@@ -103,6 +109,10 @@ int proto_read(struct spec *spec, struct block *b);
 
 /* check.c: validates every block; returns the number of mistakes */
 int spec_check(struct spec *spec);
+
+/* library.c: checks every function against the spec's libraries (and the program, when not
+ * NULL: it must import the function); returns the number of mistakes */
+int check_libraries(struct spec *spec, const char *program);
 
 /* emit.c */
 int emit_shim(const struct spec *spec, FILE *out);

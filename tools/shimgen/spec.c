@@ -216,6 +216,12 @@ static int top_line(struct spec *spec, struct reader *r, int line, const char *w
     } else if (strcmp(word, "include") == 0) {
         add_repeated(spec, line, spec->includes, &spec->nincludes, 16, word, text);
         *r = (struct reader){0};
+    } else if (strcmp(word, "library") == 0) {
+        add_repeated(spec, line, spec->libraries, &spec->nlibraries, MAX_LIBRARIES, word, text);
+        *r = (struct reader){0};
+    } else if (strcmp(word, "pkg") == 0) {
+        add_repeated(spec, line, spec->pkgs, &spec->npkgs, MAX_LIBRARIES, word, text);
+        *r = (struct reader){0};
     } else {
         return 0;
     }
