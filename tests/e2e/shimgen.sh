@@ -161,6 +161,23 @@ check "--program: says which function the program does not import, with its line
     grep -q "glib.spec:[0-9]*: $B/shimgen-test/mbox_demo does not import g_idle_add_full" \
     "$TMP/program.err"
 
+# ---- a prototype the header contradicts: the compiler's words, at the function's line ----
+cat >"$TMP/conflict.spec" <<'EOF'
+runtime conflict
+pkg glib-2.0
+include <glib.h>
+
+function g_async_queue_push
+    proto void g_async_queue_push(void *queue, int data)
+    event send
+    actor queue
+EOF
+"$SHIMGEN" "$TMP/conflict.spec" -o "$TMP/conflict" >/dev/null 2>"$TMP/conflict.err"
+equal "a prototype the header contradicts: a mistake of the spec's (exit status 1)" $? 1
+check "a prototype the header contradicts: SPEC:LINE of the function, the compiler's words" \
+    grep -q "^$TMP/conflict.spec:5: error: conflicting types for .g_async_queue_push.; have" \
+    "$TMP/conflict.err"
+
 # ---- shimgen built with ASan and UBSan: the same C from the good specs, clean runs on all ----
 # (it frees nothing before it exits, by design: leaks are not what this looks for)
 for spec in "$SPECS"/*.spec "$SPECS"/bad/*.spec; do

@@ -65,10 +65,13 @@ static void check_event(struct spec *spec, struct block *b)
             b->kind = events[i].kind;
             return;
         }
+    static const char *const kinds[] = {"spawn",  "exit", "send",  "recv", "step", "schedule",
+                                        "park",   "unpark", "yield", "none", "custom", NULL};
+    const char *near = nearest_word(word, kinds);
     spec_error(spec, b->d_event.line,
-               "unknown event '%s': spawn, exit, send, recv, step, schedule, park, unpark, "
+               "unknown event '%s'%s%s%s: spawn, exit, send, recv, step, schedule, park, unpark, "
                "yield, none, or 'custom NAME'",
-               word);
+               word, near ? " (did you mean '" : "", near ? near : "", near ? "'?)" : "");
 }
 
 static void check_at(struct spec *spec, struct block *b)

@@ -11,6 +11,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include "shimgen.h"
 
@@ -113,18 +114,69 @@ static void print_command(char **argv)
     fflush(stdout);
 }
 
-static int run(char **argv)
+/* The spec line of the wrapper around line `line` of the generated source: the line named by
+ * the nearest comment "/\* SPEC:LINE:" above it, which every wrapper has; 0 when none. */
+static int spec_line_of(const char *source, const char *spec, long line)
+{
+    FILE *in = fopen(source, "r");
+    char buf[4096], *prefix = xprintf("/* %s:", spec);
+    int found = 0;
+    for (long n = 1; in && n <= line && fgets(buf, sizeof buf, in); n++)
+        if (strncmp(buf, prefix, strlen(prefix)) == 0)
+            found = atoi(buf + strlen(prefix));
+    if (in)
+        fclose(in);
+    return found;
+}
+
+/* One line of the compiler's output: "SOURCE:N:C: words" about a wrapper is said as
+ * "SPEC:LINE: words (SOURCE:N:C)". Returns 1 when it was an error of the spec's. */
+static int compiler_line(const char *line, const char *source, const char *spec)
+{
+    size_t n = strlen(source);
+    char *end;
+    long at = strncmp(line, source, n) == 0 && line[n] == ':' ? strtol(line + n + 1, &end, 10) : 0;
+    int spec_line = at > 0 ? spec_line_of(source, spec, at) : 0;
+    if (!spec_line) {
+        fputs(line, stderr);
+        return 0;
+    }
+    const char *words = strchr(end + 1, ':') ? strchr(end + 1, ':') + 2 : end + 1;
+    fprintf(stderr, "%s:%d: %.*s (%.*s)\n", spec, spec_line, (int)strcspn(words, "\n"), words,
+            (int)(words - 2 - line), line);
+    return strncmp(words, "error", 5) == 0;
+}
+
+/* Runs the compiler on `source`, its messages about wrappers given with their spec lines.
+ * Returns 0, 1 when it found mistakes in the spec, 2 on any other failure. */
+static int run(char **argv, const char *source, const char *spec)
 {
     print_command(argv);
+    int out[2];
+    posix_spawn_file_actions_t actions;
+    if (pipe(out) < 0 || posix_spawn_file_actions_init(&actions) != 0 ||
+        posix_spawn_file_actions_adddup2(&actions, out[1], 2) != 0) {
+        perror("shimgen");
+        return 2;
+    }
     pid_t pid;
-    int status, err = posix_spawnp(&pid, argv[0], NULL, NULL, argv, environ);
+    int status, err = posix_spawnp(&pid, argv[0], &actions, NULL, argv, environ);
+    close(out[1]);
     if (err) {
         fprintf(stderr, "shimgen: %s: %s\n", argv[0], strerror(err));
-        return -1;
+        return 2;
     }
+    FILE *messages = fdopen(out[0], "r");
+    char line[8192];
+    int spec_errors = 0;
+    while (messages && fgets(line, sizeof line, messages))
+        spec_errors += compiler_line(line, source, spec);
+    if (messages)
+        fclose(messages);
     if (waitpid(pid, &status, 0) < 0 || !WIFEXITED(status) || WEXITSTATUS(status) != 0) {
-        fprintf(stderr, "shimgen: the compiler failed on the generated shim\n");
-        return -1;
+        fprintf(stderr, "shimgen: the compiler failed on the generated shim %s%s\n", source,
+                spec_errors ? ": the lines above name the spec's" : "");
+        return spec_errors ? 1 : 2;
     }
     return 0;
 }
@@ -163,5 +215,5 @@ int main(int argc, char **argv)
         print_command(command);
         return 0;
     }
-    return run(command) < 0 ? 2 : 0;
+    return run(command, source, o.spec);
 }

@@ -100,6 +100,8 @@ void spec_error(struct spec *spec, int line, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 /* Prints the mistakes on stderr, FILE:LINE: message, in the order of their lines. */
 void spec_report(const struct spec *spec);
+/* The word of NULL-terminated `words` nearest to a misspelt `word`, NULL when none is close. */
+const char *nearest_word(const char *word, const char *const *words);
 void *xalloc(size_t size);
 char *xstrdup(const char *s);
 char *xprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

@@ -74,6 +74,56 @@ char *xprintf(const char *fmt, ...)
     return s;
 }
 
+/* The edit distance between a and b (insertions, deletions, substitutions), for words. */
+static size_t distance(const char *a, const char *b)
+{
+    size_t n = strlen(b), row[64];
+    if (n >= 64)
+        return n;
+    for (size_t j = 0; j <= n; j++)
+        row[j] = j;
+    for (size_t i = 1; a[i - 1]; i++) {
+        size_t diagonal = row[0];
+        row[0] = i;
+        for (size_t j = 1; j <= n; j++) {
+            size_t above = row[j];
+            size_t best = diagonal + (a[i - 1] != b[j - 1]);
+            best = above + 1 < best ? above + 1 : best;
+            row[j] = row[j - 1] + 1 < best ? row[j - 1] + 1 : best;
+            diagonal = above;
+        }
+    }
+    return row[n];
+}
+
+const char *nearest_word(const char *word, const char *const *words)
+{
+    const char *best = NULL;
+    size_t best_distance = strlen(word) / 2 < 2 ? strlen(word) / 2 : 2;
+    for (; *words; words++) {
+        size_t d = distance(word, *words);
+        if (d > 0 && d <= best_distance) {
+            best = *words;
+            best_distance = d - 1;
+        }
+    }
+    return best;
+}
+
+/* "unknown directive 'acter' (did you mean 'actor'?)" */
+static void unknown_directive(struct spec *spec, int line, const char *word)
+{
+    static const char *const words[] = {
+        "runtime", "include", "library", "pkg",  "function", "callback", "table", "proto",
+        "event",   "at",      "actor",   "peer", "msg",      "name",     "path",  "if",
+        "data",    "register", "wrap",   "outermost", NULL};
+    const char *near = nearest_word(word, words);
+    if (near)
+        spec_error(spec, line, "unknown directive '%s' (did you mean '%s'?)", word, near);
+    else
+        spec_error(spec, line, "unknown directive '%s'", word);
+}
+
 /* Cuts a comment (a # at the start of a word, outside quotes) and the blanks around the text. */
 static char *strip(char *line)
 {
@@ -147,7 +197,7 @@ static void block_line(struct spec *spec, struct block *b, int line, const char 
             spec_error(spec, line, "'outermost' takes no value");
         b->outermost = 1;
     } else {
-        spec_error(spec, line, "unknown directive '%s'", word);
+        unknown_directive(spec, line, word);
     }
 }
 
@@ -249,7 +299,7 @@ static void read_line(struct spec *spec, struct reader *r, int line, char *text)
              strcmp(word, "wrap") == 0 || strcmp(word, "outermost") == 0)
         spec_error(spec, line, "'%s' outside a function or callback block", word);
     else
-        spec_error(spec, line, "unknown directive '%s'", word);
+        unknown_directive(spec, line, word);
 }
 
 /* Reads `file` into `spec`. Returns 0, or -errno when it cannot be read (said on stderr);
