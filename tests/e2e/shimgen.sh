@@ -132,6 +132,33 @@ equal "glib traced: destroy functions got no other pointer" \
     "$(truth "$TMP/glib.out" destroyed_other)" 0
 "$DECODE" -o "$TMP/glib.jsonl" "$TMP/glib.trace"
 check "glib: decodes cleanly" [ $? -eq 0 ]
+named() { # named JSONL EVENT NAME: the number of EVENT events of message name NAME
+    jq -n --arg e "$2" --arg n "$3" '[inputs | select(.event == $e and .msg_name == $n)] | length' "$1"
+}
+g="$TMP/glib.jsonl"
+equal "glib pool: sends = pushes" "$(named "$g" send work)" "$(truth "$TMP/glib.out" pool_sends)"
+equal "glib pool: steps = work items run" "$(named "$g" step_begin work)" \
+    "$(truth "$TMP/glib.out" pool_steps)"
+equal "glib pool: step ends" "$(named "$g" step_end work)" "$(truth "$TMP/glib.out" pool_steps)"
+check "glib pool: sends and steps name the program's actor (1), through unwrap" jq -n -e \
+    '[inputs | select(.msg_name == "work") | .actor] | unique == [1]' "$g"
+equal "glib pool: one spawn, of actor 1" "$(jq -c 'select(.event == "spawn") | .actor' "$g")" 1
+equal "glib queue: sends = pushes" "$(named "$g" send queue)" "$(truth "$TMP/glib.out" queue_sends)"
+equal "glib queue: receives = pops" "$(named "$g" recv queue)" "$(truth "$TMP/glib.out" queue_recvs)"
+equal "glib queue: a park before every pop" "$(kind_count "$g" park)" \
+    "$(truth "$TMP/glib.out" queue_recvs)"
+check "glib queue: each message received once, by the queue it was sent to" jq -n -e '
+    [inputs | select(.msg_name == "queue")] as $q
+    | ($q | map(select(.event == "send") | [.actor, .msg]) | sort)
+      == ($q | map(select(.event == "recv") | [.actor, .msg]) | sort)' "$g"
+equal "glib main context: sends = idles added" "$(named "$g" send idle)" \
+    "$(truth "$TMP/glib.out" idle_sends)"
+equal "glib main context: steps = idles run" "$(named "$g" step_begin idle)" \
+    "$(truth "$TMP/glib.out" idle_steps)"
+check "glib main context: idles are sent to the context whose loop runs them (not actor 0)" \
+    jq -n -e '[inputs | select(.msg_name == "idle") | .actor] | unique | length == 1 and .[0] != 0' \
+    "$g"
+equal "glib: dropped" "$(summary "$g" dropped)" 0
 
 # ---- a wrapped name that no library defines: said once at start-up ----
 cat >"$TMP/misnamed.spec" <<'EOF'

@@ -37,7 +37,7 @@ static void pool_work(gpointer item, gpointer user_data)
         g_atomic_int_inc(&a->steps);
 }
 
-static void run_pool(void)
+static long run_pool(void)
 {
     struct actor worker = {.id = 1};
     GThreadPool *pool = g_thread_pool_new(pool_work, &worker, 2, FALSE, NULL);
@@ -45,6 +45,7 @@ static void run_pool(void)
         g_thread_pool_push(pool, GSIZE_TO_POINTER(i), NULL);
     g_thread_pool_free(pool, FALSE, TRUE);
     printf("pool: %d steps\n", g_atomic_int_get(&worker.steps));
+    return g_atomic_int_get(&worker.steps);
 }
 
 /* Pops until the message with id 0. */
@@ -59,7 +60,7 @@ static gpointer consume(gpointer queue)
     }
 }
 
-static void run_queue(void)
+static long run_queue(void)
 {
     GAsyncQueue *queue = g_async_queue_new();
     GThread *consumer = g_thread_new("consumer", consume, queue);
@@ -73,6 +74,7 @@ static void run_queue(void)
     printf("queue: %ld taken\n", taken);
     g_free(messages);
     g_async_queue_unref(queue);
+    return taken;
 }
 
 static gboolean idle(gpointer data)
@@ -135,13 +137,13 @@ int main(int argc, char **argv)
         items = atol(argv[1]);
     if (argc > 2)
         idles = atol(argv[2]);
-    run_pool();
-    run_queue();
+    long steps = run_pool();
+    long taken = run_queue();
     run_main_context();
     printf("{\"ground_truth\":{\"pool_sends\":%ld,\"pool_steps\":%ld,\"queue_sends\":%ld,"
            "\"queue_recvs\":%ld,\"idle_sends\":%ld,\"idle_steps\":%d,\"destroyed_own\":%d,"
            "\"destroyed_other\":%d}}\n",
-           items, items, items + 1, items + 1, idles, g_atomic_int_get(&idle_calls),
+           items, steps, items + 1, taken, idles, g_atomic_int_get(&idle_calls),
            g_atomic_int_get(&destroyed_own), g_atomic_int_get(&destroyed_other));
     return 0;
 }

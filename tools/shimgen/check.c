@@ -168,7 +168,7 @@ static void check_name(struct spec *spec, struct block *b)
         check_result_use(spec, b, d->line, uses_result);
         return;
     }
-    struct expr_cx cx = {.spec = spec, .line = d->line, .proto = &b->proto, .pos = d->text};
+    struct expr_cx cx = expr_start(spec, d->line, &b->proto, d->text);
     char *c = expr_parse(&cx);
     if (!c)
         return;
@@ -200,8 +200,7 @@ static void check_register(struct spec *spec, struct block *b, int i)
                    "'register actor ID NAME'");
         return;
     }
-    struct expr_cx cx = {
-        .spec = spec, .line = d->line, .proto = &b->proto, .pos = text + (b->reg_actor[i] ? 6 : 4)};
+    struct expr_cx cx = expr_start(spec, d->line, &b->proto, text + (b->reg_actor[i] ? 6 : 4));
     b->c_reg_id[i] = expr_parse(&cx);
     if (!b->c_reg_id[i])
         return;
@@ -339,6 +338,24 @@ static void check_data(struct spec *spec, struct block *b)
                    b->symbol, d->text, b->proto.params[b->data_param].type);
 }
 
+/* current EXPR: the actor current on the thread during the call (a loop's owner), set before
+ * it; the call runs the program's code, so the depth is reset as in a callback. */
+static void check_current(struct spec *spec, struct block *b)
+{
+    const struct directive *d = &b->d_current;
+    int uses_result = 0;
+    if (!d->line)
+        return;
+    if (b->kind == AT_EV_STEP_BEGIN || b->is_callback) {
+        spec_error(spec, d->line, "'current' is for a function that is not a step: a step or "
+                                  "callback makes its actor current already");
+        return;
+    }
+    b->c_current = expr_whole(spec, d->line, &b->proto, d->text, &uses_result);
+    if (uses_result)
+        spec_error(spec, d->line, "'current' is set before the call: 'result' is not known then");
+}
+
 static void check_block(struct spec *spec, struct block *b)
 {
     if (!b->d_proto.line) {
@@ -362,9 +379,29 @@ static void check_block(struct spec *spec, struct block *b)
         spec_error(spec, b->d_path.line, "a path name is one word, not '%s'", b->d_path.text);
     for (int i = 0; i < b->nregisters; i++)
         check_register(spec, b, i);
-    if (b->kind == AT_EV_NONE && b->nregisters == 0)
-        spec_error(spec, b->d_event.line, "event none records nothing: add a 'register' line");
+    check_current(spec, b);
+    if (b->kind == AT_EV_NONE && b->nregisters == 0 && !b->d_current.line && !b->nwraps)
+        spec_error(spec, b->d_event.line,
+                   "event none records nothing: add a 'register', 'current' or 'wrap' line");
     check_data(spec, b);
+}
+
+/* A function described twice: one event before the call and one after it (a park before a
+ * blocking pop, the recv after), recorded by one wrapper; anything else is a mistake. */
+static void pair(struct spec *spec, struct block *first, struct block *second)
+{
+    int step = first->kind == AT_EV_STEP_BEGIN || second->kind == AT_EV_STEP_BEGIN;
+    if (!first->is_callback && !first->after && second->after && !step && !first->after_half &&
+        !first->is_after_half && !second->nwraps && !second->d_current.line) {
+        first->after_half = second;
+        second->is_after_half = 1;
+        return;
+    }
+    spec_error(spec, second->line,
+               "%s is described twice (first on line %d): a function may have two blocks, the "
+               "first recorded before the call, the second 'at after' (no step, no 'wrap' or "
+               "'current' in the second)",
+               second->symbol, first->line);
 }
 
 /* Names used twice, callbacks and tables nothing uses: each would generate broken C. */
@@ -375,8 +412,7 @@ static void check_uses(struct spec *spec)
         for (int j = 0; j < i; j++)
             if (strcmp(b->symbol, spec->blocks[j]->symbol) == 0 &&
                 b->is_callback == spec->blocks[j]->is_callback)
-                spec_error(spec, b->line, "%s is described twice (first on line %d)", b->symbol,
-                           spec->blocks[j]->line);
+                pair(spec, spec->blocks[j], spec->blocks[i]);
         int used = !b->is_callback;
         for (int j = 0; j < spec->nblocks && !used; j++)
             for (int k = 0; k < spec->blocks[j]->nwraps; k++)

@@ -124,6 +124,8 @@ static const char string_names[] =
 /* The C name stem of a block's statics: the symbol, or trampoline_NAME for a callback. */
 static char *stem(const struct block *b)
 {
+    if (b->is_after_half)
+        return xprintf("%s_after", b->symbol);
     return b->is_callback ? xprintf("trampoline_%s", b->symbol) : xstrdup(b->symbol);
 }
 
@@ -274,6 +276,9 @@ static void emit_call(FILE *out, const struct block *b, const char *forward)
         emit_record(out, b, 0, v);
     if (step)
         fputs("    uint64_t at_previous = at_set_current_actor(at_actor);\n", out);
+    else if (b->c_current)
+        fprintf(out, "    uint64_t at_previous = at_set_current_actor(%s);\n", b->c_current);
+    resets |= b->c_current != NULL;
     if (resets)
         fputs("    uint32_t at_depth = at_depth_reset();\n", out);
     char *args[MAX_PARAMS];
@@ -283,14 +288,21 @@ static void emit_call(FILE *out, const struct block *b, const char *forward)
                    args, b->proto.nparams);
     if (resets)
         fputs("    at_depth_restore(at_depth);\n", out);
-    if (step)
+    if (step || b->c_current)
         fputs("    at_set_current_actor(at_previous);\n", out);
-    if (step || b->after) {
+    const struct block *later = b->after_half;
+    if (step || b->after || later) {
         fputs("    int at_errno = errno;\n", out);
-        emit_record(out, b, step, v);
+        if (step || b->after)
+            emit_record(out, b, step, v);
+        char *lv[4];
+        if (later) {
+            values(later, lv);
+            emit_record(out, later, 0, lv);
+        }
         fputs("    errno = at_errno;\n", out);
     }
-    if (b->outermost)
+    if (b->outermost || (later && later->outermost))
         fputs("    at_leave();\n", out);
     if (returns)
         fputs("    return at_result;\n", out);
@@ -355,10 +367,14 @@ static void emit_function(FILE *out, const struct spec *spec, const struct block
     const char *name = b->symbol;
     fprintf(out, "\nstatic %s;\n", fn_pointer(&b->proto, xprintf("real_%s", name)));
     emit_statics(out, b);
+    if (b->after_half)
+        emit_statics(out, b->after_half);
     emit_comment(out, spec, b);
+    if (b->after_half)
+        emit_comment(out, spec, b->after_half);
     fprintf(out, "AT_EXPORT %s\n{\n", b->proto.text);
     fprintf(out, "    SHIM_RESOLVE(real_%s, \"%s\");\n", name, name);
-    if (b->outermost)
+    if (b->outermost || (b->after_half && b->after_half->outermost))
         fputs("    int at_outer = at_enter();\n", out);
     for (int w = 0; w < b->nwraps; w++) {
         const char *cb = b->wraps[w].callback->symbol;
@@ -399,6 +415,11 @@ static void emit_head(const struct spec *spec, FILE *out)
           out);
     for (int i = 0; i < spec->nincludes; i++)
         fprintf(out, "#include %s\n", spec->includes[i].text);
+    if (spec->nweak)
+        fputs("\n/* Named by expressions; weak, so that the shim loads where the runtime is not. */\n",
+              out);
+    for (int i = 0; i < spec->nweak; i++)
+        fprintf(out, "#pragma weak %s\n", spec->weak[i]);
     fputc('\n', out);
 }
 
@@ -412,7 +433,7 @@ static void emit_name_check(const struct spec *spec, FILE *out)
           "    static const char *const names[] = {",
           out);
     for (int i = 0; i < spec->nblocks; i++)
-        if (!spec->blocks[i]->is_callback)
+        if (!spec->blocks[i]->is_callback && !spec->blocks[i]->is_after_half)
             fprintf(out, "\"%s\", ", spec->blocks[i]->symbol);
     fprintf(out, "NULL};\n"
                  "    char missing[1024] = \"\";\n"
@@ -450,7 +471,7 @@ int emit_shim(const struct spec *spec, FILE *out)
         if (spec->blocks[i]->is_callback)
             emit_callback(out, spec, spec->blocks[i]);
     for (int i = 0; i < spec->nblocks; i++)
-        if (!spec->blocks[i]->is_callback)
+        if (!spec->blocks[i]->is_callback && !spec->blocks[i]->is_after_half)
             emit_function(out, spec, spec->blocks[i]);
     emit_name_check(spec, out);
     return ferror(out) ? -1 : 0;

@@ -1,12 +1,18 @@
 /* Expressions over a call's arguments, turned into C that yields a uint64_t:
  *
  *   expr    := term [ '+' INTEGER ]
- *   term    := INTEGER | ARGUMENT | 'result' | 'current' | READ '(' address ')'
- *   address := term [ '+' INTEGER ]         (a pointer argument, result or another read)
+ *   term    := INTEGER | ARGUMENT | GLOBAL | call | 'result' | 'current'
+ *            | READ '(' address ')' | 'unwrap' '(' expr ')'
+ *   address := pointer [ '+' INTEGER ]
+ *   pointer := ARGUMENT | GLOBAL | call | 'result' | READ '(' address ')' | 'unwrap' '(' expr ')'
+ *   call    := FUNCTION '(' [ value { ',' value } ] ')'
+ *   value   := ARGUMENT | GLOBAL | INTEGER | 'result' | call          (passed as C has them)
  *   READ    := 'u8' | 'u16' | 'u32' | 'u64' | 'ptr'
  *
  * u64(env+8) is the 8-byte integer at byte offset 8 of the struct env points to, and reads of
- * a NULL base give 0, so a wrapper never faults where the runtime would not. */
+ * a NULL base give 0, so a wrapper never faults where the runtime would not. unwrap(p) is the
+ * program's pointer when p is a closure of this shim, p otherwise. A GLOBAL is a name of the
+ * included headers; the compiler checks it and the calls. */
 #include <ctype.h>
 #include <stdlib.h>
 #include <string.h>
@@ -89,6 +95,21 @@ static char *read_term(struct expr_cx *cx, const char *helper, const char *word)
     return cx->failed ? NULL : xprintf("%s(%s, %s)", helper, base, offset);
 }
 
+/* Notes a function or global of the runtime's that an expression names (shimgen.h: weak). */
+static void outside_name(struct expr_cx *cx, const char *name)
+{
+    struct spec *spec = cx->spec;
+    for (int i = 0; i < spec->nweak; i++)
+        if (strcmp(spec->weak[i], name) == 0)
+            return;
+    spec->weak = realloc(spec->weak, (size_t)(spec->nweak + 1) * sizeof *spec->weak);
+    if (!spec->weak) {
+        perror("shimgen");
+        exit(2);
+    }
+    spec->weak[spec->nweak++] = xstrdup(name);
+}
+
 static char *argument(struct expr_cx *cx, const char *word, int address)
 {
     const struct proto *proto = cx->proto;
@@ -106,8 +127,13 @@ static char *argument(struct expr_cx *cx, const char *word, int address)
                              word, p->type));
         return xprintf("(uintptr_t)%s", word);
     }
-    fail(cx, xprintf("unknown name '%s': not an argument of %s, nor result or current", word,
-                     proto->name));
+    if (cx->globals) {
+        outside_name(cx, word);
+        return xprintf("(uint64_t)(uintptr_t)%s", word);
+    }
+    fail(cx, xprintf("unknown name '%s': not an argument of %s, nor result or current (a global "
+                     "needs the spec to include its header)",
+                     word, proto->name));
     return NULL;
 }
 
@@ -123,6 +149,44 @@ static char *result(struct expr_cx *cx)
     return xstrdup("(uintptr_t)at_result");
 }
 
+/* A call's argument, as C has it: a name, an integer, result or another call. */
+static char *call(struct expr_cx *cx, const char *function);
+
+static char *call_value(struct expr_cx *cx)
+{
+    char word[64];
+    if (next_word(cx, word, sizeof word) == 0) {
+        fail(cx, "a call's argument is an argument, a global, an integer, result or a call");
+        return NULL;
+    }
+    if (strcmp(word, "result") == 0 && result(cx))
+        return xstrdup("at_result");
+    skip_blanks(cx);
+    if (*cx->pos == '(')
+        return call(cx, word);
+    if (integer(word))
+        return xstrdup(word);
+    char *name = argument(cx, word, 0);
+    return name ? xstrdup(word) : NULL;
+}
+
+/* FUNCTION '(' values ')' after the name: the C call. */
+static char *call(struct expr_cx *cx, const char *function)
+{
+    accept(cx, '(');
+    outside_name(cx, function);
+    char *text = xprintf("%s(", function);
+    for (int n = 0; !cx->failed && !accept(cx, ')'); n++) {
+        if (n && !accept(cx, ',')) {
+            fail(cx, xprintf("missing ')' after %s(...", function));
+            break;
+        }
+        char *value = call_value(cx);
+        text = xprintf("%s%s%s", text, n ? ", " : "", value ? value : "");
+    }
+    return cx->failed ? NULL : xprintf("%s)", text);
+}
+
 static char *term(struct expr_cx *cx, int address)
 {
     char word[64];
@@ -133,6 +197,18 @@ static char *term(struct expr_cx *cx, int address)
     for (size_t i = 0; i < sizeof reads / sizeof reads[0]; i++)
         if (strcmp(word, reads[i].word) == 0)
             return read_term(cx, reads[i].helper, word);
+    skip_blanks(cx);
+    if (strcmp(word, "unwrap") == 0 && *cx->pos == '(') {
+        accept(cx, '(');
+        char *inner = expr_parse(cx);
+        if (!cx->failed && !accept(cx, ')'))
+            fail(cx, "missing ')' after unwrap(...");
+        return cx->failed ? NULL : xprintf("shim_unwrap(%s)", inner);
+    }
+    if (*cx->pos == '(' && !integer(word)) {
+        char *c = call(cx, word);
+        return c ? xprintf("(uint64_t)(uintptr_t)%s", c) : NULL;
+    }
     char *value = integer(word);
     if (value && address)
         fail(cx, "a read's address is a pointer argument, result or another read, not a number");
@@ -166,11 +242,17 @@ char *expr_parse(struct expr_cx *cx)
 char *expr_whole(struct spec *spec, int line, const struct proto *proto, const char *text,
                  int *uses_result)
 {
-    struct expr_cx cx = {.spec = spec, .line = line, .proto = proto, .pos = text};
+    struct expr_cx cx = expr_start(spec, line, proto, text);
     char *value = expr_parse(&cx);
     skip_blanks(&cx);
     if (value && *cx.pos)
         fail(&cx, xprintf("unexpected '%s' after the expression", cx.pos));
     *uses_result |= cx.uses_result;
     return cx.failed ? NULL : value;
+}
+
+struct expr_cx expr_start(struct spec *spec, int line, const struct proto *proto, const char *text)
+{
+    return (struct expr_cx){
+        .spec = spec, .line = line, .proto = proto, .pos = text, .globals = spec->nincludes > 0};
 }

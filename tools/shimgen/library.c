@@ -86,7 +86,7 @@ static void check_defined(struct spec *spec, const struct library *libs, int n)
         names = xprintf("%s%s%s", names, i ? ", " : "", libs[i].name);
     for (int b = 0; b < spec->nblocks; b++) {
         const struct block *block = spec->blocks[b];
-        int found = block->is_callback;
+        int found = block->is_callback || block->is_after_half;
         for (int i = 0; i < n && !found; i++)
             found = defines(&libs[i], block->symbol);
         if (!found)
@@ -142,7 +142,7 @@ static int check_program(struct spec *spec, const char *program)
     }
     for (int b = 0; b < spec->nblocks; b++) {
         const struct block *block = spec->blocks[b];
-        int found = block->is_callback;
+        int found = block->is_callback || block->is_after_half;
         for (size_t at = 0; at < size && !found; at += strlen(imports + at) + 1)
             found = strcmp(imports + at, block->symbol) == 0;
         if (!found)

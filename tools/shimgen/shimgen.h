@@ -42,6 +42,7 @@ struct block {
     int is_callback;
     char *symbol; /* the runtime's function, or the callback's name in the spec */
     struct directive d_proto, d_event, d_at, d_actor, d_peer, d_msg, d_name, d_path, d_if, d_data;
+    struct directive d_current;
     struct directive d_register[MAX_REGISTERS];
     int nregisters;
     struct directive d_wrap[MAX_WRAPS];
@@ -56,6 +57,11 @@ struct block {
     char *custom_kind;    /* the registered kind's name */
     int after;            /* records after the call */
     char *c_actor, *c_peer, *c_msg, *c_name, *c_if;
+    char *c_current; /* the actor made current during the call, or NULL */
+    /* Two blocks of one function: the one recording before the call has the other, recorded
+     * after it in the same wrapper, as after_half; that one is marked is_after_half. */
+    struct block *after_half;
+    int is_after_half;
     char *name_table; /* the table whose names the message-name id refers to */
     char *c_reg_id[MAX_REGISTERS], *c_reg_name[MAX_REGISTERS];
     int reg_actor[MAX_REGISTERS]; /* 1: names an actor, 0: names a message id */
@@ -88,6 +94,10 @@ struct spec {
     struct directive pkgs[MAX_LIBRARIES]; /* `pkg NAME` lines: pkg-config packages */
     int npkgs;
     char *pkg_cflags; /* what pkg-config gives for them, for the compiler */
+    /* The functions and globals expressions name: declared weak in the shim, so that it loads
+     * (it is bound at load time) in a process without the runtime, such as a shell */
+    char **weak;
+    int nweak;
     struct block **blocks;
     int nblocks;
     struct table **tables;
