@@ -160,6 +160,28 @@ check "glib main context: idles are sent to the context whose loop runs them (no
     "$g"
 equal "glib: dropped" "$(summary "$g" dropped)" 0
 
+# ---- libuv (Debian's): the worked example's counts equal the program's own ----
+"$SHIMGEN" "$SPECS/uv.spec" -o "$TMP/uv" --program "$B/shimgen-test/uv_demo" >"$TMP/uv.gen" 2>&1
+check "uv: shimgen generates and builds the shim" [ $? -eq 0 -a -f "$TMP/uv/libshim-uv.so" ]
+generated "$TMP/uv.trace" "$TMP/uv/libshim-uv.so" timeout 60 "$B/shimgen-test/uv_demo" 20000 2000 \
+    >"$TMP/uv.out" 2>"$TMP/uv.err"
+check "uv: runs traced, nothing on stderr" [ $? -eq 0 -a ! -s "$TMP/uv.err" ]
+equal "uv traced: every queued work ran and finished" "$(truth "$TMP/uv.out" works_done)" 2000
+"$DECODE" -o "$TMP/uv.jsonl" "$TMP/uv.trace"
+check "uv: decodes cleanly" [ $? -eq 0 ]
+u="$TMP/uv.jsonl"
+equal "uv: async sends = the program's (libuv's own left out by 'if')" "$(named "$u" send async)" \
+    "$(truth "$TMP/uv.out" async_sends)"
+equal "uv: work sends = requests queued" "$(named "$u" send work)" \
+    "$(truth "$TMP/uv.out" works_queued)"
+check "uv: async sends go to the actor in handle->data (2), work to req->data's (3)" jq -n -e '
+    [inputs | select(.event == "send") | [.msg_name, .actor]] | unique
+    == [["async", 2], ["work", 3]]' "$u"
+check "uv: work is queued by the loop's actor (current during uv_run), async sent from outside" \
+    jq -n -e '[inputs | select(.event == "send") | [.msg_name, ((.sender // 0) != 0)]] | unique
+    == [["async", false], ["work", true]]' "$u"
+equal "uv: dropped" "$(summary "$u" dropped)" 0
+
 # ---- a wrapped name that no library defines: said once at start-up ----
 cat >"$TMP/misnamed.spec" <<'EOF'
 runtime misnamed

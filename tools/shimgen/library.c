@@ -61,10 +61,17 @@ static int open_pkg(struct spec *spec, const struct directive *d, struct library
         return 0;
     }
     spec->pkg_cflags = xprintf("%s %s", spec->pkg_cflags ? spec->pkg_cflags : "", cflags);
+    /* Those without a libX.so link (glibc's -lpthread, -ldl) are left out: they are not the
+     * runtime's own. */
     int n = 0;
     for (char *l = strtok(ls, " "); l && n < room; l = strtok(NULL, " "))
-        if (strncmp(l, "-l", 2) == 0)
-            n += open_library(spec, d->line, xprintf("lib%s.so", l + 2), &libs[n]);
+        if (strncmp(l, "-l", 2) == 0) {
+            libs[n].name = xprintf("lib%s.so", l + 2);
+            libs[n].handle = dlopen(libs[n].name, RTLD_LAZY | RTLD_LOCAL);
+            n += libs[n].handle != NULL;
+        }
+    if (n == 0)
+        spec_error(spec, d->line, "no library of package '%s' can be loaded (%s)", name, ls);
     return n;
 }
 
