@@ -319,7 +319,7 @@ fuzz: all $(FUZZ_PROGS)
 bench: all $(BENCH) $(AETHER_PROGS) $(PATCH_PROGS) $(MANY)/prog $(MANY)/libactortrace-many.so
 	@sh tests/bench/run.sh
 
-# make install PREFIX=/usr/local DESTDIR=: the command and tracedecode in bin/, the library in
+# make install PREFIX=/usr/local DESTDIR=: the command, tracedecode and shimgen in bin/, the library in
 # lib/actortrace/ (where the command looks for it, from its own directory), the headers a shim
 # is written against with their pkg-config file, the man pages and the docs (with the README's
 # relative links intact). make uninstall removes exactly these.
@@ -334,17 +334,24 @@ I_MAN   := $(DESTDIR)$(PREFIX)/share/man
 I_DOC   := $(DESTDIR)$(PREFIX)/share/doc/actortrace
 # actortrace.h and the headers it includes
 PUBLIC_HEADERS := include/actortrace.h include/at_events.h include/at_format.h include/at_record.h
-MAN_PAGES := man/actortrace.1 man/tracedecode.1 man/actortrace.7
+MAN_PAGES := man/actortrace.1 man/tracedecode.1 man/shimgen.1 man/actortrace.7
 DOCS := README.md $(wildcard docs/*.md) $(wildcard docs/shims/*.md)
 
 # A shim built on its own links the library (pkg-config's Libs); the soname lets its DT_NEEDED
 # entry match the copy actortrace preloaded, wherever that is, so no second copy is loaded.
 $(B)/libactortrace.so: PRELOAD_FLAGS += -Wl,-soname,libactortrace.so
 
-.PHONY: install uninstall
-install: $(B)/actortrace $(B)/tracedecode $(B)/libactortrace.so
+# The installed shimgen builds shims against the installed headers; built at each install, since
+# PREFIX is in it.
+$(B)/install/shimgen:
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS) $(CFLAGS) $(WARN) -DSHIMGEN_INCLUDE='"$(PREFIX)/include/actortrace"' \
+		-o $@ $(SHIMGEN_SRC)
+
+.PHONY: install uninstall $(B)/install/shimgen
+install: $(B)/actortrace $(B)/tracedecode $(B)/libactortrace.so $(B)/install/shimgen
 	install -d $(I_BIN) $(I_LIB) $(I_INC) $(I_PC) $(I_MAN)/man1 $(I_MAN)/man7 $(I_DOC)/docs/shims
-	install -m 755 $(B)/actortrace $(B)/tracedecode $(I_BIN)/
+	install -m 755 $(B)/actortrace $(B)/tracedecode $(B)/install/shimgen $(I_BIN)/
 	install -m 644 $(B)/libactortrace.so $(I_LIB)/
 	install -m 644 $(PUBLIC_HEADERS) $(I_INC)/
 	printf '%s\n' 'prefix=$(PREFIX)' 'libdir=$${prefix}/lib/actortrace' \
@@ -357,7 +364,8 @@ install: $(B)/actortrace $(B)/tracedecode $(B)/libactortrace.so
 	for f in $(DOCS); do install -m 644 $$f $(I_DOC)/$$f || exit 1; done
 
 uninstall:
-	rm -f $(I_BIN)/actortrace $(I_BIN)/tracedecode $(I_LIB)/libactortrace.so $(I_PC)/actortrace.pc
+	rm -f $(I_BIN)/actortrace $(I_BIN)/tracedecode $(I_BIN)/shimgen $(I_LIB)/libactortrace.so
+	rm -f $(I_PC)/actortrace.pc
 	rm -f $(addprefix $(I_INC)/,$(notdir $(PUBLIC_HEADERS)))
 	rm -f $(addprefix $(I_MAN)/man1/,$(notdir $(filter %.1,$(MAN_PAGES))))
 	rm -f $(addprefix $(I_MAN)/man7/,$(notdir $(filter %.7,$(MAN_PAGES))))

@@ -9,12 +9,13 @@
 #include "cli.h"
 
 static const char list_usage[] =
-    "Usage: actortrace list [PROG]\n"
+    "Usage: actortrace list [--shim LIB]... [PROG]\n"
     "\n"
     "Lists the runtimes actortrace knows: the library a program links to use each one, and\n"
     "whether the library that record preloads has its shim. With PROG (a path, or a name\n"
     "looked up in PATH), also which of them PROG links: the libraries it names itself\n"
-    "(DT_NEEDED), not those its libraries pull in.\n"
+    "(DT_NEEDED), not those its libraries pull in. Each --shim LIB (as given to record) adds\n"
+    "a row: SHIM is yes when LIB is a shim shimgen generated.\n"
     "\n"
     "Exit status: 0; 2 when PROG or the library cannot be read.\n";
 
@@ -36,6 +37,23 @@ static const struct runtime {
 };
 
 #define N_RUNTIMES (sizeof runtimes / sizeof *runtimes)
+#define MAX_SHIMS  8
+
+/* A generated shim's row: named after its file (libshim-NAME.so), its runtime unknown here. */
+static void print_shim(const char *path, const char *name)
+{
+    struct elf_file shim;
+    const char *file = strrchr(path, '/') ? strrchr(path, '/') + 1 : path;
+    int n = strncmp(file, "libshim-", 8) == 0 ? (int)strcspn(file + 8, ".") : (int)strlen(file);
+    bool generated = at__elf_open(path, &shim) == 0 && shim.elf_class != 0 &&
+                     at__elf_exports(&shim, "actortrace_generated_shim");
+    printf("%-8.*s %-13s %-6s", n, file + (strncmp(file, "libshim-", 8) == 0 ? 8 : 0), "(--shim)",
+           generated ? "yes" : "no");
+    if (name)
+        printf(" %-8s", "-");
+    printf(" %s\n", path);
+    at__elf_close(&shim);
+}
 
 static int open_elf(const char *path, struct elf_file *elf)
 {
@@ -65,6 +83,12 @@ static void print_table(const struct elf_file *lib, const struct elf_file *prog,
 
 int at__list_main(int argc, char **argv)
 {
+    const char *shims[MAX_SHIMS];
+    int nshims = 0;
+    while (argc > 2 && strcmp(argv[1], "--shim") == 0 && nshims < MAX_SHIMS) {
+        shims[nshims++] = argv[2];
+        argc -= 2, argv += 2;
+    }
     if (argc > 2 || (argc == 2 && (argv[1][0] == '-'))) {
         bool help = strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "--help") == 0;
         fputs(list_usage, help ? stdout : stderr);
@@ -84,6 +108,8 @@ int at__list_main(int argc, char **argv)
     if (status == 0) {
         printf("library: %s\n", library);
         print_table(&lib, &prog, argc == 2 ? argv[1] : NULL);
+        for (int i = 0; i < nshims; i++)
+            print_shim(shims[i], argc == 2 ? argv[1] : NULL);
     }
     at__elf_close(&prog);
     at__elf_close(&lib);

@@ -227,6 +227,33 @@ check "a prototype the header contradicts: SPEC:LINE of the function, the compil
     grep -q "^$TMP/conflict.spec:5: error: conflicting types for .g_async_queue_push.; have" \
     "$TMP/conflict.err"
 
+# ---- the tools around it: --help, actortrace list --shim, make install ----
+"$SHIMGEN" --help >"$TMP/help.txt"
+check "shimgen --help: gives the exit statuses" grep -q '^Exit status: 0 done; 1 the spec has' \
+    "$TMP/help.txt"
+check "shimgen --help: points at the docs" grep -q 'shimgen(1), and docs/SHIMGEN.md' "$TMP/help.txt"
+"$B/actortrace" list --shim "$TMP/uv/libshim-uv.so" --shim "$CORE" "$B/shimgen-test/uv_demo" \
+    >"$TMP/list.out" 2>&1
+equal "actortrace list --shim: exit status" $? 0
+equal "actortrace list --shim: a generated shim is a row, SHIM yes" \
+    "$(awk '$1 == "uv" {print $2, $3, $5}' "$TMP/list.out")" "(--shim) yes $TMP/uv/libshim-uv.so"
+equal "actortrace list --shim: another library is not a generated shim" \
+    "$(awk '$1 == "libactortrace.so" {print $3}' "$TMP/list.out")" no
+make -s -C "$TOP" install PREFIX="$TMP/inst" >"$TMP/install.out" 2>&1
+check "make install: installs shimgen and its man page" \
+    [ -x "$TMP/inst/bin/shimgen" -a -f "$TMP/inst/share/man/man1/shimgen.1" ]
+"$TMP/inst/bin/shimgen" "$SPECS/mbox.spec" -o "$TMP/inst-mbox" >"$TMP/inst-gen.out" 2>&1
+check "installed shimgen: builds a shim" [ $? -eq 0 -a -f "$TMP/inst-mbox/libshim-mbox.so" ]
+check "installed shimgen: against the installed headers" \
+    grep -q -- "-I$TMP/inst/include/actortrace " "$TMP/inst-gen.out"
+ACTORTRACE_OUT="$TMP/inst.trace" \
+    LD_PRELOAD="$TMP/inst/lib/actortrace/libactortrace.so:$TMP/inst-mbox/libshim-mbox.so" timeout 60 "$B/shimgen-test/mbox_demo" 200 >"$TMP/inst.out" 2>&1
+"$DECODE" -o "$TMP/inst.jsonl" "$TMP/inst.trace"
+equal "installed shimgen: its shim traces every send" "$(kind_count "$TMP/inst.jsonl" send)" \
+    "$(truth "$TMP/inst.out" send)"
+make -s -C "$TOP" uninstall PREFIX="$TMP/inst" >/dev/null 2>&1
+check "make uninstall: removes shimgen" [ ! -e "$TMP/inst/bin/shimgen" ]
+
 # ---- shimgen built with ASan and UBSan: the same C from the good specs, clean runs on all ----
 # (it frees nothing before it exits, by design: leaks are not what this looks for)
 for spec in "$SPECS"/*.spec "$SPECS"/bad/*.spec; do

@@ -474,5 +474,8 @@ int emit_shim(const struct spec *spec, FILE *out)
         if (!spec->blocks[i]->is_callback && !spec->blocks[i]->is_after_half)
             emit_function(out, spec, spec->blocks[i]);
     emit_name_check(spec, out);
+    fputs("\n/* What actortrace list looks for to tell a generated shim. */\n"
+          "AT_EXPORT const int actortrace_generated_shim = 1;\n",
+          out);
     return ferror(out) ? -1 : 0;
 }

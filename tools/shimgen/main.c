@@ -2,7 +2,8 @@
  * DIR/libshim-NAME.so, to preload after libactortrace.so (docs/SHIMGEN.md).
  *
  * Exit status: 0 done, 1 the spec has mistakes (each one on stderr as FILE:LINE: message, and
- * nothing was written), 2 usage, I/O or compiler error. A run reads one small file and exits,
+ * nothing was written, or the compiler's errors about wrappers, given at their spec lines),
+ * 2 usage, I/O or compiler error. A run reads one small file and exits,
  * so what it allocates is never freed. */
 #include <errno.h>
 #include <libgen.h>
@@ -24,12 +25,21 @@
 extern char **environ;
 
 static const char usage[] =
-    "usage: shimgen SPEC -o DIR [-I DIR]... [--no-build]\n"
+    "usage: shimgen SPEC -o DIR [-I DIR]... [--program PROG] [--no-build]\n"
     "  Validates SPEC, writes DIR/shim-NAME.c (NAME from the spec's 'runtime' line) and builds\n"
-    "  DIR/libshim-NAME.so with $CC (default cc). -I adds a directory for the runtime's headers\n"
-    "  (the spec's own directory is searched too). --no-build writes the C and prints the\n"
-    "  command that builds it. Trace with\n"
-    "    LD_PRELOAD=/path/to/libactortrace.so:DIR/libshim-NAME.so ./program\n";
+    "  DIR/libshim-NAME.so with $CC (default cc). Every function is checked against the\n"
+    "  libraries the spec names ('library', 'pkg'); the compiler checks each prototype\n"
+    "  against the spec's headers, its errors given at the spec's lines.\n"
+    "  -I DIR          a directory for the runtime's headers (the spec's own is searched too)\n"
+    "  --program PROG  also check that PROG imports every function the spec wraps\n"
+    "  --no-build      write the C and print the command that builds it\n"
+    "Trace with\n"
+    "    LD_PRELOAD=/path/to/libactortrace.so:DIR/libshim-NAME.so ./program\n"
+    "or  actortrace record --shim DIR/libshim-NAME.so -- ./program\n"
+    "Exit status: 0 done; 1 the spec has mistakes (each as SPEC:LINE: message; nothing is\n"
+    "built); 2 usage, I/O or compiler error.\n"
+    "The spec language: shimgen(1), and docs/SHIMGEN.md (installed in\n"
+    "PREFIX/share/doc/actortrace/docs/).\n";
 
 struct options {
     const char *spec, *dir, *program;
