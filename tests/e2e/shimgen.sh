@@ -69,6 +69,12 @@ check "actortrace record --shim with no such library: says which" \
 awk '/^runtime mbox/ {p = 1} p && /^```$/ {exit} p' "$TOP/docs/SHIMGEN.md" >"$TMP/doc.spec"
 sed -n '/^runtime mbox/,$p' "$SPECS/mbox.spec" | cmp -s - "$TMP/doc.spec"
 check "docs/SHIMGEN.md shows mbox.spec as it is" [ $? -eq 0 ]
+for name in glib uv; do
+    awk -v start="^runtime $name\$" '$0 ~ start {p = 1} p && /^```$/ {exit} p' \
+        "$TOP/docs/SHIMGEN.md" >"$TMP/doc-$name.spec"
+    sed -n "/^runtime $name\$/,\$p" "$SPECS/$name.spec" | cmp -s - "$TMP/doc-$name.spec"
+    check "docs/SHIMGEN.md shows $name.spec as it is" [ $? -eq 0 ]
+done
 
 # ---- refrt: the generated shim counts what refrt and the hand-written shim count ----
 "$SHIMGEN" "$SPECS/refrt.spec" -o "$TMP/refrt" -I "$TOP/tests/rt" >"$TMP/refrt.gen" 2>&1
