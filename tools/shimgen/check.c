@@ -65,8 +65,8 @@ static void check_event(struct spec *spec, struct block *b)
             b->kind = events[i].kind;
             return;
         }
-    static const char *const kinds[] = {"spawn",  "exit", "send",  "recv", "step", "schedule",
-                                        "park",   "unpark", "yield", "none", "custom", NULL};
+    static const char *const kinds[] = {"spawn", "exit",   "send",  "recv", "step",   "schedule",
+                                        "park",  "unpark", "yield", "none", "custom", NULL};
     const char *near = nearest_word(word, kinds);
     spec_error(spec, b->d_event.line,
                "unknown event '%s'%s%s%s: spawn, exit, send, recv, step, schedule, park, unpark, "
@@ -266,8 +266,9 @@ static void check_destroy(struct spec *spec, struct block *b, int i, const char 
     b->wraps[i].destroy_param = param_index(&b->proto, name);
     int p = b->wraps[i].destroy_param;
     if (p < 0 || p == b->wraps[i].param || p == b->wraps[i].data_param)
-        spec_error(spec, d->line, "'destroy' names the argument of %s that frees the data, not '%s'",
-                   b->symbol, name);
+        spec_error(spec, d->line,
+                   "'destroy' names the argument of %s that frees the data, not '%s'", b->symbol,
+                   name);
 }
 
 /* wrap ARG with CALLBACK data DATA [destroy ARG|none] */
@@ -347,8 +348,9 @@ static void check_current(struct spec *spec, struct block *b)
     if (!d->line)
         return;
     if (b->kind == AT_EV_STEP_BEGIN || b->is_callback) {
-        spec_error(spec, d->line, "'current' is for a function that is not a step: a step or "
-                                  "callback makes its actor current already");
+        spec_error(spec, d->line,
+                   "'current' is for a function that is not a step: a step or "
+                   "callback makes its actor current already");
         return;
     }
     b->c_current = expr_whole(spec, d->line, &b->proto, d->text, &uses_result);

@@ -25,7 +25,8 @@ static const char helpers[] =
     "static void *shim_resolve(const char *symbol)\n"
     "{\n"
     "    void *real = dlsym(RTLD_NEXT, symbol);\n"
-    "    if (!real) { /* the program called a name only this shim defines: nothing to forward to */\n"
+    "    /* The program called a name only this shim defines: there is nothing to forward to. */\n"
+    "    if (!real) {\n"
     "        fprintf(stderr, \"actortrace: cannot find %s (%s)\\n\", symbol, dlerror());\n"
     "        abort();\n"
     "    }\n"
@@ -379,8 +380,8 @@ static void emit_function(FILE *out, const struct spec *spec, const struct block
     for (int w = 0; w < b->nwraps; w++) {
         const char *cb = b->wraps[w].callback->symbol;
         int destroy = b->wraps[w].destroy_param;
-        fprintf(out, "    struct closure_%s *at_closure_%d = closure_%s(%s, (void *)%s, %s);\n",
-                cb, w, cb, b->proto.params[b->wraps[w].param].name,
+        fprintf(out, "    struct closure_%s *at_closure_%d = closure_%s(%s, (void *)%s, %s);\n", cb,
+                w, cb, b->proto.params[b->wraps[w].param].name,
                 b->proto.params[b->wraps[w].data_param].name,
                 destroy < 0 ? "NULL" : b->proto.params[destroy].name);
     }
@@ -416,7 +417,8 @@ static void emit_head(const struct spec *spec, FILE *out)
     for (int i = 0; i < spec->nincludes; i++)
         fprintf(out, "#include %s\n", spec->includes[i].text);
     if (spec->nweak)
-        fputs("\n/* Named by expressions; weak, so that the shim loads where the runtime is not. */\n",
+        fputs("\n/* Named by expressions; weak, so that the shim loads where the runtime is not. "
+              "*/\n",
               out);
     for (int i = 0; i < spec->nweak; i++)
         fprintf(out, "#pragma weak %s\n", spec->weak[i]);
@@ -426,7 +428,8 @@ static void emit_head(const struct spec *spec, FILE *out)
 /* A constructor that says once which wrapped names no library defines. */
 static void emit_name_check(const struct spec *spec, FILE *out)
 {
-    fputs("\n/* Says once, at start-up, which wrapped names no library loaded after this one defines:\n"
+    fputs("\n/* Says once, at start-up, which wrapped names no library loaded after this one "
+          "defines:\n"
           " * their wrappers never run. Quiet in a process that has none of them (a shell that\n"
           " * starts the program), which is not a program of this runtime. */\n"
           "__attribute__((constructor)) static void shim_check_names(void)\n{\n"
@@ -435,19 +438,20 @@ static void emit_name_check(const struct spec *spec, FILE *out)
     for (int i = 0; i < spec->nblocks; i++)
         if (!spec->blocks[i]->is_callback && !spec->blocks[i]->is_after_half)
             fprintf(out, "\"%s\", ", spec->blocks[i]->symbol);
-    fprintf(out, "NULL};\n"
-                 "    char missing[1024] = \"\";\n"
-                 "    int found = 0;\n"
-                 "    for (const char *const *name = names; *name; name++) {\n"
-                 "        if (dlsym(RTLD_NEXT, *name))\n"
-                 "            found++;\n"
-                 "        else if (strlen(missing) + strlen(*name) + 2 < sizeof missing)\n"
-                 "            strcat(strcat(missing, \" \"), *name);\n"
-                 "    }\n"
-                 "    if (found && missing[0])\n"
-                 "        fprintf(stderr, \"actortrace: shim %s: defined by no loaded library, never "
-                 "traced:%%s\\n\",\n"
-                 "                missing);\n}\n",
+    fprintf(out,
+            "NULL};\n"
+            "    char missing[1024] = \"\";\n"
+            "    int found = 0;\n"
+            "    for (const char *const *name = names; *name; name++) {\n"
+            "        if (dlsym(RTLD_NEXT, *name))\n"
+            "            found++;\n"
+            "        else if (strlen(missing) + strlen(*name) + 2 < sizeof missing)\n"
+            "            strcat(strcat(missing, \" \"), *name);\n"
+            "    }\n"
+            "    if (found && missing[0])\n"
+            "        fprintf(stderr, \"actortrace: shim %s: defined by no loaded library, never "
+            "traced:%%s\\n\",\n"
+            "                missing);\n}\n",
             spec->runtime.text);
 }
 

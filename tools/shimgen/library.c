@@ -154,8 +154,8 @@ static int check_program(struct spec *spec, const char *program)
             found = strcmp(imports + at, block->symbol) == 0;
         if (!found)
             spec_error(spec, block->line,
-                       "%s does not import %s: none of its calls would reach the wrapper",
-                       program, block->symbol);
+                       "%s does not import %s: none of its calls would reach the wrapper", program,
+                       block->symbol);
     }
     return 0;
 }

@@ -114,9 +114,9 @@ const char *nearest_word(const char *word, const char *const *words)
 static void unknown_directive(struct spec *spec, int line, const char *word)
 {
     static const char *const words[] = {
-        "runtime", "include", "library", "pkg",  "function", "callback", "table", "proto",
-        "event",   "at",      "actor",   "peer", "msg",      "name",     "path",  "if",
-        "data",    "register", "wrap",   "outermost", "current", NULL};
+        "runtime", "include",  "library", "pkg",       "function", "callback", "table", "proto",
+        "event",   "at",       "actor",   "peer",      "msg",      "name",     "path",  "if",
+        "data",    "register", "wrap",    "outermost", "current",  NULL};
     const char *near = nearest_word(word, words);
     if (near)
         spec_error(spec, line, "unknown directive '%s' (did you mean '%s'?)", word, near);
@@ -153,11 +153,11 @@ static struct directive *slot(struct block *b, const char *word)
         const char *word;
         size_t offset;
     } slots[] = {
-        {"proto", offsetof(struct block, d_proto)}, {"event", offsetof(struct block, d_event)},
-        {"at", offsetof(struct block, d_at)},       {"actor", offsetof(struct block, d_actor)},
-        {"peer", offsetof(struct block, d_peer)},   {"msg", offsetof(struct block, d_msg)},
-        {"name", offsetof(struct block, d_name)},   {"path", offsetof(struct block, d_path)},
-        {"if", offsetof(struct block, d_if)},       {"data", offsetof(struct block, d_data)},
+        {"proto", offsetof(struct block, d_proto)},     {"event", offsetof(struct block, d_event)},
+        {"at", offsetof(struct block, d_at)},           {"actor", offsetof(struct block, d_actor)},
+        {"peer", offsetof(struct block, d_peer)},       {"msg", offsetof(struct block, d_msg)},
+        {"name", offsetof(struct block, d_name)},       {"path", offsetof(struct block, d_path)},
+        {"if", offsetof(struct block, d_if)},           {"data", offsetof(struct block, d_data)},
         {"current", offsetof(struct block, d_current)},
     };
     for (size_t i = 0; i < sizeof slots / sizeof slots[0]; i++)
