@@ -211,7 +211,8 @@ static char *term(struct expr_cx *cx, int address)
     }
     char *value = integer(word);
     if (value && address)
-        fail(cx, "a read's address is a pointer argument, result or another read, not a number");
+        fail(cx, "a read's address is a pointer (an argument, a global, a call, result or another "
+                 "read), not a number");
     if (value)
         return value;
     if (strcmp(word, "result") == 0)
