@@ -180,9 +180,20 @@ equal "uv: async sends = the program's (libuv's own left out by 'if')" "$(named 
     "$(truth "$TMP/uv.out" async_sends)"
 equal "uv: work sends = requests queued" "$(named "$u" send work)" \
     "$(truth "$TMP/uv.out" works_queued)"
-check "uv: async sends go to the actor in handle->data (2), work to req->data's (3)" jq -n -e '
-    [inputs | select(.event == "send") | [.msg_name, .actor]] | unique
-    == [["async", 2], ["work", 3]]' "$u"
+equal "uv: async callback steps = the callbacks run" "$(named "$u" step_begin async)" \
+    "$(truth "$TMP/uv.out" async_calls)"
+equal "uv: work steps = work callbacks run" "$(named "$u" step_begin work)" \
+    "$(truth "$TMP/uv.out" works_run)"
+equal "uv: after-work steps = after-work callbacks run" "$(named "$u" step_begin done)" \
+    "$(truth "$TMP/uv.out" works_done)"
+for name in async work done; do
+    equal "uv: $name steps end" "$(named "$u" step_end "$name")" "$(named "$u" step_begin "$name")"
+done
+equal "uv: one spawn, the program's async handle (libuv's own is not wrapped)" \
+    "$(jq -c 'select(.event == "spawn") | .actor' "$u")" 2
+check "uv: async events name the actor in handle->data (2), work events req->data's (3)" jq -n -e '
+    [inputs | select(.msg_name) | [.msg_name, .actor]] | unique
+    == [["async", 2], ["done", 3], ["work", 3]]' "$u"
 check "uv: work is queued by the loop's actor (current during uv_run), async sent from outside" \
     jq -n -e '[inputs | select(.event == "send") | [.msg_name, ((.sender // 0) != 0)]] | unique
     == [["async", false], ["work", true]]' "$u"

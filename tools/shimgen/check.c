@@ -271,29 +271,32 @@ static void check_destroy(struct spec *spec, struct block *b, int i, const char 
                    name);
 }
 
-/* wrap ARG with CALLBACK data DATA [destroy ARG|none] */
-static void check_wrap(struct spec *spec, struct block *b, int i)
+/* wrap ARG with CALLBACK key KEY: the callback is found by KEY, a pointer argument the runtime
+ * gives back to it (libuv's handle). */
+static void check_keyed_wrap(struct spec *spec, struct block *b, int i, const char *key)
 {
     const struct directive *d = &b->d_wrap[i];
-    char arg[64], with[8], name[64], data[8], user[64], destroy[8] = "", dname[64], extra[2];
-    int n = sscanf(d->text, "%63s %7s %63s %7s %63s %7s %63s %1s", arg, with, name, data, user,
-                   destroy, dname, extra);
-    if ((n != 5 && n != 7) || strcmp(with, "with") != 0 || strcmp(data, "data") != 0 ||
-        (n == 7 && strcmp(destroy, "destroy") != 0)) {
-        spec_error(spec, d->line,
-                   "'wrap' reads 'wrap ARGUMENT with CALLBACK data ARGUMENT [destroy "
-                   "ARGUMENT|none]'");
-        return;
-    }
-    b->wraps[i].param = param_index(&b->proto, arg);
+    b->wraps[i].data_param = b->wraps[i].destroy_param = -1;
+    b->wraps[i].key_param = param_index(&b->proto, key);
+    if (b->wraps[i].key_param < 0 || !b->proto.params[b->wraps[i].key_param].pointer)
+        spec_error(spec, d->line, "'key' names a pointer argument of %s, not '%s'", b->symbol, key);
+    else if (!b->wraps[i].callback->d_key.line)
+        spec_error(spec, d->line, "callback %s has no 'key': wrap it with 'data'",
+                   b->wraps[i].callback->symbol);
+}
+
+/* The data argument of a wrap: where the closure rides, in place of the program's pointer. */
+static void check_data_wrap(struct spec *spec, struct block *b, int i, const char *user,
+                            const char *destroy, const char *dname)
+{
+    const struct directive *d = &b->d_wrap[i];
     b->wraps[i].data_param = param_index(&b->proto, user);
-    b->wraps[i].callback = spec_callback(spec, name);
-    if (b->wraps[i].param < 0 || b->wraps[i].data_param < 0)
-        spec_error(spec, d->line, "'%s' is not an argument of %s",
-                   b->wraps[i].param < 0 ? arg : user, b->symbol);
-    else if (!b->wraps[i].callback)
-        spec_error(spec, d->line, "no callback block named '%s'", name);
-    else if (strcmp(arg, user) == 0)
+    if (b->wraps[i].data_param < 0)
+        spec_error(spec, d->line, "'%s' is not an argument of %s", user, b->symbol);
+    else if (b->wraps[i].callback->d_key.line)
+        spec_error(spec, d->line, "callback %s is found by its 'key': wrap it with 'key'",
+                   b->wraps[i].callback->symbol);
+    else if (b->wraps[i].data_param == b->wraps[i].param)
         spec_error(spec, d->line,
                    "the data argument '%s' must be a pointer other than the "
                    "callback (it carries the callback's closure)",
@@ -307,13 +310,66 @@ static void check_wrap(struct spec *spec, struct block *b, int i)
         check_destroy(spec, b, i, destroy, dname);
 }
 
+/* wrap ARG with CALLBACK data DATA [destroy ARG|none] | wrap ARG with CALLBACK key KEY */
+static void check_wrap(struct spec *spec, struct block *b, int i)
+{
+    const struct directive *d = &b->d_wrap[i];
+    char arg[64], with[8], name[64], data[8], user[64], destroy[8] = "", dname[64], extra[2];
+    char *text = xstrdup(d->text), *cond = strstr(text, " if ");
+    int uses_result = 0;
+    if (cond) { /* wrap ... if EXPR: only the calls where EXPR is not 0 */
+        *cond = '\0';
+        b->wraps[i].c_if = expr_whole(spec, d->line, &b->proto, cond + 4, &uses_result);
+        if (uses_result)
+            spec_error(spec, d->line,
+                       "a callback is wrapped before the call: 'result' is not "
+                       "known then");
+    }
+    int n = sscanf(text, "%63s %7s %63s %7s %63s %7s %63s %1s", arg, with, name, data, user,
+                   destroy, dname, extra);
+    int keyed = n == 5 && strcmp(data, "key") == 0;
+    if ((n != 5 && n != 7) || strcmp(with, "with") != 0 || (strcmp(data, "data") != 0 && !keyed) ||
+        (n == 7 && strcmp(destroy, "destroy") != 0)) {
+        spec_error(spec, d->line,
+                   "'wrap' reads 'wrap ARGUMENT with CALLBACK data ARGUMENT [destroy "
+                   "ARGUMENT|none] [if EXPR]' or 'wrap ARGUMENT with CALLBACK key ARGUMENT [if "
+                   "EXPR]'");
+        return;
+    }
+    b->wraps[i].param = param_index(&b->proto, arg);
+    b->wraps[i].key_param = -1;
+    b->wraps[i].callback = spec_callback(spec, name);
+    if (b->wraps[i].param < 0)
+        spec_error(spec, d->line, "'%s' is not an argument of %s", arg, b->symbol);
+    else if (!b->wraps[i].callback)
+        spec_error(spec, d->line, "no callback block named '%s'", name);
+    else if (keyed)
+        check_keyed_wrap(spec, b, i, user);
+    else
+        check_data_wrap(spec, b, i, user, destroy, dname);
+}
+
+/* key PARAM: the pointer the runtime gives the callback, which its function is found by. */
+static void check_key(struct spec *spec, struct block *b)
+{
+    const struct directive *d = &b->d_key;
+    b->key_param = param_index(&b->proto, d->text);
+    if (b->d_data.line)
+        spec_error(spec, d->line, "a callback has 'data' or 'key', not both");
+    else if (b->key_param < 0 || !b->proto.params[b->key_param].pointer)
+        spec_error(spec, d->line, "'key' names a pointer parameter of %s, not '%s'", b->symbol,
+                   d->text);
+}
+
 /* data PARAM: the callback's user-data parameter, which carries the closure. */
 static void check_data(struct spec *spec, struct block *b)
 {
     const struct directive *d = &b->d_data;
+    b->key_param = -1;
     if (!b->is_callback) {
-        if (d->line)
-            spec_error(spec, d->line, "'data' belongs in a callback block");
+        if (d->line || b->d_key.line)
+            spec_error(spec, d->line ? d->line : b->d_key.line, "'%s' belongs in a callback block",
+                       d->line ? "data" : "key");
         for (int i = 0; i < b->nwraps; i++)
             check_wrap(spec, b, i);
         return;
@@ -324,6 +380,10 @@ static void check_data(struct spec *spec, struct block *b)
         spec_error(spec, b->line,
                    "'outermost' has no meaning for a callback: it runs user "
                    "code, which starts at depth 0");
+    if (b->d_key.line) {
+        check_key(spec, b);
+        return;
+    }
     if (!d->line) {
         spec_error(spec, b->line, "callback %s has no 'data' (its user-data parameter)", b->symbol);
         return;
@@ -335,7 +395,7 @@ static void check_data(struct spec *spec, struct block *b)
     else if (!is_void_pointer(b->proto.params[b->data_param].type))
         spec_error(spec, d->line,
                    "'data' names the user-data parameter of %s, a void * the runtime hands back "
-                   "unchanged; '%s' is '%s' (a callback without one cannot be wrapped)",
+                   "unchanged; '%s' is '%s' (a callback without one is found by a 'key')",
                    b->symbol, d->text, b->proto.params[b->data_param].type);
 }
 

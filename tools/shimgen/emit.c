@@ -78,6 +78,69 @@ static const char shim_destroy[] =
     "    free(c);\n"
     "}\n";
 
+static const char keyed_callbacks[] =
+    "\n/* Callbacks found by a pointer the runtime gives back to them (libuv's handle): the "
+    "program's\n"
+    " * function for each pointer, in a table of SHIM_KEYS slots per callback. A pointer given "
+    "again\n"
+    " * takes its slot back; past SHIM_KEYS pointers, callbacks go through unwrapped, untraced. "
+    "*/\n"
+    "#define SHIM_KEYS 65536\n"
+    "#define SHIM_KEY_PROBES 64\n"
+    "struct shim_key {\n"
+    "    uintptr_t key;\n"
+    "    void *fn;\n"
+    "};\n"
+    "\n"
+    "/* The slot of `key`, claimed for it when `claim`; NULL when it has none (or none is free). "
+    "*/\n"
+    "static struct shim_key *shim_key_slot(struct shim_key *table, uintptr_t key, int claim)\n"
+    "{\n"
+    "    uint64_t hash = ((uint64_t)key * 0x9e3779b97f4a7c15ULL) >> 48;\n"
+    "    for (uint64_t i = 0; i < SHIM_KEY_PROBES; i++) {\n"
+    "        struct shim_key *slot = &table[(hash + i) % SHIM_KEYS];\n"
+    "        uintptr_t seen = __atomic_load_n(&slot->key, __ATOMIC_ACQUIRE);\n"
+    "        if (seen == 0 && claim &&\n"
+    "            __atomic_compare_exchange_n(&slot->key, &seen, key, 0, __ATOMIC_ACQ_REL,\n"
+    "                                        __ATOMIC_ACQUIRE))\n"
+    "            return slot;\n"
+    "        if (seen == key)\n"
+    "            return slot;\n"
+    "        if (seen == 0)\n"
+    "            return NULL;\n"
+    "    }\n"
+    "    return NULL;\n"
+    "}\n"
+    "\n"
+    "/* Keeps `fn` for `key`; 0 when the table is full (said once). */\n"
+    "static int shim_key_put(struct shim_key *table, const void *key, void *fn)\n"
+    "{\n"
+    "    static int said;\n"
+    "    struct shim_key *slot = shim_key_slot(table, (uintptr_t)key, 1);\n"
+    "    if (slot)\n"
+    "        __atomic_store_n(&slot->fn, fn, __ATOMIC_RELEASE);\n"
+    "    else if (!__atomic_exchange_n(&said, 1, __ATOMIC_RELAXED))\n"
+    "        fprintf(stderr, \"actortrace: a shim's callback was given more pointers than it "
+    "keeps: \"\n"
+    "                        \"the rest are not traced\\n\");\n"
+    "    return slot != NULL;\n"
+    "}\n"
+    "\n"
+    "/* The program's function kept for `key`. The trampoline was given with it, so there is one:\n"
+    " * none means the spec's key is not the pointer the runtime gives back. */\n"
+    "static void *shim_key_get(struct shim_key *table, const void *key, const char *callback)\n"
+    "{\n"
+    "    struct shim_key *slot = shim_key_slot(table, (uintptr_t)key, 0);\n"
+    "    void *fn = slot ? __atomic_load_n(&slot->fn, __ATOMIC_ACQUIRE) : NULL;\n"
+    "    if (!fn) {\n"
+    "        fprintf(stderr, \"actortrace: callback %s: no function kept for %p (the spec's "
+    "key)\\n\",\n"
+    "                callback, key);\n"
+    "        abort();\n"
+    "    }\n"
+    "    return fn;\n"
+    "}\n";
+
 /* shim_read_u8 ... shim_read_u64, written out so that a search finds each one. */
 static void emit_reads(FILE *out)
 {
@@ -251,7 +314,9 @@ static void arguments(const struct block *b, char *args[MAX_PARAMS])
         args[i] = b->proto.params[i].name;
         for (int w = 0; w < b->nwraps; w++) {
             const char *cb = b->wraps[w].callback->symbol;
-            if (b->wraps[w].param == i)
+            if (b->wraps[w].param == i && b->wraps[w].key_param >= 0)
+                args[i] = xprintf("at_keyed_%d ? trampoline_%s : %s", w, cb, args[i]);
+            else if (b->wraps[w].param == i)
                 args[i] = xprintf("at_closure_%d ? trampoline_%s : %s", w, cb, args[i]);
             else if (b->wraps[w].data_param == i)
                 args[i] = xprintf("at_closure_%d ? (void *)at_closure_%d : %s", w, w, args[i]);
@@ -328,9 +393,40 @@ static void emit_statics(FILE *out, const struct block *b)
         fprintf(out, "static unsigned kind_%s;\n", stem(b));
 }
 
+/* "static RET trampoline_NAME(PARAMS) {": the callback's prototype under the trampoline's name. */
+static void emit_trampoline_head(FILE *out, const struct proto *p, const char *name)
+{
+    size_t n = strlen(p->ret);
+    fprintf(out, "static %s%strampoline_%s%s\n{\n", p->ret, p->ret[n - 1] == '*' ? "" : " ", name,
+            strchr(p->text + n, '('));
+}
+
+/* A callback found by its key: its table and trampoline. */
+static void emit_keyed_callback(FILE *out, const struct spec *spec, const struct block *b)
+{
+    const struct proto *p = &b->proto;
+    const char *name = b->symbol, *key = p->params[b->key_param].name;
+    fprintf(out,
+            "\n/* Callback %s travels through the runtime as trampoline_%s, which finds the "
+            "program's\n * function by its %s. */\n",
+            name, name, key);
+    fprintf(out, "static struct shim_key keys_%s[SHIM_KEYS];\n", name);
+    emit_statics(out, b);
+    emit_comment(out, spec, b);
+    emit_trampoline_head(out, p, name);
+    fprintf(out, "    %s = (%s)shim_key_get(keys_%s, %s, \"%s\");\n", fn_pointer(p, "at_fn"),
+            fn_pointer(p, ""), name, key, name);
+    emit_call(out, b, "at_fn");
+    fputs("}\n", out);
+}
+
 /* A callback's closure (the original function and data), its constructor and trampoline. */
 static void emit_callback(FILE *out, const struct spec *spec, const struct block *b)
 {
+    if (b->key_param >= 0) {
+        emit_keyed_callback(out, spec, b);
+        return;
+    }
     const struct proto *p = &b->proto;
     const struct param *data = &p->params[b->data_param];
     const char *name = b->symbol;
@@ -353,9 +449,7 @@ static void emit_callback(FILE *out, const struct spec *spec, const struct block
     fputs("    return closure;\n}\n", out);
     emit_statics(out, b);
     emit_comment(out, spec, b);
-    size_t n = strlen(p->ret);
-    fprintf(out, "static %s%strampoline_%s%s\n{\n", p->ret, p->ret[n - 1] == '*' ? "" : " ", name,
-            strchr(p->text + n, '('));
+    emit_trampoline_head(out, p, name);
     fprintf(out, "    struct closure_%s *at_closure = (struct closure_%s *)(void *)%s;\n", name,
             name, data->name);
     fprintf(out, "    %s = at_closure->head.data;\n", data->name);
@@ -380,10 +474,19 @@ static void emit_function(FILE *out, const struct spec *spec, const struct block
     for (int w = 0; w < b->nwraps; w++) {
         const char *cb = b->wraps[w].callback->symbol;
         int destroy = b->wraps[w].destroy_param;
-        fprintf(out, "    struct closure_%s *at_closure_%d = closure_%s(%s, (void *)%s, %s);\n", cb,
-                w, cb, b->proto.params[b->wraps[w].param].name,
-                b->proto.params[b->wraps[w].data_param].name,
-                destroy < 0 ? "NULL" : b->proto.params[destroy].name);
+        const char *fn = b->proto.params[b->wraps[w].param].name;
+        if (b->wraps[w].key_param >= 0) {
+            fprintf(out, "    int at_keyed_%d = %s%s%s && shim_key_put(keys_%s, %s, (void *)%s);\n",
+                    w, b->wraps[w].c_if ? b->wraps[w].c_if : "", b->wraps[w].c_if ? " && " : "", fn,
+                    cb, b->proto.params[b->wraps[w].key_param].name, fn);
+            continue;
+        }
+        char *make = xprintf("closure_%s(%s, (void *)%s, %s)", cb, fn,
+                             b->proto.params[b->wraps[w].data_param].name,
+                             destroy < 0 ? "NULL" : b->proto.params[destroy].name);
+        if (b->wraps[w].c_if)
+            make = xprintf("%s ? %s : NULL", b->wraps[w].c_if, make);
+        fprintf(out, "    struct closure_%s *at_closure_%d = %s;\n", cb, w, make);
     }
     emit_call(out, b, xprintf("real_%s", name));
     fputs("}\n", out);
@@ -457,9 +560,10 @@ static void emit_name_check(const struct spec *spec, FILE *out)
 
 int emit_shim(const struct spec *spec, FILE *out)
 {
-    int strings = 0, destroys = 0;
+    int strings = 0, destroys = 0, keyed = 0;
     for (int i = 0; i < spec->nblocks; i++) {
         strings |= spec->blocks[i]->uses_string_names;
+        keyed |= spec->blocks[i]->is_callback && spec->blocks[i]->key_param >= 0;
         for (int w = 0; w < spec->blocks[i]->nwraps; w++)
             destroys |= spec->blocks[i]->wraps[w].destroy_param >= 0;
     }
@@ -470,6 +574,8 @@ int emit_shim(const struct spec *spec, FILE *out)
         fputs(string_names, out);
     if (destroys)
         fputs(shim_destroy, out);
+    if (keyed)
+        fputs(keyed_callbacks, out);
     emit_tables(spec, out);
     for (int i = 0; i < spec->nblocks; i++)
         if (spec->blocks[i]->is_callback)

@@ -42,7 +42,7 @@ struct block {
     int is_callback;
     char *symbol; /* the runtime's function, or the callback's name in the spec */
     struct directive d_proto, d_event, d_at, d_actor, d_peer, d_msg, d_name, d_path, d_if, d_data;
-    struct directive d_current;
+    struct directive d_current, d_key;
     struct directive d_register[MAX_REGISTERS];
     int nregisters;
     struct directive d_wrap[MAX_WRAPS];
@@ -66,8 +66,11 @@ struct block {
     char *c_reg_id[MAX_REGISTERS], *c_reg_name[MAX_REGISTERS];
     int reg_actor[MAX_REGISTERS]; /* 1: names an actor, 0: names a message id */
     int data_param;               /* callback: index of the user-data parameter */
+    int key_param; /* callback: the parameter its closure is found by (`key`), -1 for none */
     struct {
-        int param, data_param;
+        int param, data_param; /* data_param: -1 for a keyed callback */
+        int key_param;         /* the argument a keyed callback is found by, or -1 */
+        char *c_if;            /* wrap only when this is not 0; NULL: always */
         int destroy_param; /* the destroy function of the data, -1 when there is none */
         struct block *callback;
     } wraps[MAX_WRAPS];

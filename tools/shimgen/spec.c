@@ -116,7 +116,7 @@ static void unknown_directive(struct spec *spec, int line, const char *word)
     static const char *const words[] = {
         "runtime", "include",  "library", "pkg",       "function", "callback", "table", "proto",
         "event",   "at",       "actor",   "peer",      "msg",      "name",     "path",  "if",
-        "data",    "register", "wrap",    "outermost", "current",  NULL};
+        "data",    "register", "wrap",    "outermost", "current",  "key",      NULL};
     const char *near = nearest_word(word, words);
     if (near)
         spec_error(spec, line, "unknown directive '%s' (did you mean '%s'?)", word, near);
@@ -158,7 +158,7 @@ static struct directive *slot(struct block *b, const char *word)
         {"peer", offsetof(struct block, d_peer)},       {"msg", offsetof(struct block, d_msg)},
         {"name", offsetof(struct block, d_name)},       {"path", offsetof(struct block, d_path)},
         {"if", offsetof(struct block, d_if)},           {"data", offsetof(struct block, d_data)},
-        {"current", offsetof(struct block, d_current)},
+        {"current", offsetof(struct block, d_current)}, {"key", offsetof(struct block, d_key)},
     };
     for (size_t i = 0; i < sizeof slots / sizeof slots[0]; i++)
         if (strcmp(word, slots[i].word) == 0)
