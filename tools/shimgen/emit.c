@@ -379,7 +379,7 @@ static void emit_comment(FILE *out, const struct spec *spec, const struct block 
 {
     const char *event = b->d_event.text;
     fprintf(out, "\n/* %s:%d: %s%s%s%s. */\n", spec->file, b->line,
-            b->kind == AT_EV_NONE ? "names only" : event,
+            b->kind == AT_EV_NONE ? "no event" : event,
             b->kind == AT_EV_STEP_BEGIN ? " (the actor is current during the call)" : "",
             b->after && b->kind != AT_EV_NONE ? ", recorded after the call" : "",
             b->outermost ? ", outermost call only" : "");
