@@ -3,6 +3,7 @@
  * callback on the loop queues WORKS requests on libuv's thread pool. The program's actors ride in
  * the handle's and the requests' data field, which libuv leaves to the program. Prints its own
  * counts. */
+#include <sched.h>
 #include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -19,21 +20,28 @@ static uv_async_t async;
 static uv_timer_t timer;
 static uv_work_t *reqs;
 static atomic_int sender_done;
-static long async_calls, works_run, works_done;
+static atomic_long async_calls;
+static long works_run, works_done;
 
 static void on_async(uv_async_t *handle)
 {
-    async_calls++;
+    atomic_fetch_add(&async_calls, 1);
     if (atomic_load(&sender_done))
         uv_close((uv_handle_t *)handle, NULL);
 }
 
-/* Sends, then says it is done and sends once more, so that a callback sees it. */
+/* Sends, waiting after every BATCH sends for a callback to run (so that there are many), then
+ * says it is done and sends once more, so that a callback sees it. */
+#define BATCH 100
 static void send_all(void *unused)
 {
     (void)unused;
-    for (long i = 0; i < sends; i++)
+    for (long i = 1; i <= sends; i++) {
+        long calls = atomic_load(&async_calls);
         uv_async_send(&async);
+        while (i % BATCH == 0 && atomic_load(&async_calls) == calls)
+            sched_yield();
+    }
     atomic_store(&sender_done, 1);
     uv_async_send(&async);
 }
@@ -80,6 +88,6 @@ int main(int argc, char **argv)
     free(reqs);
     printf("{\"ground_truth\":{\"async_sends\":%ld,\"async_calls\":%ld,\"works_queued\":%ld,"
            "\"works_run\":%ld,\"works_done\":%ld}}\n",
-           sends + 1, async_calls, works, works_run, works_done);
+           sends + 1, atomic_load(&async_calls), works, works_run, works_done);
     return 0;
 }
