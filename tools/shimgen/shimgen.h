@@ -2,7 +2,9 @@
  *
  * The spec is read in two passes: spec.c reads the lines into blocks (a function, a callback,
  * a name table) and keeps each directive's text and line; check.c validates the whole spec and
- * turns every expression into C; emit.c writes the shim only when no mistake was found. */
+ * turns every expression into C; library.c checks the functions against the runtime's libraries
+ * (and the program); emit.c writes the shim only when no mistake was found, and main.c gives
+ * the compiler's errors about a wrapper at the spec line of its function. */
 #ifndef SHIMGEN_H
 #define SHIMGEN_H
 
