@@ -1,9 +1,12 @@
 #!/bin/sh
 # shimgen: a shim generated from a spec traces mbox (a runtime written for this test) exactly as
 # its own log says; the one generated from refrt's spec counts what refrt counts and what the
-# hand-written shim records; every bad spec gets each of its mistakes, with its line, and
-# nothing is generated from it. Generated shims are preloaded after the product library, which
-# has no shim of its own for refrt.
+# hand-written shim records; the worked examples on Debian's GLib and libuv count exactly what
+# the programs count, and destroy functions get the program's data; a name no library defines
+# is said at start-up, a prototype the header contradicts is given at its spec line; --help,
+# actortrace list --shim and make install; every bad spec gets each of its mistakes, with its
+# line, and nothing is generated from it. Generated shims are preloaded after the product
+# library, which has no shim of its own for refrt.
 . "$(dirname "$0")/../lib.sh"
 
 SHIMGEN="$B/shimgen"
