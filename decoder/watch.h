@@ -1,0 +1,55 @@
+/* Watching running programs: tracedecode --follow (watch.c) and the top view (top.c), both a
+ * loop that polls the follower (follow.h) and feeds what it releases to an output or to the
+ * live model (live.h). */
+#ifndef WATCH_H
+#define WATCH_H
+
+#include <signal.h>
+#include <stdbool.h>
+
+#include "follow.h"
+#include "live.h"
+#include "output.h"
+
+struct watch_options {
+    const char *const *paths;
+    size_t n;
+    bool ring;         /* --ring: the events still in the ring files too */
+    unsigned poll_ms;  /* between polls; 0: poll again at once */
+    const struct output_ops *format; /* --follow: jsonl; NULL: the live model's seconds */
+    const char *top_title; /* the top view: what to call the program (NULL: its exe) */
+};
+
+struct watch {
+    struct follower f;
+    struct live live;
+    bool ended; /* every file has ended (or the watch was interrupted) */
+    follow_emit emit;
+    void *ctx;
+};
+
+/* Set by SIGINT and SIGTERM once at__watch_signals installed the handler. */
+extern volatile sig_atomic_t at__watch_stopped;
+void at__watch_signals(void);
+
+/* Returns 0 or a negative errno. */
+int at__watch_init(struct watch *w, const struct watch_options *o);
+
+/* One poll: reads what the files gained, releases what can be to w->emit (NULL: to the live
+ * model) and closes the live model's seconds that are whole. With stop, everything read is
+ * released and the watch ends. Returns 0 or a negative errno. */
+int at__watch_poll(struct watch *w, bool stop);
+
+/* Sleeps ms milliseconds, less when a signal comes. */
+void at__watch_sleep(unsigned ms);
+
+void at__watch_free(struct watch *w);
+
+/* tracedecode --follow: writes to fd until every process ended or a signal came; returns the
+ * exit status. */
+int at__watch_follow(const struct watch_options *o, int fd);
+
+/* tracedecode --top (top.c): the terminal view until q; returns the exit status. */
+int at__top_run(const struct watch_options *o);
+
+#endif
