@@ -78,8 +78,7 @@ static void draw_title(const struct top *t)
 {
     const struct decode *d = &t->w.f.d;
     const struct trace *first = &d->traces[0];
-    const char *exe = t->o->top_title ? t->o->top_title
-                      : first->process.known ? first->process.exe : first->path;
+    const char *exe = first->process.known ? first->process.exe : first->path;
     if (d->ntraces == 1 && first->process.known)
         mvprintw(0, 0, "actortrace top: pid %" PRIu64 " %s", first->process.pid, exe);
     else
@@ -87,7 +86,8 @@ static void draw_title(const struct top *t)
     const struct live *l = &t->w.live;
     uint64_t shown = at__live_shown(l);
     if (l->ended)
-        mvprintw(1, 0, "the run ended: its last second, second %" PRIu64 " (to +%.3f s)", shown,
+        mvprintw(1, 0, "the run ended: its last second, second %" PRIu64 " (+%" PRIu64
+                 " s to +%.3f s, counts as far as it went)", shown, shown - 1,
                  (double)(l->last_ns - l->origin_ns) / 1e9);
     else if (shown)
         mvprintw(1, 0, "second %" PRIu64 " (+%" PRIu64 " s to +%" PRIu64 " s), running", shown,
@@ -95,8 +95,8 @@ static void draw_title(const struct top *t)
     else
         mvprintw(1, 0, "waiting for the first whole second");
     static const char *const names[] = {"depth", "received", "sent", "core%", "p99"};
-    mvprintw(2, 0, "events %" PRIu64 "/s  dropped %" PRIu64 "  sort: %s  filter: %s",
-             l->last_events, at__live_dropped(d), names[t->sort],
+    mvprintw(2, 0, "events %" PRIu64 "%s  dropped %" PRIu64 "  sort: %s  filter: %s",
+             l->last_events, l->ended ? "" : "/s", at__live_dropped(d), names[t->sort],
              t->filter[0] ? t->filter : "(none)");
 }
 

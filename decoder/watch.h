@@ -17,7 +17,6 @@ struct watch_options {
     bool ring;         /* --ring: the events still in the ring files too */
     unsigned poll_ms;  /* between polls; 0: poll again at once */
     const struct output_ops *format; /* --follow: jsonl; NULL: the live model's seconds */
-    const char *top_title; /* the top view: what to call the program (NULL: its exe) */
 };
 
 struct watch {

@@ -10,6 +10,8 @@ packages="build-essential libzstd-dev libunwind-dev jq clang libclang-rt-14-dev 
 packages="$packages mandoc groff-base man-db bsdextrautils pkgconf"
 # tests of the CAF shim: CAF itself, and valgrind for a traced run under memcheck
 packages="$packages libcaf-dev valgrind"
+# the top view (ncurses), and tmux, in which its test runs it
+packages="$packages libncurses-dev tmux"
 
 missing=""
 for p in $packages; do

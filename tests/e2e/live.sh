@@ -1,0 +1,187 @@
+#!/bin/sh
+# Watching running programs: actortrace top and tracedecode --follow, on slowsink (refrt), whose
+# sink's mailbox grows by about 400 messages a second while its producer sends.
+#  - top, run in tmux on the running program's pid and read with capture-pane: the sink is the
+#    first actor of every second shown, its depth rises from second to second, and each depth
+#    shown equals the stats view's max_depth of the run cut at the end of that second (while it
+#    grows, the largest depth in that second); after the end the view says the run ended.
+#  - --follow's JSONL of a running program, with and without --ring, once the program ended,
+#    is the offline decode, line for line (in another order: each read's batch is in time
+#    order); --ring's events from the ring file are marked.
+#  - a follower started before the program, interrupted in the middle (what it wrote is part of
+#    the decode, and it says the trace was cut), and started again: the whole decode.
+#  - a trace cut in the middle of a frame while its process runs: the follower waits, reports
+#    no damage, and reads the rest when it comes; a dead process's cut trace: the decode of it.
+#  - a program that forks: top on the parent's pid shows both processes' sinks; a follower of
+#    both traces gives their merged decode.
+. "$(dirname "$0")/../lib.sh"
+P="$B/tests/progs/slowsink"
+CLI="$B/actortrace"
+export ACTORTRACE_RING_DIR="$TMP/rings"
+mkdir -p "$ACTORTRACE_RING_DIR"
+
+# slowsink traced in the background, with a time limit; prog is its pid
+start_traced() { # start_traced TRACE ARGS...
+    local trace="$1"
+    shift
+    env ACTORTRACE_OUT="$trace" LD_PRELOAD="$LIB" "$P" "$@" &
+    prog=$!
+    (sleep 60; kill -KILL $prog 2>/dev/null) >/dev/null 2>&1 &
+}
+
+same_events() { # same_events NAME FOLLOWED OFFLINE: the same lines, "ring" marks aside
+    sed 's/,"ring":true//' "$2" | sort >"$2.sorted"
+    sort "$3" >"$3.sorted"
+    check "$1" cmp -s "$2.sorted" "$3.sorted"
+}
+
+# ---- top in tmux --------------------------------------------------------------------------
+start_traced "$TMP/top.trace" 4 >"$TMP/top.out"
+while [ ! -s "$TMP/top.trace" ]; do sleep 0.1; done
+tmux -L live-test kill-server 2>/dev/null
+tmux -L live-test new-session -d -x 100 -y 30 \
+    "ACTORTRACE_RING_DIR='$ACTORTRACE_RING_DIR' '$CLI' top $prog; sleep 600"
+n=0
+while kill -0 $prog 2>/dev/null; do
+    n=$((n + 1))
+    tmux -L live-test capture-pane -p >"$TMP/screen.$n"
+    sleep 0.4
+done
+wait $prog
+check "top: the program ran" [ $? -eq 0 ]
+until grep -q "the run ended" "$TMP/screen.last" 2>/dev/null; do
+    tmux -L live-test capture-pane -p >"$TMP/screen.last"
+    sleep 0.2
+done
+tmux -L live-test send-keys q
+# what a user sees (docs/LIVE.md shows these): a second while it runs, and the end
+cp "$TMP/screen.last" "$B/top-ended.txt"
+cp "$(grep -l running "$TMP"/screen.[0-9]* | sort -t. -k2 -n | tail -n 1)" "$B/top-running.txt"
+check "top: says the run ended, and shows its last second" \
+    grep -q "the run ended: its last second" "$TMP/screen.last"
+# each running second seen: its number, and the first actor row's name and depth
+for f in "$TMP"/screen.[0-9]*; do
+    awk '/^second [0-9]+ .*running/ {s = $2} /^ACTOR/ {getline; if (s) print s, $1, $4; exit}' "$f"
+done | sort -n -u >"$TMP/seconds"
+check "top: showed at least two running seconds ($(wc -l <"$TMP/seconds"))" \
+    [ "$(wc -l <"$TMP/seconds")" -ge 2 ]
+equal "top: the sink is first in every second shown" \
+    "$(awk '$2 != "sink"' "$TMP/seconds")" ""
+check "top: the sink's depth rises from second to second" \
+    awk 'NR > 1 && $3 <= d {exit 1} {d = $3}' "$TMP/seconds"
+while read -r second name depth; do
+    want=$("$DECODE" -f stats --json --to "+${second}s" "$TMP/top.trace" 2>/dev/null |
+        jq '.actors[] | select(.name == "sink") | .max_depth')
+    equal "top: second $second: the sink's depth is the stats view's" "$depth" "$want"
+done <"$TMP/seconds"
+tmux -L live-test kill-server 2>/dev/null
+
+# ---- --follow of a running program ----------------------------------------------------------
+for ring in "" --ring; do
+    name=follow${ring:+-ring}
+    timeout 60 "$DECODE" --follow $ring -o "$TMP/$name.jsonl" "$TMP/$name.trace" \
+        2>"$TMP/$name.err" &
+    follower=$!
+    timeout 60 env ACTORTRACE_OUT="$TMP/$name.trace" LD_PRELOAD="$LIB" "$P" 2 >/dev/null
+    wait $follower
+    equal "$name: the follower ends with the program, status 0" $? 0
+    "$DECODE" -o "$TMP/$name.offline" "$TMP/$name.trace"
+    same_events "$name: the followed JSONL is the offline decode" "$TMP/$name.jsonl" \
+        "$TMP/$name.offline"
+    check "$name: reported nothing" [ ! -s "$TMP/$name.err" ]
+done
+check "follow-ring: events read from the ring file are marked" grep -q '"ring":true' \
+    "$TMP/follow-ring.jsonl"
+
+# ---- a follower interrupted and started again ---------------------------------------------------
+timeout 60 "$DECODE" --follow -o "$TMP/first.jsonl" "$TMP/again.trace" 2>"$TMP/first.err" &
+first=$!
+start_traced "$TMP/again.trace" 3 >/dev/null
+until [ "$(cat "$TMP/first.jsonl" 2>/dev/null | wc -l)" -gt 100 ]; do sleep 0.1; done
+kill -INT $first
+wait $first
+equal "interrupted: status 1 (the trace it read was not whole)" $? 1
+check "interrupted: its summary says truncated" \
+    [ "$(summary "$TMP/first.jsonl" truncated)" = true ]
+timeout 60 "$DECODE" --follow -o "$TMP/second.jsonl" "$TMP/again.trace" 2>/dev/null &
+second=$!
+wait $prog
+wait $second
+"$DECODE" -o "$TMP/again.offline" "$TMP/again.trace"
+head -n -1 "$TMP/first.jsonl" | sort >"$TMP/first.sorted"
+sort "$TMP/again.offline" >"$TMP/again.sorted"
+equal "interrupted: each line it wrote is in the decode" \
+    "$(comm -23 "$TMP/first.sorted" "$TMP/again.sorted" | wc -l)" 0
+same_events "started again: the whole decode" "$TMP/second.jsonl" "$TMP/again.offline"
+
+# ---- a trace cut in the middle of a frame ---------------------------------------------------------
+# paced waits for a signal after its sends: its frames so far are in its trace while it lives
+env ACTORTRACE_OUT="$TMP/paced.trace" LD_PRELOAD="$LIB_NOP" "$B/tests/progs/paced" 100 200000 \
+    >"$TMP/paced.out" &
+prog=$!
+(sleep 60; kill -KILL $prog 2>/dev/null) >/dev/null 2>&1 &
+until grep -q ground_truth "$TMP/paced.out" 2>/dev/null; do sleep 0.1; done
+kill -TERM $prog
+wait $prog 2>/dev/null
+# the offset of a frame's header plus 100 bytes: inside its payload
+size=$(stat -c %s "$TMP/paced.trace")
+cut=$(($(grep -obUaP 'ATRF' "$TMP/paced.trace" | awk -F: -v h=$((size / 2)) '$1 > h {print $1; exit}') + 100))
+head -c $cut "$TMP/paced.trace" >"$TMP/cut.trace"
+"$DECODE" -o "$TMP/cut.offline" "$TMP/cut.trace" 2>"$TMP/cut.offline.err"
+check "cut: the offline decode says the frame is cut" grep -q "is cut" "$TMP/cut.offline.err"
+"$DECODE" --follow -o "$TMP/cut.jsonl" "$TMP/cut.trace" 2>"$TMP/cut.err"
+equal "cut, its process gone: status 1" $? 1
+check "cut, its process gone: the follower says the frame is cut" grep -q "is cut" "$TMP/cut.err"
+check "cut, its process gone: no damage reported" [ -z "$(grep damaged "$TMP/cut.err")" ]
+same_events "cut, its process gone: the decode of the cut trace" "$TMP/cut.jsonl" \
+    "$TMP/cut.offline"
+
+# the same cut while its process lives: a program of our own takes the trace's place
+env ACTORTRACE_OUT="$TMP/alive.trace" LD_PRELOAD="$LIB_NOP" "$B/tests/progs/paced" 100 200000 \
+    >"$TMP/alive.out" &
+prog=$!
+(sleep 60; kill -KILL $prog 2>/dev/null) >/dev/null 2>&1 &
+until grep -q ground_truth "$TMP/alive.out" 2>/dev/null; do sleep 0.1; done
+size=$(stat -c %s "$TMP/alive.trace")
+cut=$(($(grep -obUaP 'ATRF' "$TMP/alive.trace" | awk -F: -v h=$((size / 2)) '$1 > h {print $1; exit}') + 100))
+head -c $cut "$TMP/alive.trace" >"$TMP/grow.trace"
+timeout 60 "$DECODE" --follow --poll 20 -o "$TMP/grow.jsonl" "$TMP/grow.trace" 2>"$TMP/grow.err" &
+follower=$!
+sleep 0.5 # polls that find the frame cut: a test of what they do, not of a time
+kill -TERM $prog
+wait $prog 2>/dev/null
+tail -c +$((cut + 1)) "$TMP/alive.trace" >>"$TMP/grow.trace"
+wait $follower
+equal "cut while running: the follower ends at the END record, status 0" $? 0
+check "cut while running: no damage, no cut reported" [ ! -s "$TMP/grow.err" ]
+"$DECODE" -o "$TMP/alive.offline" "$TMP/alive.trace"
+same_events "cut while running: the whole decode once the rest came" "$TMP/grow.jsonl" \
+    "$TMP/alive.offline"
+
+# ---- a program that forks ------------------------------------------------------------------------
+mkdir -p "$TMP/fork"
+export FORK=1
+start_traced "$TMP/fork/%p.trace" 3 >/dev/null
+unset FORK
+until [ "$(ls "$TMP/fork" | wc -l)" -ge 2 ]; do sleep 0.1; done
+parent="$TMP/fork/$prog.trace"
+child="$TMP/fork/$(ls "$TMP/fork" | grep -v "^$prog.trace$" | head -n 1)"
+timeout 60 "$DECODE" --follow --ring -o "$TMP/fork.jsonl" "$parent" "$child" 2>"$TMP/fork.err" &
+follower=$!
+tmux -L live-test new-session -d -x 100 -y 30 \
+    "ACTORTRACE_RING_DIR='$ACTORTRACE_RING_DIR' '$CLI' top $prog; sleep 600"
+until grep -q "^second" "$TMP/fork.screen" 2>/dev/null; do
+    tmux -L live-test capture-pane -p >"$TMP/fork.screen"
+    sleep 0.2
+done
+tmux -L live-test send-keys q
+check "fork: top watches both processes" grep -q "top: 2 processes" "$TMP/fork.screen"
+equal "fork: top shows the sink of each" "$(grep -c '^[0-9]*:sink ' "$TMP/fork.screen")" 2
+tmux -L live-test kill-server 2>/dev/null
+wait $prog
+check "fork: the program ran" [ $? -eq 0 ]
+wait $follower
+equal "fork: the follower ends with both processes, status 0" $? 0
+"$DECODE" -o "$TMP/fork.offline" "$parent" "$child"
+same_events "fork: the followed JSONL of both is their merged decode" "$TMP/fork.jsonl" \
+    "$TMP/fork.offline"
