@@ -505,6 +505,15 @@ int at__follow_release(struct follower *f, bool all, follow_emit emit, void *ctx
     return err;
 }
 
+uint64_t at__follow_pending(const struct follower *f)
+{
+    uint64_t n = 0;
+    for (size_t i = 0; i < f->d.ntraces; i++)
+        for (size_t j = 0; j < f->files[i].nqueues; j++)
+            n += f->files[i].queues[j].n - f->files[i].queues[j].head;
+    return n;
+}
+
 void at__follow_free(struct follower *f)
 {
     for (size_t i = 0; f->files && i < f->d.ntraces; i++) {

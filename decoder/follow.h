@@ -79,6 +79,9 @@ typedef int (*follow_emit)(void *ctx, const struct decode *d, const struct merge
  * error. */
 int at__follow_release(struct follower *f, bool all, follow_emit emit, void *ctx);
 
+/* Events read and not handed out: those after the last clock sample of a file still growing. */
+uint64_t at__follow_pending(const struct follower *f);
+
 void at__follow_free(struct follower *f);
 
 #endif

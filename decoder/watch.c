@@ -61,9 +61,13 @@ int at__watch_poll(struct watch *w, bool stop)
     if (ended < 0)
         return ended;
     w->ended = ended || stop;
-    int err = at__follow_release(&w->f, w->ended, w->emit, w->ctx);
+    int err = at__follow_release(&w->f, ended, w->emit, w->ctx);
     if (err < 0)
         return err;
+    uint64_t left = at__follow_pending(&w->f);
+    if (stop && left)
+        fprintf(stderr, "tracedecode: interrupted: %llu events read after the last clock sample "
+                "are not written (their ts_ns is not known yet)\n", (unsigned long long)left);
     if (w->ended)
         at__live_end(&w->live);
     else

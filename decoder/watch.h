@@ -34,9 +34,10 @@ void at__watch_signals(void);
 /* Returns 0 or a negative errno. */
 int at__watch_init(struct watch *w, const struct watch_options *o);
 
-/* One poll: reads what the files gained, releases what can be to w->emit (NULL: to the live
- * model) and closes the live model's seconds that are whole. With stop, everything read is
- * released and the watch ends. Returns 0 or a negative errno. */
+/* One poll: reads what the files gained, releases what can be to w->emit (the live model by
+ * default) and closes the live model's seconds that are whole. With stop the watch ends; the
+ * events after the last clock sample of a file still growing are left out (and counted on
+ * stderr): their ts_ns is not known yet. Returns 0 or a negative errno. */
 int at__watch_poll(struct watch *w, bool stop);
 
 /* Sleeps ms milliseconds, less when a signal comes. */
