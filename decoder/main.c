@@ -62,7 +62,8 @@ static const char usage[] =
     "                       the process ends (its END record, or it is gone) or SIGINT: jsonl\n"
     "                       as the frames come (each batch in time order; events of one\n"
     "                       thread in order), or stats: the last whole second per actor\n"
-    "                       (received, sent, mailbox depth, core share, p99) once a second.\n"
+    "                       (received, sent, mailbox depth, core share, p99) once a second\n"
+    "                       (--ring implied).\n"
     "                       A TRACE not there yet is waited for\n"
     "      --ring           with --follow or --top: also the events still in the ring file of\n"
     "                       the running process, marked \"ring\":true; read only, each event once\n"
@@ -385,6 +386,7 @@ static int watch(struct options *opt, const char *const *paths, size_t n)
         return 2;
     }
     opt->watch.format = opt->format == &at__jsonl_ops ? opt->format : NULL;
+    opt->watch.ring |= !opt->watch.format; /* the seconds are whole only with the ring's events */
     int fd = strcmp(opt->output, "-") == 0 ? STDOUT_FILENO
              : open(opt->output, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
     if (fd < 0) {

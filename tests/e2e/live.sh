@@ -8,6 +8,7 @@
 #  - --follow's JSONL of a running program, with and without --ring, once the program ended,
 #    is the offline decode, line for line (in another order: each read's batch is in time
 #    order); --ring's events from the ring file are marked.
+#  - --follow --format stats: each second's sink depth is the stats view's, as for top.
 #  - a follower started before the program, interrupted in the middle (what it wrote is part of
 #    the decode: it leaves out the events whose ts_ns a later clock sample may still change, and
 #    says so; its summary says the trace was cut), and started again: the whole decode.
@@ -93,6 +94,24 @@ for ring in "" --ring; do
 done
 check "follow-ring: events read from the ring file are marked" grep -q '"ring":true' \
     "$TMP/follow-ring.jsonl"
+
+# --format stats: the last whole second once a second; the sink's depth is the stats view's
+timeout 60 "$DECODE" --follow -f stats -o "$TMP/seconds.txt" "$TMP/seconds.trace" 2>/dev/null &
+follower=$!
+timeout 60 env ACTORTRACE_OUT="$TMP/seconds.trace" LD_PRELOAD="$LIB" "$P" 3 >/dev/null
+wait $follower
+equal "follow, stats: ends with the program, status 0" $? 0
+awk '/^second [0-9]+/ {s = $2 + 0; last = /the run ended/} $1 == "sink" && !last {print s, $4}' \
+    "$TMP/seconds.txt" >"$TMP/seconds.sink"
+check "follow, stats: wrote the sink's line for at least two seconds" \
+    [ "$(wc -l <"$TMP/seconds.sink")" -ge 2 ]
+while read -r second depth; do
+    want=$("$DECODE" -f stats --json --to "+${second}s" "$TMP/seconds.trace" 2>/dev/null |
+        jq '.actors[] | select(.name == "sink") | .max_depth')
+    equal "follow, stats: second $second: the sink's depth is the stats view's" "$depth" "$want"
+done <"$TMP/seconds.sink"
+check "follow, stats: the last lines are of the run's last second" \
+    grep -q "the last, the run ended" "$TMP/seconds.txt"
 
 # ---- a follower interrupted and started again ---------------------------------------------------
 # with --ring, so that there are events after the last clock sample when it is interrupted
