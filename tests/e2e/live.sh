@@ -8,6 +8,7 @@
 #  - --follow's JSONL of a running program, with and without --ring, once the program ended,
 #    is the offline decode, line for line (in another order: each read's batch is in time
 #    order); --ring's events from the ring file are marked.
+#  - the same on CZMQ, Aether and CAF programs.
 #  - --follow --format stats: each second's sink depth is the stats view's, as for top.
 #  - a follower started before the program, interrupted in the middle (what it wrote is part of
 #    the decode: it leaves out the events whose ts_ns a later clock sample may still change, and
@@ -94,6 +95,22 @@ for ring in "" --ring; do
 done
 check "follow-ring: events read from the ring file are marked" grep -q '"ring":true' \
     "$TMP/follow-ring.jsonl"
+
+# every runtime the library traces: the followed JSONL of a CZMQ, an Aether and a CAF program
+for spec in "czmq/pingpong zstr 3000" "aether/pingpong 20000" "caf/pingpong reply 20000"; do
+    set -- $spec
+    name=$(echo "$1" | tr / -)
+    timeout 60 "$DECODE" --follow --ring -o "$TMP/$name.jsonl" "$TMP/$name.trace" 2>/dev/null &
+    follower=$!
+    prog="$B/tests/$1"
+    shift
+    timeout 60 env ACTORTRACE_OUT="$TMP/$name.trace" LD_PRELOAD="$LIB" "$prog" "$@" >/dev/null
+    wait $follower
+    equal "$name: the follower ends with the program, status 0" $? 0
+    "$DECODE" -o "$TMP/$name.offline" "$TMP/$name.trace"
+    same_events "$name: the followed JSONL is the offline decode" "$TMP/$name.jsonl" \
+        "$TMP/$name.offline"
+done
 
 # --format stats: the last whole second once a second; the sink's depth is the stats view's
 timeout 60 "$DECODE" --follow -f stats -o "$TMP/seconds.txt" "$TMP/seconds.trace" 2>/dev/null &
