@@ -46,6 +46,7 @@ int at__follow_init(struct follower *f, const char *const *paths, size_t n, bool
     for (size_t i = 0; i < n; i++) {
         f->d.traces[i] = (struct trace){.path = paths[i], .diag = diag};
         f->files[i].fd = -1;
+        f->files[i].ring.fd = -1;
     }
     return 0;
 }
@@ -222,29 +223,37 @@ static void ring_unmap(struct follow_ring *r)
     r->size = 0;
 }
 
-/* Maps the ring file the PROCESS record names, again when it grew. Returns 0 when it is
- * usable, -1 when not (now or for good: r->gone). */
+static void ring_close(struct follow_ring *r)
+{
+    ring_unmap(r);
+    if (r->fd >= 0)
+        close(r->fd);
+    r->fd = -1;
+}
+
+/* Maps the ring file the PROCESS record names (kept open), again when it grew. Returns 0 when
+ * it is usable, -1 when not (now, or for good once it is removed: r->gone). */
 static int ring_map(const struct trace *t, struct follow_ring *r)
 {
     if (r->gone || !t->process.known || !t->process.ring_path[0])
         return -1;
-    int fd = open(t->process.ring_path, O_RDONLY | O_CLOEXEC);
-    struct stat st;
-    if (fd < 0 || fstat(fd, &st) < 0 || (size_t)st.st_size < sizeof(struct at_ring_header)) {
-        r->gone = fd < 0;
-        if (fd >= 0)
-            close(fd);
+    if (r->fd < 0 && (r->fd = open(t->process.ring_path, O_RDONLY | O_CLOEXEC)) < 0) {
+        r->gone = true;
         return -1;
     }
-    if ((size_t)st.st_size != r->size) {
+    struct stat st;
+    if (fstat(r->fd, &st) < 0 || st.st_nlink == 0) {
+        r->gone = true;
+        return -1;
+    }
+    if ((size_t)st.st_size != r->size && (size_t)st.st_size >= sizeof(struct at_ring_header)) {
         ring_unmap(r);
-        void *p = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_SHARED, fd, 0);
+        void *p = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_SHARED, r->fd, 0);
         if (p != MAP_FAILED) {
             r->data = p;
             r->size = (size_t)st.st_size;
         }
     }
-    close(fd);
     const struct at_ring_header *h = (const void *)r->data;
     if (!r->data || memcmp(h->magic, AT_RING_MAGIC, sizeof h->magic) != 0 ||
         h->pid != t->process.pid || h->block_size < sizeof(struct at_ring_block))
@@ -383,8 +392,12 @@ static bool writer_gone(const struct trace *t)
 
 static int poll_file(struct follower *f, struct trace *t, struct follow_file *ff, bool final)
 {
-    bool gone = writer_gone(t); /* before reading: what it wrote before it went is read */
     int grew = map_more(t, ff);
+    /* asked only when the file did not grow, and then it is read again: what the process
+     * wrote before it went is read */
+    bool gone = grew == 0 && writer_gone(t);
+    if (gone)
+        grew = map_more(t, ff);
     int err = grew < 0 ? grew : start_file(t, ff);
     if (err == 0 && ff->started)
         err = read_frames(f, t, ff, final || gone);
@@ -396,7 +409,7 @@ static int poll_file(struct follower *f, struct trace *t, struct follow_file *ff
         return err;
     ff->ended = t->end.seen || (gone && ff->started);
     if (ff->ended)
-        ring_unmap(&ff->ring);
+        ring_close(&ff->ring);
     return 0;
 }
 
@@ -521,7 +534,7 @@ void at__follow_free(struct follower *f)
         for (size_t j = 0; j < ff->nqueues; j++)
             free(ff->queues[j].q);
         free(ff->queues);
-        ring_unmap(&ff->ring);
+        ring_close(&ff->ring);
         at__hmap_free(&ff->ring.slots);
         at__hmap_free(&ff->ring.taken);
         if (ff->fd >= 0)

@@ -31,6 +31,7 @@ struct follow_queue {
 
 /* The ring file of a running process, mapped, and what was taken from each of its blocks. */
 struct follow_ring {
+    int fd;            /* -1: not open */
     const uint8_t *data;
     size_t size;
     bool gone;         /* there is none, or it was removed (the process ended) */

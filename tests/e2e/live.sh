@@ -23,13 +23,15 @@ CLI="$B/actortrace"
 export ACTORTRACE_RING_DIR="$TMP/rings"
 mkdir -p "$ACTORTRACE_RING_DIR"
 
-# slowsink traced in the background, with a time limit; prog is its pid
-start_traced() { # start_traced TRACE ARGS...
-    local trace="$1"
-    shift
-    env ACTORTRACE_OUT="$trace" LD_PRELOAD="$LIB" "$P" "$@" &
-    prog=$!
-    (sleep 60; kill -KILL $prog 2>/dev/null) >/dev/null 2>&1 &
+# a program traced in the background, under timeout: runner is timeout's pid (wait for it),
+# prog the program's
+start_traced() { # start_traced LIBRARY TRACE PROGRAM ARGS...
+    local lib="$1" trace="$2"
+    shift 2
+    timeout -s KILL 60 env ACTORTRACE_OUT="$trace" LD_PRELOAD="$lib" "$@" &
+    runner=$!
+    prog=
+    while [ -z "$prog" ]; do prog=$(pgrep -P $runner); done
 }
 
 same_events() { # same_events NAME FOLLOWED OFFLINE: the same lines, "ring" marks aside
@@ -39,7 +41,7 @@ same_events() { # same_events NAME FOLLOWED OFFLINE: the same lines, "ring" mark
 }
 
 # ---- top in tmux --------------------------------------------------------------------------
-start_traced "$TMP/top.trace" 4 >"$TMP/top.out"
+start_traced "$LIB" "$TMP/top.trace" "$P" 4 >"$TMP/top.out"
 while [ ! -s "$TMP/top.trace" ]; do sleep 0.1; done
 tmux -L live-test kill-server 2>/dev/null
 tmux -L live-test new-session -d -x 100 -y 30 \
@@ -50,7 +52,7 @@ while kill -0 $prog 2>/dev/null; do
     tmux -L live-test capture-pane -p >"$TMP/screen.$n"
     sleep 0.4
 done
-wait $prog
+wait $runner
 check "top: the program ran" [ $? -eq 0 ]
 until grep -q "the run ended" "$TMP/screen.last" 2>/dev/null; do
     tmux -L live-test capture-pane -p >"$TMP/screen.last"
@@ -134,7 +136,7 @@ check "follow, stats: the last lines are of the run's last second" \
 # with --ring, so that there are events after the last clock sample when it is interrupted
 timeout 60 "$DECODE" --follow --ring -o "$TMP/first.jsonl" "$TMP/again.trace" 2>"$TMP/first.err" &
 first=$!
-start_traced "$TMP/again.trace" 3 >/dev/null
+start_traced "$LIB" "$TMP/again.trace" "$P" 3 >/dev/null
 until [ "$(cat "$TMP/first.jsonl" 2>/dev/null | wc -l)" -gt 100 ]; do sleep 0.1; done
 kill -INT $first
 wait $first
@@ -145,7 +147,7 @@ check "interrupted: says it left out the events whose ts_ns is not known yet" \
     grep -q "after the last clock sample are not written" "$TMP/first.err"
 timeout 60 "$DECODE" --follow -o "$TMP/second.jsonl" "$TMP/again.trace" 2>/dev/null &
 second=$!
-wait $prog
+wait $runner
 wait $second
 "$DECODE" -o "$TMP/again.offline" "$TMP/again.trace"
 head -n -1 "$TMP/first.jsonl" | sed 's/,"ring":true//' | sort >"$TMP/first.sorted"
@@ -156,13 +158,10 @@ same_events "started again: the whole decode" "$TMP/second.jsonl" "$TMP/again.of
 
 # ---- a trace cut in the middle of a frame ---------------------------------------------------------
 # paced waits for a signal after its sends: its frames so far are in its trace while it lives
-env ACTORTRACE_OUT="$TMP/paced.trace" LD_PRELOAD="$LIB_NOP" "$B/tests/progs/paced" 100 200000 \
-    >"$TMP/paced.out" &
-prog=$!
-(sleep 60; kill -KILL $prog 2>/dev/null) >/dev/null 2>&1 &
+start_traced "$LIB_NOP" "$TMP/paced.trace" "$B/tests/progs/paced" 100 200000 >"$TMP/paced.out"
 until grep -q ground_truth "$TMP/paced.out" 2>/dev/null; do sleep 0.1; done
 kill -TERM $prog
-wait $prog 2>/dev/null
+{ wait $runner; } 2>/dev/null
 # the offset of a frame's header plus 100 bytes: inside its payload
 size=$(stat -c %s "$TMP/paced.trace")
 cut=$(($(grep -obUaP 'ATRF' "$TMP/paced.trace" | awk -F: -v h=$((size / 2)) '$1 > h {print $1; exit}') + 100))
@@ -177,10 +176,7 @@ same_events "cut, its process gone: the decode of the cut trace" "$TMP/cut.jsonl
     "$TMP/cut.offline"
 
 # the same cut while its process lives: a program of our own takes the trace's place
-env ACTORTRACE_OUT="$TMP/alive.trace" LD_PRELOAD="$LIB_NOP" "$B/tests/progs/paced" 100 200000 \
-    >"$TMP/alive.out" &
-prog=$!
-(sleep 60; kill -KILL $prog 2>/dev/null) >/dev/null 2>&1 &
+start_traced "$LIB_NOP" "$TMP/alive.trace" "$B/tests/progs/paced" 100 200000 >"$TMP/alive.out"
 until grep -q ground_truth "$TMP/alive.out" 2>/dev/null; do sleep 0.1; done
 size=$(stat -c %s "$TMP/alive.trace")
 cut=$(($(grep -obUaP 'ATRF' "$TMP/alive.trace" | awk -F: -v h=$((size / 2)) '$1 > h {print $1; exit}') + 100))
@@ -189,7 +185,7 @@ timeout 60 "$DECODE" --follow --poll 20 -o "$TMP/grow.jsonl" "$TMP/grow.trace" 2
 follower=$!
 sleep 0.5 # polls that find the frame cut: a test of what they do, not of a time
 kill -TERM $prog
-wait $prog 2>/dev/null
+{ wait $runner; } 2>/dev/null
 tail -c +$((cut + 1)) "$TMP/alive.trace" >>"$TMP/grow.trace"
 wait $follower
 equal "cut while running: the follower ends at the END record, status 0" $? 0
@@ -201,7 +197,7 @@ same_events "cut while running: the whole decode once the rest came" "$TMP/grow.
 # ---- a program that forks ------------------------------------------------------------------------
 mkdir -p "$TMP/fork"
 export FORK=1
-start_traced "$TMP/fork/%p.trace" 3 >/dev/null
+start_traced "$LIB" "$TMP/fork/%p.trace" "$P" 3 >/dev/null
 unset FORK
 until [ "$(ls "$TMP/fork" | wc -l)" -ge 2 ]; do sleep 0.1; done
 parent="$TMP/fork/$prog.trace"
@@ -218,7 +214,7 @@ tmux -L live-test send-keys q
 check "fork: top watches both processes" grep -q "top: 2 processes" "$TMP/fork.screen"
 equal "fork: top shows the sink of each" "$(grep -c '^[0-9]*:sink ' "$TMP/fork.screen")" 2
 tmux -L live-test kill-server 2>/dev/null
-wait $prog
+wait $runner
 check "fork: the program ran" [ $? -eq 0 ]
 wait $follower
 equal "fork: the follower ends with both processes, status 0" $? 0
