@@ -5,6 +5,7 @@
 #    first actor of every second shown, its depth rises from second to second, and each depth
 #    shown equals the stats view's max_depth of the run cut at the end of that second (while it
 #    grows, the largest depth in that second); after the end the view says the run ended.
+#  - actortrace record --top: the view of the program it starts, whose output goes to a file.
 #  - --follow's JSONL of a running program, with and without --ring, once the program ended,
 #    is the offline decode, line for line (in another order: each read's batch is in time
 #    order); --ring's events from the ring file are marked.
@@ -30,8 +31,27 @@ start_traced() { # start_traced LIBRARY TRACE PROGRAM ARGS...
     shift 2
     timeout -s KILL 60 env ACTORTRACE_OUT="$trace" LD_PRELOAD="$lib" "$@" &
     runner=$!
-    prog=
-    while [ -z "$prog" ]; do prog=$(pgrep -P $runner); done
+    wait_for "the program starts" started
+}
+started() { prog=$(pgrep -P $runner); [ -n "$prog" ]; }
+
+wait_for() { # wait_for WHAT COMMAND...: COMMAND every 0.1 s until it succeeds, for 60 s at most
+    local what="$1" tries=0
+    shift
+    until "$@"; do
+        tries=$((tries + 1))
+        if [ $tries -ge 600 ]; then
+            echo "not ok - gave up waiting: $what"
+            tmux -L live-test kill-server 2>/dev/null
+            exit 1
+        fi
+        sleep 0.1
+    done
+}
+
+captured() { # captured FILE PATTERN: the tmux pane into FILE; true when it holds PATTERN
+    tmux -L live-test capture-pane -p >"$1"
+    grep -q "$2" "$1"
 }
 
 same_events() { # same_events NAME FOLLOWED OFFLINE: the same lines, "ring" marks aside
@@ -42,7 +62,7 @@ same_events() { # same_events NAME FOLLOWED OFFLINE: the same lines, "ring" mark
 
 # ---- top in tmux --------------------------------------------------------------------------
 start_traced "$LIB" "$TMP/top.trace" "$P" 4 >"$TMP/top.out"
-while [ ! -s "$TMP/top.trace" ]; do sleep 0.1; done
+wait_for "the trace" [ -s "$TMP/top.trace" ]
 tmux -L live-test kill-server 2>/dev/null
 tmux -L live-test new-session -d -x 100 -y 30 \
     "ACTORTRACE_RING_DIR='$ACTORTRACE_RING_DIR' '$CLI' top $prog; sleep 600"
@@ -54,10 +74,7 @@ while kill -0 $prog 2>/dev/null; do
 done
 wait $runner
 check "top: the program ran" [ $? -eq 0 ]
-until grep -q "the run ended" "$TMP/screen.last" 2>/dev/null; do
-    tmux -L live-test capture-pane -p >"$TMP/screen.last"
-    sleep 0.2
-done
+wait_for "top says the run ended" captured "$TMP/screen.last" "the run ended"
 tmux -L live-test send-keys q
 # what a user sees (docs/LIVE.md shows these): a second while it runs, and the end
 cp "$TMP/screen.last" "$B/top-ended.txt"
@@ -79,6 +96,25 @@ while read -r second name depth; do
         jq '.actors[] | select(.name == "sink") | .max_depth')
     equal "top: second $second: the sink's depth is the stats view's" "$depth" "$want"
 done <"$TMP/seconds"
+tmux -L live-test kill-server 2>/dev/null
+
+# ---- actortrace record --top: the program and the view together, the program's output apart
+mkdir -p "$TMP/rec"
+tmux -L live-test new-session -d -x 100 -y 30 "cd '$TMP/rec' && \
+    ACTORTRACE_RING_DIR='$ACTORTRACE_RING_DIR' timeout --foreground 60 '$CLI' record --preload '$LIB' \
+    -o '$TMP/rec/r-%p.trace' --top -- '$P' 2 2>'$TMP/rec.err'; echo \$? >'$TMP/rec.status'; \
+    sleep 600"
+wait_for "record --top's view says the run ended" captured "$TMP/rec.screen" "the run ended"
+check "record --top: the view shows the program's sink" grep -q "^sink " "$TMP/rec.screen"
+check "record --top: no line of the program's output on the screen" \
+    [ -z "$(grep ground_truth "$TMP/rec.screen")" ]
+tmux -L live-test send-keys q
+wait_for "record --top ends" [ -s "$TMP/rec.status" ]
+equal "record --top: exits with the program's status once q ended the view" \
+    "$(cat "$TMP/rec.status")" 0
+out=$(ls "$TMP"/rec/r-*.trace.out)
+check "record --top: the program's output is in TRACE.out" grep -q '^{"ground_truth"' "$out"
+check "record --top: and says so" grep -q "the output of .* is in $out" "$TMP/rec.err"
 tmux -L live-test kill-server 2>/dev/null
 
 # ---- --follow of a running program ----------------------------------------------------------
@@ -137,7 +173,8 @@ check "follow, stats: the last lines are of the run's last second" \
 timeout 60 "$DECODE" --follow --ring -o "$TMP/first.jsonl" "$TMP/again.trace" 2>"$TMP/first.err" &
 first=$!
 start_traced "$LIB" "$TMP/again.trace" "$P" 3 >/dev/null
-until [ "$(cat "$TMP/first.jsonl" 2>/dev/null | wc -l)" -gt 100 ]; do sleep 0.1; done
+wrote_some() { [ "$(cat "$TMP/first.jsonl" 2>/dev/null | wc -l)" -gt 100 ]; }
+wait_for "the first follower writes" wrote_some
 kill -INT $first
 wait $first
 equal "interrupted: status 1 (the trace it read was not whole)" $? 1
@@ -159,7 +196,7 @@ same_events "started again: the whole decode" "$TMP/second.jsonl" "$TMP/again.of
 # ---- a trace cut in the middle of a frame ---------------------------------------------------------
 # paced waits for a signal after its sends: its frames so far are in its trace while it lives
 start_traced "$LIB_NOP" "$TMP/paced.trace" "$B/tests/progs/paced" 100 200000 >"$TMP/paced.out"
-until grep -q ground_truth "$TMP/paced.out" 2>/dev/null; do sleep 0.1; done
+wait_for "paced sends" grep -q ground_truth "$TMP/paced.out"
 kill -TERM $prog
 { wait $runner; } 2>/dev/null
 # the offset of a frame's header plus 100 bytes: inside its payload
@@ -177,7 +214,7 @@ same_events "cut, its process gone: the decode of the cut trace" "$TMP/cut.jsonl
 
 # the same cut while its process lives: a program of our own takes the trace's place
 start_traced "$LIB_NOP" "$TMP/alive.trace" "$B/tests/progs/paced" 100 200000 >"$TMP/alive.out"
-until grep -q ground_truth "$TMP/alive.out" 2>/dev/null; do sleep 0.1; done
+wait_for "paced sends" grep -q ground_truth "$TMP/alive.out"
 size=$(stat -c %s "$TMP/alive.trace")
 cut=$(($(grep -obUaP 'ATRF' "$TMP/alive.trace" | awk -F: -v h=$((size / 2)) '$1 > h {print $1; exit}') + 100))
 head -c $cut "$TMP/alive.trace" >"$TMP/grow.trace"
@@ -199,17 +236,15 @@ mkdir -p "$TMP/fork"
 export FORK=1
 start_traced "$LIB" "$TMP/fork/%p.trace" "$P" 3 >/dev/null
 unset FORK
-until [ "$(ls "$TMP/fork" | wc -l)" -ge 2 ]; do sleep 0.1; done
+two_traces() { [ "$(ls "$TMP/fork" | wc -l)" -ge 2 ]; }
+wait_for "both processes' traces" two_traces
 parent="$TMP/fork/$prog.trace"
 child="$TMP/fork/$(ls "$TMP/fork" | grep -v "^$prog.trace$" | head -n 1)"
 timeout 60 "$DECODE" --follow --ring -o "$TMP/fork.jsonl" "$parent" "$child" 2>"$TMP/fork.err" &
 follower=$!
 tmux -L live-test new-session -d -x 100 -y 30 \
     "ACTORTRACE_RING_DIR='$ACTORTRACE_RING_DIR' '$CLI' top $prog; sleep 600"
-until grep -q "^second" "$TMP/fork.screen" 2>/dev/null; do
-    tmux -L live-test capture-pane -p >"$TMP/fork.screen"
-    sleep 0.2
-done
+wait_for "top shows a second of both" captured "$TMP/fork.screen" "^second"
 tmux -L live-test send-keys q
 check "fork: top watches both processes" grep -q "top: 2 processes" "$TMP/fork.screen"
 equal "fork: top shows the sink of each" "$(grep -c '^[0-9]*:sink ' "$TMP/fork.screen")" 2
