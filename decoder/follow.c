@@ -61,8 +61,11 @@ static int map_more(struct trace *t, struct follow_file *ff)
     struct stat st;
     if (fstat(ff->fd, &st) < 0)
         return -errno;
-    if ((size_t)st.st_size <= t->size)
+    if ((size_t)st.st_size == t->size || st.st_size == 0)
         return 0;
+    /* smaller: a writer that failed cut its file back to its last whole frame; the pages
+     * past the end must not be touched */
+    bool grew = (size_t)st.st_size > t->size;
     void *p = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_SHARED, ff->fd, 0);
     if (p == MAP_FAILED)
         return -errno;
@@ -71,9 +74,11 @@ static int map_more(struct trace *t, struct follow_file *ff)
     t->data = p;
     t->size = (size_t)st.st_size;
     t->mapped = true;
+    if (ff->pos > t->size)
+        ff->pos = t->size;
     t->dev = st.st_dev;
     t->ino = st.st_ino;
-    return 1;
+    return grew;
 }
 
 static struct follow_queue *queue_of(struct follow_file *ff, size_t index)

@@ -377,6 +377,12 @@ static int watch(struct options *opt, const char *const *paths, size_t n)
 {
     opt->watch.paths = paths;
     opt->watch.n = n;
+    for (size_t i = 0; i < n; i++)
+        if (strcmp(paths[i], "-") == 0) {
+            fputs("tracedecode: --follow and --top read trace files, not standard input\n",
+                  stderr);
+            return 2;
+        }
     if (opt->top)
         return at__top_run(&opt->watch);
     if ((opt->format != &at__jsonl_ops && opt->format != &at__stats_ops) || opt->json ||
