@@ -16,6 +16,7 @@
 #    says so; its summary says the trace was cut), and started again: the whole decode.
 #  - a trace cut in the middle of a frame while its process runs: the follower waits, reports
 #    no damage, and reads the rest when it comes; a dead process's cut trace: the decode of it.
+#  - a frame caught half-written (its last bytes still zeros): read again, not reported.
 #  - a program that forks: top on the parent's pid shows both processes' sinks; a follower of
 #    both traces gives their merged decode.
 . "$(dirname "$0")/../lib.sh"
@@ -230,6 +231,33 @@ check "cut while running: no damage, no cut reported" [ ! -s "$TMP/grow.err" ]
 "$DECODE" -o "$TMP/alive.offline" "$TMP/alive.trace"
 same_events "cut while running: the whole decode once the rest came" "$TMP/grow.jsonl" \
     "$TMP/alive.offline"
+
+# a frame caught half-written: all its bytes counted in the file's size, its last ones not yet
+# written (zeros), so that it fails its checksum. A follower that reads every 60 s reads it once
+# that way, the bytes come, and its next read (the last, at SIGINT) finds the frame whole.
+start_traced "$LIB_NOP" "$TMP/half-src.trace" "$B/tests/progs/paced" 100 200000 >"$TMP/half.out"
+wait_for "paced sends" grep -q ground_truth "$TMP/half.out"
+size=$(stat -c %s "$TMP/half-src.trace")
+at=$(grep -obUaP 'ATRF' "$TMP/half-src.trace" | awk -F: -v h=$((size / 2)) '$1 > h {print $1; exit}')
+end=$((at + $(od -A n -t u2 -j $((at + 6)) -N 2 "$TMP/half-src.trace") + \
+    $(od -A n -t u4 -j $((at + 20)) -N 4 "$TMP/half-src.trace")))
+head -c $((end - 16)) "$TMP/half-src.trace" >"$TMP/half.trace"
+head -c 16 /dev/zero >>"$TMP/half.trace"
+timeout 60 "$DECODE" --follow --poll 60000 -o "$TMP/half.jsonl" "$TMP/half.trace" \
+    2>"$TMP/half.err" &
+follower=$!
+wait_for "the follower's first read" [ -s "$TMP/half.jsonl" ]
+dd if="$TMP/half-src.trace" of="$TMP/half.trace" bs=1 skip=$((end - 16)) seek=$((end - 16)) \
+    count=16 conv=notrunc status=none
+kill -TERM $prog
+{ wait $runner; } 2>/dev/null
+tail -c +$((end + 1)) "$TMP/half-src.trace" >>"$TMP/half.trace"
+kill -INT $follower
+wait $follower
+equal "half-written: the follower read to the END record, status 0" $? 0
+check "half-written: no damage reported" [ -z "$(grep damaged "$TMP/half.err")" ]
+"$DECODE" -o "$TMP/half.offline" "$TMP/half-src.trace"
+same_events "half-written: the whole decode" "$TMP/half.jsonl" "$TMP/half.offline"
 
 # ---- a program that forks ------------------------------------------------------------------------
 mkdir -p "$TMP/fork"
