@@ -43,15 +43,23 @@ wait_for() { # wait_for WHAT COMMAND...: COMMAND every 0.1 s until it succeeds, 
         tries=$((tries + 1))
         if [ $tries -ge 600 ]; then
             echo "not ok - gave up waiting: $what"
-            tmux -L live-test kill-server 2>/dev/null
+            tmux -L "$SOCK" kill-server 2>/dev/null
             exit 1
         fi
         sleep 0.1
     done
 }
 
+# a tmux server of this run's own, 100 x 30
+SOCK="live-test-$$"
+trap 'tmux -L "$SOCK" kill-server 2>/dev/null; rm -rf "$TMP"' EXIT
+on_screen() { # on_screen COMMAND: runs the shell COMMAND in a new tmux session
+    tmux -L "$SOCK" kill-server 2>/dev/null
+    wait_for "a tmux session" tmux -L "$SOCK" new-session -d -x 100 -y 30 "$1"
+}
+
 captured() { # captured FILE PATTERN: the tmux pane into FILE; true when it holds PATTERN
-    tmux -L live-test capture-pane -p >"$1"
+    tmux -L "$SOCK" capture-pane -p >"$1"
     grep -q "$2" "$1"
 }
 
@@ -64,19 +72,17 @@ same_events() { # same_events NAME FOLLOWED OFFLINE: the same lines, "ring" mark
 # ---- top in tmux --------------------------------------------------------------------------
 start_traced "$LIB" "$TMP/top.trace" "$P" 4 >"$TMP/top.out"
 wait_for "the trace" [ -s "$TMP/top.trace" ]
-tmux -L live-test kill-server 2>/dev/null
-tmux -L live-test new-session -d -x 100 -y 30 \
-    "ACTORTRACE_RING_DIR='$ACTORTRACE_RING_DIR' '$CLI' top $prog; sleep 600"
+on_screen "ACTORTRACE_RING_DIR='$ACTORTRACE_RING_DIR' '$CLI' top $prog; sleep 600"
 n=0
 while kill -0 $prog 2>/dev/null; do
     n=$((n + 1))
-    tmux -L live-test capture-pane -p >"$TMP/screen.$n"
+    tmux -L "$SOCK" capture-pane -p >"$TMP/screen.$n" 2>/dev/null
     sleep 0.4
 done
 wait $runner
 check "top: the program ran" [ $? -eq 0 ]
 wait_for "top says the run ended" captured "$TMP/screen.last" "the run ended"
-tmux -L live-test send-keys q
+tmux -L "$SOCK" send-keys q
 # what a user sees (docs/LIVE.md shows these): a second while it runs, and the end
 cp "$TMP/screen.last" "$B/top-ended.txt"
 cp "$(grep -l running "$TMP"/screen.[0-9]* | sort -t. -k2 -n | tail -n 1)" "$B/top-running.txt"
@@ -97,11 +103,11 @@ while read -r second name depth; do
         jq '.actors[] | select(.name == "sink") | .max_depth')
     equal "top: second $second: the sink's depth is the stats view's" "$depth" "$want"
 done <"$TMP/seconds"
-tmux -L live-test kill-server 2>/dev/null
+tmux -L "$SOCK" kill-server 2>/dev/null
 
 # ---- actortrace record --top: the program and the view together, the program's output apart
 mkdir -p "$TMP/rec"
-tmux -L live-test new-session -d -x 100 -y 30 "cd '$TMP/rec' && \
+on_screen "cd '$TMP/rec' && \
     ACTORTRACE_RING_DIR='$ACTORTRACE_RING_DIR' timeout --foreground 60 '$CLI' record --preload '$LIB' \
     -o '$TMP/rec/r-%p.trace' --top -- '$P' 2 2>'$TMP/rec.err'; echo \$? >'$TMP/rec.status'; \
     sleep 600"
@@ -109,14 +115,14 @@ wait_for "record --top's view says the run ended" captured "$TMP/rec.screen" "th
 check "record --top: the view shows the program's sink" grep -q "^sink " "$TMP/rec.screen"
 check "record --top: no line of the program's output on the screen" \
     [ -z "$(grep ground_truth "$TMP/rec.screen")" ]
-tmux -L live-test send-keys q
+tmux -L "$SOCK" send-keys q
 wait_for "record --top ends" [ -s "$TMP/rec.status" ]
 equal "record --top: exits with the program's status once q ended the view" \
     "$(cat "$TMP/rec.status")" 0
 out=$(ls "$TMP"/rec/r-*.trace.out)
 check "record --top: the program's output is in TRACE.out" grep -q '^{"ground_truth"' "$out"
 check "record --top: and says so" grep -q "the output of .* is in $out" "$TMP/rec.err"
-tmux -L live-test kill-server 2>/dev/null
+tmux -L "$SOCK" kill-server 2>/dev/null
 
 # ---- --follow of a running program ----------------------------------------------------------
 for ring in "" --ring; do
@@ -270,13 +276,12 @@ parent="$TMP/fork/$prog.trace"
 child="$TMP/fork/$(ls "$TMP/fork" | grep -v "^$prog.trace$" | head -n 1)"
 timeout 60 "$DECODE" --follow --ring -o "$TMP/fork.jsonl" "$parent" "$child" 2>"$TMP/fork.err" &
 follower=$!
-tmux -L live-test new-session -d -x 100 -y 30 \
-    "ACTORTRACE_RING_DIR='$ACTORTRACE_RING_DIR' '$CLI' top $prog; sleep 600"
+on_screen "ACTORTRACE_RING_DIR='$ACTORTRACE_RING_DIR' '$CLI' top $prog; sleep 600"
 wait_for "top shows a second of both" captured "$TMP/fork.screen" "^second"
-tmux -L live-test send-keys q
+tmux -L "$SOCK" send-keys q
 check "fork: top watches both processes" grep -q "top: 2 processes" "$TMP/fork.screen"
 equal "fork: top shows the sink of each" "$(grep -c '^[0-9]*:sink ' "$TMP/fork.screen")" 2
-tmux -L live-test kill-server 2>/dev/null
+tmux -L "$SOCK" kill-server 2>/dev/null
 wait $runner
 check "fork: the program ran" [ $? -eq 0 ]
 wait $follower
