@@ -188,7 +188,7 @@ int at__top_run(const struct watch_options *o)
     struct top t = {.o = o};
     int err = at__watch_init(&t.w, o);
     if (err == 0) {
-        at__watch_signals();
+        at__watch_start();
         initscr();
         cbreak();
         noecho();

@@ -2,6 +2,7 @@
  * model's last second as text once a second (--format stats). */
 #include <errno.h>
 #include <inttypes.h>
+#include <sys/resource.h>
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
@@ -17,8 +18,12 @@ static void on_signal(int sig)
     at__watch_stopped = 1;
 }
 
-void at__watch_signals(void)
+void at__watch_start(void)
 {
+    /* the program comes first: a follower decodes every event it records, and on a machine
+     * with no core to spare would otherwise take one from it */
+    if (setpriority(PRIO_PROCESS, 0, 19) < 0)
+        perror("tracedecode: cannot lower its priority");
     struct sigaction sa = {.sa_handler = on_signal}; /* no SA_RESTART: a sleep ends early */
     sigemptyset(&sa.sa_mask);
     sigaction(SIGINT, &sa, NULL);
@@ -175,7 +180,7 @@ int at__watch_follow(const struct watch_options *o, int fd)
     if (err == 0 && (err = at__out_init(&fo.o, fd)) == 0) {
         w.emit = to_format;
         w.ctx = &fo;
-        at__watch_signals();
+        at__watch_start();
         err = follow_loop(&fo, o);
         if (err == 0)
             err = finish(&fo);

@@ -27,9 +27,10 @@ struct watch {
     void *ctx;
 };
 
-/* Set by SIGINT and SIGTERM once at__watch_signals installed the handler. */
+/* Set by SIGINT and SIGTERM once at__watch_start installed the handler. */
 extern volatile sig_atomic_t at__watch_stopped;
-void at__watch_signals(void);
+/* Lowers the process to nice 19 and installs the handler. */
+void at__watch_start(void);
 
 /* Returns 0 or a negative errno. */
 int at__watch_init(struct watch *w, const struct watch_options *o);

@@ -1,19 +1,19 @@
 #!/bin/sh
 # The cost of watching: the run time of a traced pingpong (1,000,000 rounds on refrt) with no
-# follower, with tracedecode --follow --ring at its default pace (a read every 100 ms), the same
-# at nice 19, and one reading as fast as it can (--poll 0), interleaved: each run in turn,
+# follower, with tracedecode --follow --ring at its default pace (a read every 100 ms; it runs
+# at nice 19), and with one reading as fast as it can (--poll 0), interleaved: each in turn,
 # RUNS times, so that a load that comes and goes hits all three alike. Prints the medians and
 # the noise: the spread (largest minus smallest) of the runs with no follower.
 . "$(dirname "$0")/lib.sh"
 now_ns() { date +%s%N; }
 LIB="$B/tests/libactortrace-refrt.so"
 
-one() { # one NAME NICE [FOLLOW-OPTION...]: one traced run, its wall time in ms added to NAME
-    local name="$1" nice="$2" trace="$TMP/live.trace" follower=
-    shift 2
+one() { # one NAME [FOLLOW-OPTION...]: one traced run, its wall time in ms added to NAME
+    local name="$1" trace="$TMP/live.trace" follower=
+    shift
     rm -f "$trace"
     if [ "$#" -gt 0 ]; then
-        nice -n "$nice" "$B/tracedecode" --follow --ring "$@" -o /dev/null "$trace" 2>/dev/null &
+        "$B/tracedecode" --follow --ring "$@" -o /dev/null "$trace" 2>/dev/null &
         follower=$!
     fi
     local start=$(now_ns)
@@ -24,17 +24,15 @@ one() { # one NAME NICE [FOLLOW-OPTION...]: one traced run, its wall time in ms 
 
 echo "== watching a running program: pingpong 1,000,000 rounds traced, $RUNS interleaved runs each"
 for i in $(seq "$RUNS"); do
-    one none 0
-    one paced 0 --poll 100
-    one niced 19 --poll 100
-    one eager 0 --poll 0
+    one none
+    one paced --poll 100
+    one eager --poll 0
 done
 none=$(median <"$TMP/live.none")
 spread=$(sort -n "$TMP/live.none" | awk 'NR == 1 {lo = $1} {hi = $1} END {print hi - lo}')
-for kind in paced niced eager; do
+for kind in paced eager; do
     case $kind in
     paced) what="reading every 100 ms" ;;
-    niced) what="reading every 100 ms at nice 19" ;;
     eager) what="reading as fast as it can" ;;
     esac
     awk -v n="$none" -v t="$(median <"$TMP/live.$kind")" -v w="$what" -v s="$spread" 'BEGIN {
