@@ -53,9 +53,9 @@ wait_for() { # wait_for WHAT COMMAND...: COMMAND every 0.1 s until it succeeds, 
 # a tmux server of this run's own, 100 x 30
 SOCK="live-test-$$"
 trap 'tmux -L "$SOCK" kill-server 2>/dev/null; rm -rf "$TMP"' EXIT
-on_screen() { # on_screen COMMAND: runs the shell COMMAND in a new tmux session
+on_screen() { # on_screen COMMAND: runs the shell COMMAND on a new tmux screen
     tmux -L "$SOCK" kill-server 2>/dev/null
-    wait_for "a tmux session" tmux -L "$SOCK" new-session -d -x 100 -y 30 "$1"
+    wait_for "a tmux screen" tmux -L "$SOCK" new-session -d -x 100 -y 30 "$1"
 }
 
 captured() { # captured FILE PATTERN: the tmux pane into FILE; true when it holds PATTERN
