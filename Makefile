@@ -71,7 +71,7 @@ $(TEST_LIB): $(PRELOAD_SRC) shim/refrt.c $(COMMON_SRC) $(wildcard include/*.h pr
 		$(PRELOAD_SRC) shim/refrt.c $(COMMON_SRC) -lzstd -ldl $(PATCH_LIBS) -Wl,-z,defs $(SHIM_VERSIONS)
 
 $(B)/tracedecode: $(DECODER_SRC) $(COMMON_SRC) $(wildcard include/*.h decoder/*.h) | $(DEPS_OK)
-	$(CC) $(CPPFLAGS) $(CFLAGS) $(WARN) -o $@ $(DECODER_SRC) $(COMMON_SRC) -lzstd
+	$(CC) $(CPPFLAGS) $(CFLAGS) $(WARN) -o $@ $(DECODER_SRC) $(COMMON_SRC) -lzstd -lncurses
 
 # The actortrace command: finds the library and tracedecode beside itself (build/) or under the
 # PREFIX it is installed to.
@@ -80,7 +80,7 @@ $(B)/actortrace: $(CLI_SRC) cli/cli.h include/actortrace.h | $(DEPS_OK)
 
 $(B)/asan/tracedecode: $(DECODER_SRC) $(COMMON_SRC) $(wildcard include/*.h decoder/*.h) | $(DEPS_OK)
 	@mkdir -p $(@D)
-	$(CC) $(CPPFLAGS) $(SAN_FLAGS) $(WARN) -o $@ $(DECODER_SRC) $(COMMON_SRC) -lzstd
+	$(CC) $(CPPFLAGS) $(SAN_FLAGS) $(WARN) -o $@ $(DECODER_SRC) $(COMMON_SRC) -lzstd -lncurses
 
 # The reference runtime: default visibility and no -Bsymbolic, so its calls to its own
 # exported functions go through the PLT, as in the real runtimes we trace.
@@ -96,13 +96,13 @@ $(B)/examples/%: tests/rt/examples/%.c tests/rt/examples/args.h tests/rt/refrt.h
 $(B)/tests/%: tests/unit/%.c $(wildcard tests/unit/*.h) $(COMMON_SRC) $(DECODER_SRC) $(wildcard include/*.h decoder/*.h) | $(DEPS_OK)
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) -Idecoder $(SAN_FLAGS) $(WARN) -o $@ $< $(COMMON_SRC) \
-		$(filter-out decoder/main.c,$(DECODER_SRC)) -lzstd
+		$(filter-out decoder/main.c,$(DECODER_SRC)) -lzstd -lncurses
 
 # The fuzzer of tracedecode, and the tool that stores a seed trace's payloads raw.
 $(B)/fuzz/fuzz_decode: tests/fuzz/fuzz_decode.c tests/unit/jsoncheck.h $(COMMON_SRC) $(DECODER_SRC) $(wildcard include/*.h decoder/*.h) | $(DEPS_OK)
 	@mkdir -p $(@D)
 	clang $(CPPFLAGS) -Idecoder -Itests/unit $(FUZZ_FLAGS) $(WARN) -o $@ $< $(COMMON_SRC) \
-		$(filter-out decoder/main.c,$(DECODER_SRC)) -lzstd -lpthread
+		$(filter-out decoder/main.c,$(DECODER_SRC)) -lzstd -lncurses -lpthread
 $(B)/fuzz/rawtrace: tests/fuzz/rawtrace.c $(COMMON_SRC) $(wildcard include/*.h) | $(DEPS_OK)
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) $(CFLAGS) $(WARN) -o $@ $< $(COMMON_SRC) -lzstd

@@ -64,6 +64,9 @@ void at__cli_say(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 int at__record_main(int argc, char **argv); /* record.c */
 int at__list_main(int argc, char **argv);   /* list.c */
+int at__top_main(int argc, char **argv);    /* top.c */
+/* top.c: tracedecode --top on the NULL-ended TRACES; returns its exit status */
+int at__top_watch(char *const traces[]);
 /* list.c: why a program recorded nothing, on stderr: the runtimes it links that LIBRARY traces,
  * or that it links none of them */
 void at__list_explain(const struct elf_file *prog, const char *library);

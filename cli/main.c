@@ -29,6 +29,8 @@ static const char usage[] =
     "  decode [OPTION...] TRACE...\n"
     "                         tracedecode with these options: JSONL, or any of its formats\n"
     "  list [PROG]            the runtimes actortrace knows, and which of them PROG links\n"
+    "  top [PID | TRACE...]   watch a running traced program: per actor and per second,\n"
+    "                         messages, mailbox depth, handler time (a terminal view)\n"
     "  help [COMMAND]         this text, or a command's (the same as COMMAND --help)\n"
     "\n"
     "Options:\n"
@@ -308,7 +310,7 @@ static const struct command {
     int (*main)(int argc, char **argv); /* argv[0] is the command's name */
 } commands[] = {
     {"record", at__record_main}, {"report", report_main}, {"view", view_main},
-    {"decode", decode_main},     {"list", at__list_main},
+    {"decode", decode_main},     {"list", at__list_main}, {"top", at__top_main},
 };
 
 static int run(const char *name, int argc, char **argv)
@@ -316,8 +318,8 @@ static int run(const char *name, int argc, char **argv)
     for (size_t i = 0; i < sizeof commands / sizeof *commands; i++)
         if (strcmp(name, commands[i].name) == 0)
             return commands[i].main(argc, argv);
-    at__cli_say("unknown command '%s' (record, report, view, decode, list; see actortrace "
-                "--help)", name);
+    at__cli_say("unknown command '%s' (record, report, view, decode, list, top; see "
+                "actortrace --help)", name);
     return EXIT_USAGE;
 }
 

@@ -5,6 +5,7 @@
 #include <ctype.h>
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <limits.h>
 #include <signal.h>
@@ -60,6 +61,9 @@ static const char record_usage[] =
     "      --shim LIB      also preload LIB, after the library: a shim that resolves its real\n"
     "                      functions itself, as shimgen's libshim-NAME.so do (a shim calling\n"
     "                      at_resolve goes first, in LD_PRELOAD); up to 8\n"
+    "      --top           watch PROG while it runs (actortrace top) on this terminal; PROG's\n"
+    "                      standard output and error go to its trace's name with .out\n"
+    "                      added, its standard input is /dev/null; q ends the view\n"
     "  -h, --help          show this text\n"
     "\n"
     "PROG is a path, or a name looked up in PATH. Signals: SIGINT and SIGQUIT reach PROG\n"
@@ -169,7 +173,9 @@ static const struct setting settings[] = {
                          "a whole number from 1 to 1073741824"},
 };
 
-enum { OPT_SETTING = 256, OPT_GLIBC = OPT_SETTING + 64, OPT_NO_PATCH, OPT_PRELOAD, OPT_SHIM };
+enum {
+    OPT_SETTING = 256, OPT_GLIBC = OPT_SETTING + 64, OPT_NO_PATCH, OPT_PRELOAD, OPT_SHIM, OPT_TOP
+};
 
 #define MAX_SHIMS 8
 
@@ -182,6 +188,7 @@ struct record {
     char path[PATH_MAX]; /* PROG, found */
     struct elf_file elf; /* PROG */
     struct timespec start;
+    bool top; /* --top */
 };
 
 static int usage_error(const char *fmt, const char *what)
@@ -227,6 +234,7 @@ static int parse(int argc, char **argv, struct record *r)
         {"no-patch", no_argument, NULL, OPT_NO_PATCH},
         {"preload", required_argument, NULL, OPT_PRELOAD},
         {"shim", required_argument, NULL, OPT_SHIM},
+        {"top", no_argument, NULL, OPT_TOP},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
@@ -245,6 +253,8 @@ static int parse(int argc, char **argv, struct record *r)
             err = setenv("ACTORTRACE_PATCH", "0", 1);
         else if (c == OPT_PRELOAD)
             r->preload = optarg;
+        else if (c == OPT_TOP)
+            r->top = true;
         else if (c == OPT_SHIM && r->nshims == MAX_SHIMS)
             err = usage_error("%s", "more than 8 --shim");
         else if (c == OPT_SHIM)
@@ -380,6 +390,44 @@ static void forward(int sig)
         kill(running, sig);
 }
 
+/* The file --top sends the program's output to: its own trace's name with ".out". */
+static void output_name(pid_t pid, char *out, size_t cap)
+{
+    char trace[PATH_MAX];
+    expand(pattern(), pid, trace, sizeof trace);
+    snprintf(out, cap, "%s.out", trace);
+}
+
+/* In the program, with --top: its output to a file, its input from /dev/null, so that the
+ * screen and the keys are the view's. */
+static void away_from_screen(void)
+{
+    char name[PATH_MAX + 8];
+    output_name(getpid(), name, sizeof name);
+    int out = open(name, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
+    int in = open("/dev/null", O_RDONLY | O_CLOEXEC);
+    if (out < 0 || in < 0 || dup2(out, STDOUT_FILENO) < 0 || dup2(out, STDERR_FILENO) < 0 ||
+        dup2(in, STDIN_FILENO) < 0) {
+        at__cli_say("--top: cannot send the program's output to %s: %s", name, strerror(errno));
+        _exit(EXIT_RECORD_ERROR);
+    }
+}
+
+/* With --top: the view of the program's trace, in a process of its own (-1: none). */
+static pid_t start_view(const struct record *r, pid_t pid)
+{
+    char trace[PATH_MAX];
+    if (!r->top || pid <= 0)
+        return -1;
+    expand(pattern(), pid, trace, sizeof trace);
+    pid_t view = fork();
+    if (view == 0) {
+        char *traces[] = {trace, NULL};
+        _exit(at__top_watch(traces));
+    }
+    return view;
+}
+
 /* In the child: the preloads the user set, then the library, then the program. The user's come
  * first: a sanitizer's runtime must, and a shim built on its own (pkg-config actortrace) must
  * come before the library, whose at_resolve looks up the real function after itself. */
@@ -398,6 +446,8 @@ static void start(const struct record *r, const struct sigaction *terminal)
         setenv("LD_PRELOAD", preload, 1);
     }
     unsetenv("ACTORTRACE_LIB"); /* the command's, not a recorder setting */
+    if (r->top)
+        away_from_screen();
     sigaction(SIGINT, &terminal[0], NULL);
     sigaction(SIGQUIT, &terminal[1], NULL);
     execv(r->path, r->argv);
@@ -425,10 +475,13 @@ static int run(struct record *r, pid_t *pid)
     if ((*pid = fork()) == 0)
         start(r, terminal);
     running = *pid;
+    pid_t view = start_view(r, *pid);
     while (*pid > 0 && waitpid(*pid, &status, 0) < 0)
         if (errno != EINTR)
             return -1;
     running = 0;
+    while (view > 0 && waitpid(view, NULL, 0) < 0 && errno == EINTR)
+        continue;
     return *pid > 0 ? status : -1;
 }
 
@@ -569,6 +622,10 @@ int at__record_main(int argc, char **argv)
     } else if (!status) {
         status = program_status(r.argv[0], wait_status);
         report(&r, pid);
+        char output[PATH_MAX + 8];
+        output_name(pid, output, sizeof output);
+        if (r.top)
+            at__cli_say("the output of %s is in %s", r.argv[0], output);
     }
     at__elf_close(&r.elf);
     return status;

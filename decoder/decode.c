@@ -83,7 +83,7 @@ static uint64_t recorded(const struct decode *d)
 /* A "stack" companion attaches its stack to the event it precedes (the filters see that event
  * only); the summary counts the events given a stack, not the companions: one whose event
  * the recorder dropped gives nothing. */
-static bool companion(struct merged *e, struct summary *s)
+bool at__decode_companion(struct merged *e, struct summary *s)
 {
     if (at__stacks_pair(e))
         return true;
@@ -106,7 +106,7 @@ static int each_event(struct decode *d, const struct output_ops *ops, struct out
     while (err == 0 && (err = at__merge_next(&m, &e)) > 0) {
         at__progress_tick(&p, ++seen);
         err = 0;
-        if (companion(&e, sum))
+        if (at__decode_companion(&e, sum))
             continue;
         at__sockets_apply(d, &e);
         if (d->filter && !at__filter_match(d->filter, &e))
@@ -133,7 +133,7 @@ static uint64_t trace_lost(const struct trace *t)
     return lost;
 }
 
-static struct summary summarise(const struct decode *d, struct summary s)
+struct summary at__decode_summary(const struct decode *d, struct summary s)
 {
     s.files = d->ntraces;
     for (size_t i = 0; i < d->ntraces; i++) {
@@ -184,7 +184,7 @@ int at__decode_run(struct decode *d, const struct output_ops *ops, struct out *o
     if (err == 0)
         err = each_event(d, ops, o, &counts);
     at__sockets_free(d);
-    struct summary sum = summarise(d, counts);
+    struct summary sum = at__decode_summary(d, counts);
     int status = sum.truncated || sum.damaged_frames > 0;
     /* after an output error the merge stopped early: the counts say nothing about the traces */
     for (size_t i = 0; i < d->ntraces && err == 0; i++)

@@ -37,6 +37,14 @@ int at__decode_open(struct decode *d, const char *const *paths, size_t n, FILE *
 int at__decode_run(struct decode *d, const struct output_ops *ops, struct out *o,
                    struct summary *s);
 
+/* Whether e is a "stack" companion, which gives its stack to the thread's next event and is not
+ * written out; for another event, counts its stack in s. */
+bool at__decode_companion(struct merged *e, struct summary *s);
+
+/* The summary of d's traces (files, threads, losses, damage) added to the counts of the events
+ * written out, which s holds. */
+struct summary at__decode_summary(const struct decode *d, struct summary s);
+
 void at__decode_close(struct decode *d);
 
 /* Applies a --names file to every trace (namefile.c). Returns 0, -EINVAL after a message on

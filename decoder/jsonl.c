@@ -106,6 +106,8 @@ static int jsonl_event(struct out *o, const struct decode *d, const struct merge
     p = at__sockets_json(p, d);
     if (e->recovered)
         p = AT_PUT(p, ",\"recovered\":true");
+    if (e->ring)
+        p = AT_PUT(p, ",\"ring\":true");
     at__out_commit(o, AT_PUT(p, "}\n"));
     return 0;
 }

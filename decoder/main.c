@@ -15,6 +15,7 @@
 #include "decode.h"
 #include "output.h"
 #include "rings.h"
+#include "watch.h"
 
 static const struct output_ops *const formats[] = {
     &at__jsonl_ops, &at__perfetto_ops, &at__chrome_ops, &at__stats_ops, &at__dot_ops,
@@ -57,6 +58,19 @@ static const char usage[] =
     "                       or /dev/shm) with their process, running or gone, and trace\n"
     "      --remove         with --rings: recover each ring whose process is gone into its\n"
     "                       trace (as --recover), then remove it\n"
+    "      --follow         read each TRACE as its process writes it, like tail -f, until\n"
+    "                       the process ends (its END record, or it is gone) or SIGINT: jsonl\n"
+    "                       as the frames come (each batch in time order; events of one\n"
+    "                       thread in order), or stats: the last whole second per actor\n"
+    "                       (received, sent, mailbox depth, core share, p99) once a second\n"
+    "                       (--ring implied). A TRACE not there yet is waited for; the\n"
+    "                       follower runs at nice 19, so that the program comes first\n"
+    "      --ring           with --follow or --top: also the events still in the ring file\n"
+    "                       of the running process, marked \"ring\":true (read only; each\n"
+    "                       event once)\n"
+    "      --top            the terminal view of actortrace top on TRACE... (--ring implied)\n"
+    "      --poll MS        with --follow or --top: milliseconds between reads (default 100;\n"
+    "                       0: read again at once)\n"
     "  -j, --jobs N         threads: 2 or more decodes blocks ahead on a second core (the\n"
     "                       default when a core is free); 1 decodes on one\n"
     "  -h, --help           show this text\n"
@@ -145,6 +159,8 @@ struct options {
     bool force_recover, recover, rings, remove;
     unsigned jobs;
     struct filter_spec filter;
+    bool follow, top;
+    struct watch_options watch;
 };
 
 static const struct output_ops *find_format(const char *name)
@@ -157,7 +173,7 @@ static const struct output_ops *find_format(const char *name)
 
 enum {
     OPT_JSON = 256, OPT_NO_RECOVER, OPT_NAMES, OPT_FORCE_RECOVER, OPT_RECOVER, OPT_RINGS,
-    OPT_REMOVE, OPT_FROM, OPT_TO, OPT_FILTER
+    OPT_REMOVE, OPT_FOLLOW, OPT_RING, OPT_TOP, OPT_POLL, OPT_FROM, OPT_TO, OPT_FILTER
 };
 
 /* Two threads when a core is to spare (online cores minus the load average): the helper only
@@ -204,6 +220,24 @@ static void parse_rings(struct options *opt, int c)
     opt->remove |= c == OPT_REMOVE;
 }
 
+/* The options of --follow and --top. Returns 0 or -EINVAL. */
+static int parse_watch(struct options *opt, int c)
+{
+    opt->follow |= c == OPT_FOLLOW;
+    opt->top |= c == OPT_TOP;
+    opt->watch.ring |= c == OPT_RING || c == OPT_TOP;
+    if (c != OPT_POLL)
+        return 0;
+    char *end;
+    long ms = strtol(optarg, &end, 10);
+    if (end == optarg || *end || ms < 0 || ms > 60000) {
+        fprintf(stderr, "tracedecode: --poll: '%s' is not a number from 0 to 60000\n", optarg);
+        return -EINVAL;
+    }
+    opt->watch.poll_ms = (unsigned)ms;
+    return 0;
+}
+
 /* Returns 0 to decode, 1 when --help or --version was answered, -EINVAL on a usage error. */
 static int parse(int argc, char **argv, struct options *opt)
 {
@@ -222,9 +256,12 @@ static int parse(int argc, char **argv, struct options *opt)
         {"recover", no_argument, NULL, OPT_RECOVER},
         {"rings", no_argument, NULL, OPT_RINGS},
         {"remove", no_argument, NULL, OPT_REMOVE},
+        {"follow", no_argument, NULL, OPT_FOLLOW}, {"ring", no_argument, NULL, OPT_RING},
+        {"top", no_argument, NULL, OPT_TOP},       {"poll", required_argument, NULL, OPT_POLL},
         {NULL, 0, NULL, 0},
     };
-    *opt = (struct options){.output = "-", .format = formats[0], .jobs = default_jobs()};
+    *opt = (struct options){.output = "-", .format = formats[0], .jobs = default_jobs(),
+                            .watch.poll_ms = 100};
     int c;
     while ((c = getopt_long(argc, argv, "o:f:j:hV", longopts, NULL)) != -1) {
         if (c == 'o') {
@@ -242,6 +279,9 @@ static int parse(int argc, char **argv, struct options *opt)
             opt->no_recover = true;
         } else if (c >= OPT_FORCE_RECOVER && c <= OPT_REMOVE) {
             parse_rings(opt, c);
+        } else if (c >= OPT_FOLLOW && c <= OPT_POLL) {
+            if (parse_watch(opt, c) < 0)
+                return -EINVAL;
         } else if (c == OPT_NAMES) {
             opt->names = optarg;
         } else if (c >= OPT_FROM) {
@@ -333,6 +373,39 @@ static int run(struct decode *d, const struct options *opt, int fd)
     return status < 0 || err < 0 ? 2 : status;
 }
 
+/* --follow and --top: the formats that stream, without filters or names. */
+static int watch(struct options *opt, const char *const *paths, size_t n)
+{
+    opt->watch.paths = paths;
+    opt->watch.n = n;
+    for (size_t i = 0; i < n; i++)
+        if (strcmp(paths[i], "-") == 0) {
+            fputs("tracedecode: --follow and --top read trace files, not standard input\n",
+                  stderr);
+            return 2;
+        }
+    if (opt->top)
+        return at__top_run(&opt->watch);
+    if ((opt->format != &at__jsonl_ops && opt->format != &at__stats_ops) || opt->json ||
+        opt->names || at__filter_given(&opt->filter)) {
+        fputs("tracedecode: --follow writes jsonl or the stats text, without filters or "
+              "--names\n", stderr);
+        return 2;
+    }
+    opt->watch.format = opt->format == &at__jsonl_ops ? opt->format : NULL;
+    opt->watch.ring |= !opt->watch.format; /* the seconds are whole only with the ring's events */
+    int fd = strcmp(opt->output, "-") == 0 ? STDOUT_FILENO
+             : open(opt->output, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
+    if (fd < 0) {
+        fprintf(stderr, "tracedecode: %s: %s\n", opt->output, strerror(errno));
+        return 2;
+    }
+    int status = at__watch_follow(&opt->watch, fd);
+    if (fd != STDOUT_FILENO)
+        close(fd);
+    return status;
+}
+
 int main(int argc, char **argv)
 {
     struct options opt;
@@ -344,6 +417,11 @@ int main(int argc, char **argv)
         return parsed < 0 ? 2 : 0;
     }
     const char *const *paths = (const char *const *)argv + optind;
+    if (opt.follow || opt.top) {
+        int status = watch(&opt, paths, (size_t)(argc - optind));
+        at__filter_spec_free(&opt.filter);
+        return status;
+    }
     if (opt.rings || opt.recover) {
         const char *dir = getenv("ACTORTRACE_RING_DIR");
         at__filter_spec_free(&opt.filter);

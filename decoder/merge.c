@@ -210,7 +210,7 @@ int at__merge_next(struct merge *m, struct merged *out)
     if (m->nheap == 0)
         return 0;
     struct stream *s = m->heap[0];
-    *out = (struct merged){s->trace, s->thread, &s->events[s->pos], s->ns, s->recovered, 0};
+    *out = (struct merged){s->trace, s->thread, &s->events[s->pos], s->ns, s->recovered, 0, false};
     s->trace->events_decoded++;
     m->pending = 1;
     return 1;

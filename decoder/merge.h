@@ -45,6 +45,7 @@ struct merged {
     uint64_t ts_ns;
     bool recovered; /* recovered from the ring file after the process was killed */
     uint32_t stack; /* its call stack's id, AT_STACK_SKIPPED, or 0: none (set by decode.c) */
+    bool ring;      /* read from the ring file of a running process (follow.c --ring) */
 };
 
 /* Prepares the merge of traces[0..n); blocks are decoded as they are needed. Returns 0 or

@@ -203,7 +203,7 @@ static int load_file(struct trace *t)
 
 /* Sets *start to the offset of the first frame. A file too short to hold its header is a
  * trace cut early, as long as the bytes it has are the magic's. */
-static int check_file_header(struct trace *t, size_t *start)
+int at__trace_check_header(struct trace *t, size_t *start)
 {
     size_t magic_len = t->size < AT_FILE_MAGIC_LEN ? t->size : AT_FILE_MAGIC_LEN;
     if (memcmp(t->data, AT_FILE_MAGIC, magic_len) != 0) {
@@ -287,8 +287,8 @@ static const char *check_table(const uint8_t *p, const struct at_frame_header *h
 /* The checks of FORMAT.md section 3, in an order that trusts no field before it is checked.
  * Returns NULL when the frame at pos passes, or what is wrong with it; *cut tells the cut tail
  * of the trace from damage. */
-static const char *check_frame(const struct trace *t, size_t pos, struct at_frame_header *h,
-                               bool *cut)
+const char *at__frame_check(const struct trace *t, size_t pos, struct at_frame_header *h,
+                            bool *cut)
 {
     const uint8_t *p = t->data + pos;
     size_t left = t->size - pos;
@@ -323,7 +323,7 @@ static const char *check_frame(const struct trace *t, size_t pos, struct at_fram
 }
 
 /* The offset of the next frame magic at or after from, or the file size. */
-static size_t resync(const struct trace *t, size_t from)
+size_t at__frame_resync(const struct trace *t, size_t from)
 {
     if (from >= t->size)
         return t->size;
@@ -384,7 +384,7 @@ static int index_block(struct trace *t, size_t pos, const struct at_frame_header
     return 0;
 }
 
-/* Each block of an EVENTS frame (check_frame checked its table) joins its thread's list. */
+/* Each block of an EVENTS frame (at__frame_check checked its table) joins its thread's list. */
 static int index_events(struct trace *t, size_t pos, const struct at_frame_header *h)
 {
     struct at_frame_block one = {h->seq, h->count, h->torn, h->raw_size, h->first_tsc,
@@ -434,13 +434,23 @@ static int load_meta(struct trace *t, size_t pos, const struct at_frame_header *
     return 0;
 }
 
+int at__frame_load(struct trace *t, size_t pos, const struct at_frame_header *h,
+                   struct unpacker *u)
+{
+    if (h->type == AT_FRAME_EVENTS || h->type == AT_FRAME_EVENTS_BLOCKS)
+        return index_events(t, pos, h);
+    if (h->type == AT_FRAME_META)
+        return load_meta(t, pos, h, u);
+    return 0; /* frame types of later versions are skipped */
+}
+
 static int scan(struct trace *t, size_t pos, struct unpacker *u)
 {
     t->whole_end = t->size;
     while (pos < t->size) {
         struct at_frame_header h;
         bool cut;
-        const char *why = check_frame(t, pos, &h, &cut);
+        const char *why = at__frame_check(t, pos, &h, &cut);
         if (why && cut) {
             t->cut = true;
             t->whole_end = pos;
@@ -449,14 +459,10 @@ static int scan(struct trace *t, size_t pos, struct unpacker *u)
         }
         if (why) {
             at__trace_damage(t, pos, why);
-            pos = resync(t, pos + 1);
+            pos = at__frame_resync(t, pos + 1);
             continue;
         }
-        int err = 0; /* frame types of later versions are skipped */
-        if (h.type == AT_FRAME_EVENTS || h.type == AT_FRAME_EVENTS_BLOCKS)
-            err = index_events(t, pos, &h);
-        else if (h.type == AT_FRAME_META)
-            err = load_meta(t, pos, &h, u);
+        int err = at__frame_load(t, pos, &h, u);
         if (err < 0)
             return err;
         pos += h.header_size + (size_t)h.payload_size;
@@ -524,7 +530,7 @@ int at__trace_open(struct trace *t, const char *path, FILE *diag, struct unpacke
     if (err < 0)
         at__trace_warn(t, "%s", strerror(-err));
     if (err == 0)
-        err = check_file_header(t, &start);
+        err = at__trace_check_header(t, &start);
     if (err == 0)
         err = scan(t, start, u);
     if (err == 0)

@@ -138,6 +138,22 @@ int at__trace_recover(struct trace *t, bool force);
  * start time is unknown. */
 bool at__process_running(uint64_t pid, uint64_t start_ticks);
 
+/* The pieces of at__trace_open that a follower (follow.c) uses on a file that grows: */
+/* checks the file header of t->data[0..t->size) (at least 16 bytes) and sets *start to the
+ * first frame; returns 0, -EBADMSG or -ENOTSUP after saying why on t->diag */
+int at__trace_check_header(struct trace *t, size_t *start);
+struct at_frame_header;
+/* the checks of FORMAT.md section 3 on the frame at pos: NULL when it passes, else why not,
+ * with *cut set when it runs past the end of the file */
+const char *at__frame_check(const struct trace *t, size_t pos, struct at_frame_header *h,
+                            bool *cut);
+/* the offset of the next frame magic at or after from, or t->size */
+size_t at__frame_resync(const struct trace *t, size_t from);
+/* loads a frame that passed its checks: a META frame's records, or an EVENTS frame's blocks
+ * appended to their threads' frame lists. Returns 0 or -ENOMEM. */
+int at__frame_load(struct trace *t, size_t pos, const struct at_frame_header *h,
+                   struct unpacker *u);
+
 /* Frees t; accepts a trace that was zeroed and never opened. */
 void at__trace_close(struct trace *t);
 

@@ -12,6 +12,8 @@ packages="$packages mandoc groff-base man-db bsdextrautils pkgconf"
 packages="$packages libcaf-dev valgrind"
 # tests of shimgen: its worked examples trace programs on Debian's GLib and libuv
 packages="$packages libglib2.0-dev libuv1-dev"
+# the top view (ncurses), and tmux, in which its test runs it
+packages="$packages libncurses-dev tmux"
 
 missing=""
 for p in $packages; do

@@ -232,5 +232,6 @@ awk -v n="$(median <"$TMP/sink.ns")" -v t="$(median <"$TMP/sink.cpu")" -v e="$si
 rm -f "$TMP/sink.trace"
 
 sh tests/bench/startup.sh
+RUNS=$RUNS sh tests/bench/live.sh
 . tests/bench/patch.sh
 . tests/bench/stacks.sh
