@@ -189,6 +189,10 @@ CAF_PROGS := $(patsubst tests/caf/%.cpp,$(B)/tests/caf/%,$(wildcard tests/caf/*.
 $(B)/tests/caf/%: tests/caf/%.cpp tests/caf/truth.hpp | $(DEPS_OK)
 	@mkdir -p $(@D)
 	$(CXX) -std=c++17 $(CFLAGS) -Wall -Wextra -Werror -rdynamic -pthread -o $@ $< -lcaf_core
+# CAF's remoting is in libcaf_io.
+$(B)/tests/caf/remote: tests/caf/remote.cpp tests/caf/truth.hpp | $(DEPS_OK)
+	@mkdir -p $(@D)
+	$(CXX) -std=c++17 $(CFLAGS) -Wall -Wextra -Werror -rdynamic -pthread -o $@ $< -lcaf_io -lcaf_core
 # The stand-in for Aether's runtime ABI (tests/aether/aether_abi.h) and its programs, which
 # tests/e2e/aether.sh traces. Built like a shared libaether.so: -fPIC, default visibility, no
 # -Bsymbolic, so its calls to its own exported functions go through the PLT.
