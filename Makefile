@@ -177,8 +177,8 @@ $(B)/bench/caf_pingpong: tests/bench/caf_pingpong.cpp | $(DEPS_OK)
 	@mkdir -p $(@D)
 	$(CXX) -std=c++17 $(CFLAGS) -Wall -Wextra -Werror -pthread -o $@ $< -lcaf_core
 
-# Programs on CZMQ that tests/e2e/czmq.sh traces. -rdynamic: the shim names an actor after its
-# task function's dynamic symbol.
+# Programs on CZMQ that tests/e2e/czmq.sh, zmq.sh and traffic.sh trace. -rdynamic: the shim
+# names an actor after its task function's dynamic symbol.
 $(B)/tests/czmq/%: tests/czmq/%.c | $(DEPS_OK)
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) $(CFLAGS) $(WARN) -rdynamic -pthread -o $@ $< -lczmq -lzmq
