@@ -361,11 +361,12 @@ static const char *actor_text(const struct report *r, uint32_t i, char *buf)
     char name[TEXT_NAME + 24];
     const struct name *n = actor_name(r, a);
     const char *text = text_name(name, n, at__actor_prefix(a->id), at__actor_number(a->id));
+    unsigned long long id = at__actor_number(a->id);
     if (r->d->ntraces > 1)
-        snprintf(buf, 96, "%s (%llu) [pid %llu]", text, (unsigned long long)a->id,
+        snprintf(buf, 96, "%s (%llu) [pid %llu]", text, id,
                  (unsigned long long)r->d->traces[a->trace].process.pid);
     else
-        snprintf(buf, 96, "%s (%llu)", text, (unsigned long long)a->id);
+        snprintf(buf, 96, "%s (%llu)", text, id);
     return buf;
 }
 
@@ -533,8 +534,10 @@ static void json_actors(struct report *r, const uint32_t *order)
     for (size_t i = 0; i < r->nactors; i++) {
         const struct match_actor *m = &r->st->match.actors[order[i]];
         const struct stat_actor *a = stat_actor_of(r->st, order[i]);
-        say(r, "%s\n{\"pid\":%llu,\"actor\":%llu,", i ? "," : "",
-            (unsigned long long)r->d->traces[m->trace].process.pid, (unsigned long long)m->id);
+        say(r, "%s\n{\"pid\":%llu,\"actor\":%llu,%s", i ? "," : "",
+            (unsigned long long)r->d->traces[m->trace].process.pid,
+            (unsigned long long)at__actor_number(m->id),
+            m->id & AT_ACTOR_REMOTE ? "\"remote\":true," : "");
         json_name(r, actor_name(r, m), at__actor_prefix(m->id), at__actor_number(m->id));
         say(r,
             ",\"events\":%llu,\"sent\":%llu,\"received\":%llu,\"steps\":%llu,"

@@ -164,6 +164,14 @@ check "remote server: the client's id is a named local actor's id too (the case 
     jqok -n -e '[inputs] | (map(select(.event == "spawn" and .actor_name) | .actor)) as $local
         | any(.[]; .msg_name == "add" and .event == "recv" and (.sender as $s | $local | index($s)))' \
     "$TMP/remote_server.jsonl"
+"$DECODE" -f stats --json -o "$TMP/remote.stats" "$TMP/server.trace"
+check "remote server stats: the client's actor is an actor of its own, remote, unnamed here" \
+    jqok -n -e --slurpfile j "$TMP/remote_server.jsonl" '
+    ([$j[] | select(.msg_name == "add" and .event == "recv") | .sender] | unique) as $senders
+    | input | [.actors[] | select(.remote)] as $remote
+    | ($senders | length) == 1
+      and any($remote[]; .actor == $senders[0] and .name == "remote actor \($senders[0])")' \
+    "$TMP/remote.stats"
 "$DECODE" -f dot -o "$TMP/remote.dot" "$TMP/server.trace"
 check "remote server dot: the remote sender is a node of its own, called remote" \
     grep -q 'label="remote actor [0-9]*"' "$TMP/remote.dot"
