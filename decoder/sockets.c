@@ -53,9 +53,9 @@ struct sock {
 struct endpoint {
     uint32_t sock;
     bool bound;
-    bool closed; /* ended by its socket's close, which ends its connections too */
     const struct name *name;
     uint64_t ns, until; /* of its bind or connect, and of its unbind or disconnect (FOREVER) */
+    uint64_t closed;    /* its socket's close, which ends its connections too (FOREVER) */
 };
 
 #define FOREVER UINT64_MAX
@@ -79,6 +79,7 @@ struct queue {
 
 struct sockets {
     unsigned (*kinds)[ENDPOINT_KINDS]; /* per trace: the registered kind ids, 0 when absent */
+    uint32_t *boot; /* per trace: the first trace of its boot (one clock); without one, 0's */
     struct sock *socks;
     uint32_t nsocks;
     size_t socks_cap;
@@ -173,10 +174,8 @@ static void close_sock(struct sockets *s, uint32_t sock, uint64_t ns)
 {
     for (uint32_t i = 0; i < s->nendpoints; i++) {
         struct endpoint *p = &s->endpoints[i];
-        if (p->sock == sock && p->until == FOREVER) {
-            p->until = ns;
-            p->closed = true;
-        }
+        if (p->sock == sock && p->until == FOREVER && p->closed == FOREVER)
+            p->closed = ns;
     }
 }
 
@@ -203,7 +202,12 @@ static int add_endpoint(struct sockets *s, const struct merged *e, uint32_t trac
     if (s->socks[sock].first_endpoint == NONE)
         s->socks[sock].first_endpoint = s->nendpoints;
     s->endpoints[s->nendpoints++] = (struct endpoint){
-        .sock = sock, .bound = kind == BIND, .name = name, .ns = e->ts_ns, .until = FOREVER};
+        .sock = sock,
+        .bound = kind == BIND,
+        .name = name,
+        .ns = e->ts_ns,
+        .until = FOREVER,
+        .closed = FOREVER};
     return 0;
 }
 
@@ -355,6 +359,24 @@ static int fit(const struct sockets *s, const struct endpoint *c, const struct e
     return wildcard(&ba) ? 2 : 1;
 }
 
+/* Whether endpoint e's close ends it for the other end: when the two traces share a clock (one
+ * boot). Across hosts the close, often the last event of a run, would be placed by a clock
+ * offset not yet corrected, and cut joins that lasted: there only unbind and disconnect end
+ * them. */
+static bool close_seen(const struct sockets *s, const struct endpoint *e,
+                       const struct endpoint *other)
+{
+    return e->closed != FOREVER &&
+           s->boot[s->socks[e->sock].trace] == s->boot[s->socks[other->sock].trace];
+}
+
+/* When endpoint e ends, for the other end: its unbind or disconnect, or its close if seen. */
+static uint64_t end_of(const struct sockets *s, const struct endpoint *e,
+                       const struct endpoint *other)
+{
+    return close_seen(s, e, other) && e->closed < e->until ? e->closed : e->until;
+}
+
 /* The bound endpoint a connect reaches among endpoints[first..], bound from `after` on and live
  * while it was: the best fit first, the earliest of equals; NONE. */
 static uint32_t bind_for(const struct sockets *s, const struct endpoint *c, uint32_t first,
@@ -364,7 +386,7 @@ static uint32_t bind_for(const struct sockets *s, const struct endpoint *c, uint
     int best_fit = 0;
     for (uint32_t i = first; i < s->nendpoints; i++) {
         const struct endpoint *b = &s->endpoints[i];
-        bool live = b->ns >= after && b->ns < c->until && c->ns < b->until;
+        bool live = b->ns >= after && b->ns < end_of(s, c, b) && c->ns < end_of(s, b, c);
         int f = b->bound && live ? fit(s, c, b) : 0;
         if (f > best_fit) {
             best = i;
@@ -396,8 +418,9 @@ static bool is_inproc(const struct name *n)
 static int link_pair(struct sockets *s, const struct endpoint *c, const struct endpoint *b,
                      bool first)
 {
-    bool inproc = is_inproc(c->name);
-    uint64_t until = (inproc && !b->closed) || c->until < b->until ? c->until : b->until;
+    uint64_t c_end = end_of(s, c, b), b_end = end_of(s, b, c);
+    bool pipes_live = is_inproc(c->name) && !close_seen(s, b, c);
+    uint64_t until = pipes_live || c_end < b_end ? c_end : b_end;
     struct link link = {.peer = b->sock, .from = first ? c->ns : b->ns, .until = until};
     if (add_link(&s->socks[c->sock], link) < 0)
         return -ENOMEM;
@@ -416,9 +439,9 @@ static int join_connect(struct sockets *s, const struct endpoint *c)
          first = b + 1) {
         if (link_pair(s, c, &s->endpoints[b], first == 0) < 0)
             return -ENOMEM;
-        if (s->endpoints[b].closed && is_inproc(c->name))
+        if (close_seen(s, &s->endpoints[b], c) && is_inproc(c->name))
             break;
-        after = s->endpoints[b].until;
+        after = end_of(s, &s->endpoints[b], c);
     }
     return 0;
 }
@@ -534,14 +557,36 @@ static int match(struct sockets *s)
     return err;
 }
 
+/* The first trace of trace i's boot, as clocks.c groups them: a trace without a boot id goes
+ * with the first. */
+static uint32_t boot_group(const struct decode *d, size_t i)
+{
+    const char *boot = d->traces[i].process.boot_id;
+    for (size_t j = 0; boot && *boot && j < i; j++)
+        if (d->traces[j].process.boot_id && strcmp(d->traces[j].process.boot_id, boot) == 0)
+            return (uint32_t)j;
+    return boot && *boot ? (uint32_t)i : 0;
+}
+
 int at__sockets_prepare(struct decode *d)
 {
+    size_t n = d->ntraces ? d->ntraces : 1;
     struct sockets *s = calloc(1, sizeof *s);
-    if (!s || !(s->kinds = calloc(d->ntraces ? d->ntraces : 1, sizeof *s->kinds))) {
+    if (s) {
+        s->kinds = calloc(n, sizeof *s->kinds);
+        s->boot = calloc(n, sizeof *s->boot);
+    }
+    if (!s || !s->kinds || !s->boot) {
+        if (s) {
+            free(s->kinds);
+            free(s->boot);
+        }
         free(s);
         return -ENOMEM;
     }
     d->sockets = s;
+    for (size_t i = 0; i < d->ntraces; i++)
+        s->boot[i] = boot_group(d, i);
     if (!find_kinds(s, d)) {
         at__sockets_free(d);
         return 0;
@@ -718,6 +763,7 @@ void at__sockets_free(struct decode *d)
     for (uint32_t i = 0; i < s->nqueues; i++)
         free(s->queues[i].sends);
     free(s->kinds);
+    free(s->boot);
     free(s->socks);
     free(s->endpoints);
     free(s->msgs);
