@@ -177,8 +177,8 @@ $(B)/bench/caf_pingpong: tests/bench/caf_pingpong.cpp | $(DEPS_OK)
 	@mkdir -p $(@D)
 	$(CXX) -std=c++17 $(CFLAGS) -Wall -Wextra -Werror -pthread -o $@ $< -lcaf_core
 
-# Programs on CZMQ that tests/e2e/czmq.sh traces. -rdynamic: the shim names an actor after its
-# task function's dynamic symbol.
+# Programs on CZMQ that tests/e2e/czmq.sh, zmq.sh and traffic.sh trace. -rdynamic: the shim
+# names an actor after its task function's dynamic symbol.
 $(B)/tests/czmq/%: tests/czmq/%.c | $(DEPS_OK)
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) $(CFLAGS) $(WARN) -rdynamic -pthread -o $@ $< -lczmq -lzmq
@@ -189,6 +189,10 @@ CAF_PROGS := $(patsubst tests/caf/%.cpp,$(B)/tests/caf/%,$(wildcard tests/caf/*.
 $(B)/tests/caf/%: tests/caf/%.cpp tests/caf/truth.hpp | $(DEPS_OK)
 	@mkdir -p $(@D)
 	$(CXX) -std=c++17 $(CFLAGS) -Wall -Wextra -Werror -rdynamic -pthread -o $@ $< -lcaf_core
+# CAF's remoting is in libcaf_io.
+$(B)/tests/caf/remote: tests/caf/remote.cpp tests/caf/truth.hpp | $(DEPS_OK)
+	@mkdir -p $(@D)
+	$(CXX) -std=c++17 $(CFLAGS) -Wall -Wextra -Werror -rdynamic -pthread -o $@ $< -lcaf_io -lcaf_core
 # The stand-in for Aether's runtime ABI (tests/aether/aether_abi.h) and its programs, which
 # tests/e2e/aether.sh traces. Built like a shared libaether.so: -fPIC, default visibility, no
 # -Bsymbolic, so its calls to its own exported functions go through the PLT.

@@ -38,6 +38,9 @@ bool at__elf_has_interp(const struct elf_file *elf);
 bool at__elf_needs(const struct elf_file *elf, const char *prefix);
 /* true when the dynamic symbol table defines SYMBOL (a global or weak definition). */
 bool at__elf_exports(const struct elf_file *elf, const char *symbol);
+/* true when the symbol table (.symtab, else .dynsym) defines SYMBOL: also a function linked
+ * into the program and not exported. */
+bool at__elf_defines(const struct elf_file *elf, const char *symbol);
 
 /* ===== The command's companions (main.c) ===================================================== */
 

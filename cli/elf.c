@@ -178,15 +178,26 @@ static bool table_defines(const struct elf_file *elf, const Elf64_Shdr *symtab,
     return false;
 }
 
-bool at__elf_exports(const struct elf_file *elf, const char *symbol)
+/* Whether the first symbol table of that type defines SYMBOL. */
+static bool section_defines(const struct elf_file *elf, unsigned type, const char *symbol)
 {
     Elf64_Ehdr eh;
     Elf64_Shdr sh, strtab;
     if (!header(elf, &eh))
         return false;
     for (unsigned i = 0; i < eh.e_shnum; i++)
-        if (section_header(elf, &eh, i, &sh) && sh.sh_type == SHT_DYNSYM &&
+        if (section_header(elf, &eh, i, &sh) && sh.sh_type == type &&
             section_header(elf, &eh, sh.sh_link, &strtab))
             return table_defines(elf, &sh, &strtab, symbol);
     return false;
+}
+
+bool at__elf_exports(const struct elf_file *elf, const char *symbol)
+{
+    return section_defines(elf, SHT_DYNSYM, symbol);
+}
+
+bool at__elf_defines(const struct elf_file *elf, const char *symbol)
+{
+    return section_defines(elf, SHT_SYMTAB, symbol) || section_defines(elf, SHT_DYNSYM, symbol);
 }

@@ -14,8 +14,9 @@ static const char list_usage[] =
     "Lists the runtimes actortrace knows: the library a program links to use each one, and\n"
     "whether the library that record preloads has its shim. With PROG (a path, or a name\n"
     "looked up in PATH), also which of them PROG links: the libraries it names itself\n"
-    "(DT_NEEDED), not those its libraries pull in. Each --shim LIB (as given to record) adds\n"
-    "a row: SHIM is yes when LIB is a shim shimgen generated.\n"
+    "(DT_NEEDED), not those its libraries pull in; \"in\" for a runtime linked into PROG,\n"
+    "which record traces by patching its functions' entries. Each --shim LIB (as given to\n"
+    "record) adds a row: SHIM is yes when LIB is a shim shimgen generated.\n"
     "\n"
     "Exit status: 0; 2 when PROG or the library cannot be read.\n";
 
@@ -25,15 +26,16 @@ static const struct runtime {
     const char *probe;  /* a function the shim wraps: the library has the shim when it defines it */
     const char *option; /* the record option that turns the shim on; NULL: always on */
     const char *what;
+    bool patched; /* linked into a program, it is traced by entry patching (docs/PATCHING.md) */
 } runtimes[] = {
-    {"refrt", "librefrt.so", "rt_send", NULL, "the reference runtime (tests/rt)"},
-    {"czmq", "libczmq.so", "zactor_new", NULL, "CZMQ 4.2 actors: zactor, zloop, zpoller"},
+    {"refrt", "librefrt.so", "rt_send", NULL, "the reference runtime (tests/rt)", true},
+    {"czmq", "libczmq.so", "zactor_new", NULL, "CZMQ 4.2 actors: zactor, zloop, zpoller", false},
     {"caf", "libcaf_core.so", "_ZN3caf15scheduled_actor6launchEPNS_14execution_unitEbb", NULL,
-     "CAF 0.17.6, the C++ Actor Framework"},
+     "CAF 0.17.6, the C++ Actor Framework", false},
     {"aether", "libaether.so", "scheduler_send_local", NULL,
-     "Aether v0.572.0's runtime, built as a shared library"},
+     "Aether v0.572.0's runtime, built as a shared library", true},
     {"glibc", "libc.so.6", "pthread_cond_wait", "--glibc",
-     "glibc's condvars, semaphores, futexes (record --glibc)"},
+     "glibc's condvars, semaphores, futexes (record --glibc)", false},
 };
 
 #define N_RUNTIMES (sizeof runtimes / sizeof *runtimes)
@@ -65,6 +67,15 @@ static int open_elf(const char *path, struct elf_file *elf)
     return err < 0 ? err : elf->elf_class == 0 ? -ENOEXEC : 0;
 }
 
+/* "yes" when the program links the runtime's library, "in" when the runtime is linked into
+ * it (the library patches it), else "no". */
+static const char *linked(const struct elf_file *prog, const struct runtime *r)
+{
+    if (at__elf_needs(prog, r->soname))
+        return "yes";
+    return r->patched && at__elf_defines(prog, r->probe) ? "in" : "no";
+}
+
 static void print_table(const struct elf_file *lib, const struct elf_file *prog, const char *name)
 {
     printf("%-8s %-13s %-6s", "RUNTIME", "LIBRARY", "SHIM");
@@ -76,9 +87,13 @@ static void print_table(const struct elf_file *lib, const struct elf_file *prog,
         printf("%-8s %-13s %-6s", r->name, r->soname,
                at__elf_exports(lib, r->probe) ? "yes" : "no");
         if (name)
-            printf(" %-8s", at__elf_needs(prog, r->soname) ? "yes" : "no");
+            printf(" %-8s", linked(prog, r));
         printf(" %s\n", r->what);
     }
+    for (size_t i = 0; name && i < N_RUNTIMES; i++)
+        if (strcmp(linked(prog, &runtimes[i]), "in") == 0)
+            printf("%s has %s linked in: record traces it by patching its functions' entries\n",
+                   name, runtimes[i].name);
 }
 
 int at__list_main(int argc, char **argv)

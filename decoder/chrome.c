@@ -110,7 +110,9 @@ static int put_item(void *arg, const struct tl_item *it)
     const char *name = it->type == TL_END ? "" : at__tl_item_name(&c->f.tl, it, &len);
     const char *stack =
         it->type == TL_END ? NULL : at__stacks_json(it->track->trace, it->stack, &stack_len);
-    char *p = name ? at__out_reserve(c->f.o, 3 * RECORD_FIXED + at__json_str_bound(len) + stack_len)
+    size_t flows = it->flows_out > 1 ? it->flows_out : 1;
+    char *p = name ? at__out_reserve(c->f.o, (2 + flows) * RECORD_FIXED +
+                                                 at__json_str_bound(len) + stack_len)
                    : NULL;
     if (!p)
         return -ENOMEM;
@@ -122,8 +124,8 @@ static int put_item(void *arg, const struct tl_item *it)
     if (it->type != TL_END)
         p = put_args(p, it, stack, stack_len);
     p = AT_PUT(p, "}");
-    if (it->flow_out)
-        p = put_flow(c, p, "s", it->flow_out, it);
+    for (uint32_t i = 0; it->flow_out && i < flows; i++) /* one per delivery */
+        p = put_flow(c, p, "s", it->flow_out + i, it);
     if (it->flow_via)
         p = put_flow(c, p, "t", it->flow_via, it);
     if (it->flow_in)

@@ -92,6 +92,27 @@ bool at__decode_companion(struct merged *e, struct summary *s)
     return false;
 }
 
+/* Whether the event carries a name the --names file gave. */
+static bool uses_given_name(const struct merged *e)
+{
+    const struct names *nm = &e->trace->names;
+    const struct at_event *ev = e->ev;
+    const struct name *msg = ev->name ? at__names_get(nm, AT_NAME_MSG, ev->name) : NULL;
+    const struct name *actor = ev->actor ? at__names_get(nm, AT_NAME_ACTOR, ev->actor) : NULL;
+    const struct name *peer = ev->peer ? at__names_get(nm, AT_NAME_ACTOR, ev->peer) : NULL;
+    return (msg && msg->given) || (actor && actor->given) || (peer && peer->given);
+}
+
+/* A --names file none of whose names any event carries was likely meant for another program,
+ * or numbers its messages otherwise: said on diag. */
+static void check_names_used(const struct decode *d)
+{
+    if (d->names_path && d->names_given && !d->names_used && d->diag)
+        fprintf(d->diag,
+                "tracedecode: %s: none of its %llu names is carried by an event of the trace\n",
+                d->names_path, (unsigned long long)d->names_given);
+}
+
 static int each_event(struct decode *d, const struct output_ops *ops, struct out *o,
                       struct summary *sum)
 {
@@ -109,6 +130,8 @@ static int each_event(struct decode *d, const struct output_ops *ops, struct out
         if (at__decode_companion(&e, sum))
             continue;
         at__sockets_apply(d, &e);
+        if (d->names_given && !d->names_used)
+            d->names_used = uses_given_name(&e);
         if (d->filter && !at__filter_match(d->filter, &e))
             continue;
         sum->events++;
@@ -184,6 +207,8 @@ int at__decode_run(struct decode *d, const struct output_ops *ops, struct out *o
     if (err == 0)
         err = each_event(d, ops, o, &counts);
     at__sockets_free(d);
+    if (err == 0)
+        check_names_used(d);
     struct summary sum = at__decode_summary(d, counts);
     int status = sum.truncated || sum.damaged_frames > 0;
     /* after an output error the merge stopped early: the counts say nothing about the traces */

@@ -24,6 +24,9 @@ struct decode {
     void *state;                 /* the running format's own state, from its create callback */
     struct sockets *sockets;     /* ZeroMQ socket matches (sockets.c); NULL: none */
     struct clocks *clocks;       /* several hosts' clocks (clocks.c); NULL: one host */
+    const char *names_path;      /* the --names file; NULL: none */
+    uint64_t names_given;        /* names it gave (namefile.c) */
+    bool names_used;             /* an event carried one of them */
 };
 
 /* Opens and indexes every trace. Returns 0, -EEXIST when a trace is given twice (the same

@@ -170,14 +170,37 @@ static int count_name(struct dot *g, uint32_t edge, uint32_t name)
     return 0;
 }
 
+/* A fan-out send's delivery other than its first (its send counted the first): an edge from
+ * its sender to the recv's actor. */
+static int later_delivery(struct dot *g, const struct decode *d, uint32_t trace,
+                          const struct at_event *ev)
+{
+    struct sockets_remote send;
+    uint32_t sender, receiver, edge;
+    if (!at__sockets_later_delivery(d, &send))
+        return 0;
+    int err = actor_node(g, send.trace, send.actor, &sender);
+    if (err == 0)
+        err = actor_node(g, trace, ev->actor, &receiver);
+    if (err == 0)
+        err = edge_of(g, sender, receiver, &edge);
+    if (err == 0) {
+        g->edges[edge].count++;
+        err = count_name(g, edge, send.name);
+    }
+    return err;
+}
+
 static int dot_event(struct out *o, const struct decode *d, const struct merged *e)
 {
     (void)o;
     struct dot *g = d->state;
     const struct at_event *ev = e->ev;
+    uint32_t trace = (uint32_t)(e->trace - d->traces), sender, receiver, edge;
+    if (ev->kind == AT_EV_RECV)
+        return later_delivery(g, d, trace, ev);
     if (ev->kind != AT_EV_SEND)
         return 0;
-    uint32_t trace = (uint32_t)(e->trace - d->traces), sender, receiver, edge;
     int err = actor_node(g, trace, ev->peer, &sender);
     if (err == 0)
         err = receiver_node(g, d, trace, ev, &receiver);
@@ -293,8 +316,10 @@ static char *put_actor_label(char *p, const struct trace *t, uint64_t actor)
     const struct name *n = actor ? at__names_get(&t->names, AT_NAME_ACTOR, actor) : NULL;
     if (actor == 0)
         return AT_PUT(p, "\"outside any actor\", style=dashed");
-    if (!n)
-        return AT_PUT(at__fmt_u64(AT_PUT(p, "\"actor "), actor), "\"");
+    if (!n) {
+        p = at__put(AT_PUT(p, "\""), at__actor_prefix(actor), strlen(at__actor_prefix(actor)));
+        return AT_PUT(at__fmt_u64(p, at__actor_number(actor)), "\"");
+    }
     p = put_text(AT_PUT(p, "\""), n->s, n->len);
     return AT_PUT(at__fmt_u64(AT_PUT(p, "\\n(actor "), actor), ")\"");
 }
@@ -351,7 +376,7 @@ static char *put_label_line(char *p, const struct trace *t, uint32_t name, uint6
     if (n)
         p = put_text(p, n->s, n->len);
     else if (name)
-        p = at__fmt_u64(AT_PUT(p, "name_"), name);
+        p = at__fmt_u64(AT_PUT(p, "name_"), at__names_msg_number(&t->names, name));
     else
         p = AT_PUT(p, AT_UNNAMED);
     return AT_PUT(at__fmt_u64(AT_PUT(p, " "), count), "\\n");

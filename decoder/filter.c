@@ -163,7 +163,7 @@ static int resolve(struct resolving *r, enum filter_option option, const char *s
     case FILTER_MSG:
         if (len > 5 && memcmp(s, "name_", 5) == 0 && parse_u64(s + 5, len - 5, &n)) {
             r->found = true;
-            return at__idmap_put(&r->tf->names, n, 1);
+            return at__idmap_put(&r->tf->names, n + nm->msg_shift, 1);
         }
         r->found |= number;
         return number ? at__idmap_put(&r->tf->msgs, n, 1)

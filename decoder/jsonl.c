@@ -59,7 +59,9 @@ static char *put_peer(char *p, const struct at_event *ev, bool send, const struc
 {
     bool sender = send || ev->kind == AT_EV_RECV;
     p = sender ? AT_PUT(p, ",\"sender\":") : AT_PUT(p, ",\"peer\":");
-    p = at__fmt_u64(p, ev->peer);
+    p = at__fmt_u64(p, at__actor_number(ev->peer));
+    if (ev->peer & AT_ACTOR_REMOTE) /* another node's actor, numbered there: no name here */
+        return sender ? AT_PUT(p, ",\"sender_remote\":true") : AT_PUT(p, ",\"peer_remote\":true");
     if (peer_name) {
         p = sender ? AT_PUT(p, ",\"sender_name\":") : AT_PUT(p, ",\"peer_name\":");
         p = at__fmt_json_str(p, peer_name->s, peer_name->len);
@@ -79,7 +81,8 @@ static int jsonl_event(struct out *o, const struct decode *d, const struct merge
     size_t stack_len;
     const char *stack = at__stacks_json(e->trace, e->stack, &stack_len);
     char *p = at__out_reserve(o, LINE_FIXED + bound(msg_name) + bound(actor) + bound(peer) +
-                                     bound(path) + bound(kind) + stack_len);
+                                     bound(path) + bound(kind) + stack_len +
+                                     bound(at__sockets_remote_name(d)));
     if (!p)
         return -ENOMEM;
     p = at__fmt_u64(AT_PUT(p, "{\"ts_ns\":"), e->ts_ns);
@@ -98,7 +101,8 @@ static int jsonl_event(struct out *o, const struct decode *d, const struct merge
     if (ev->msg)
         p = at__fmt_u64(AT_PUT(p, ",\"msg\":"), ev->msg);
     if (ev->name)
-        p = put_name(AT_PUT(p, ",\"msg_name\":"), msg_name, "name_", 5, ev->name);
+        p = put_name(AT_PUT(p, ",\"msg_name\":"), msg_name, "name_", 5,
+                     at__names_msg_number(nm, ev->name));
     if (ev->path)
         p = put_name(AT_PUT(p, ",\"path\":"), path, "path_", 5, ev->path);
     if (stack)

@@ -10,9 +10,10 @@
  * first takes the entry and leaves it in the thread's "held" slot for the second, which ends
  * the flow. Usually the recv comes first (the runtime takes the message out, then runs the
  * handler); a zloop reader's step begins, then its handler receives, and then the step has
- * the message's id. A held entry that the thread's next event does not claim is released: the
- * message was handled at its recv (a runtime that records no steps), or its recv is not
- * recorded.
+ * the message's id. A recv's held entry that the thread's next event does not claim is
+ * released: the message was handled at its recv, by no step it can be tied to (a runtime that
+ * records no steps; CZMQ outside a zloop reader). A step's held entry waits for its recv until
+ * the thread's next recv or step.
  *
  * Memory is the messages in flight: an entry is freed when its step and recv have come, or when
  * it is given up (a later send with its id, or its actor's mailbox is full: see
@@ -239,14 +240,17 @@ static int on_send(struct matcher *m, const struct merged *e, uint32_t trace,
         evict(m, trace, a);
     if (new_entry(m, &index) < 0)
         return -ENOMEM;
-    r->flow = m->next_flow++;
+    r->flow = m->next_flow;
+    r->flows = ev->msg ? at__sockets_deliveries(m->d) : 1;
+    m->next_flow += r->flows;
     m->waiting++;
     m->entries[index] = (struct pending){.flow = r->flow,
                                          .send_ns = e->ts_ns,
                                          .sender = ev->peer,
                                          .msg = ev->msg,
                                          .name = name,
-                                         .actor = box};
+                                         .actor = box,
+                                         .left = r->flows};
     enqueue(m, index);
     r->depth = m->actors[box].depth;
     if (ev->msg == 0)
@@ -257,6 +261,25 @@ static int on_send(struct matcher *m, const struct merged *e, uint32_t trace,
     if (old)
         supersede(m, *old);
     return at__hmap_put(&m->by_msg, key, index);
+}
+
+/* A delivery of a send that has more to come: a copy of its entry, with the next of its
+ * flows, outside any mailbox; the send stays for the others. NONE on -ENOMEM. */
+static uint32_t deliver(struct matcher *m, uint32_t send, uint32_t actor)
+{
+    uint32_t index;
+    if (new_entry(m, &index) < 0)
+        return NONE;
+    struct pending *p = &m->entries[send];
+    m->entries[index] = *p;
+    m->entries[index].later = p->taken;
+    m->entries[index].msg = 0; /* not indexed */
+    if (actor != MATCH_NO_ACTOR)
+        m->entries[index].actor = actor;
+    p->taken = true;
+    p->flow++;
+    p->left--;
+    return index;
 }
 
 /* The pending send that a recv or step takes: by message id when the event has one, else, in
@@ -270,6 +293,8 @@ static uint32_t take(struct matcher *m, const struct at_event *ev, uint32_t trac
             index = *found;
             m->by_id++;
         }
+        if (found && m->entries[index].left > 1)
+            return deliver(m, index, actor);
     } else if (!m->ids[trace] && actor != MATCH_NO_ACTOR && m->actors[actor].head != NONE) {
         index = m->actors[actor].head;
         m->by_order++;
@@ -278,6 +303,7 @@ static uint32_t take(struct matcher *m, const struct at_event *ev, uint32_t trac
         return NONE;
     if (m->entries[index].msg != 0)
         at__hmap_del(&m->by_msg, (struct hkey){trace, m->entries[index].msg});
+    m->entries[index].later = m->entries[index].taken;
     m->actors[m->entries[index].actor].takes = true;
     dequeue(m, index);
     m->waiting--;
@@ -291,6 +317,7 @@ static void found(const struct matcher *m, uint32_t index, struct match_result *
     r->send_ns = p->send_ns;
     r->sender = p->sender;
     r->name = p->name;
+    r->delivery = p->later;
     if (r->actor != MATCH_NO_ACTOR)
         r->depth = m->actors[r->actor].depth;
 }
@@ -378,6 +405,9 @@ int at__match_event(struct matcher *m, const struct merged *e, struct match_resu
     *r = (struct match_result){.role = MATCH_NONE, .actor = MATCH_NO_ACTOR};
     if (ev->actor != 0 && actor_of(m, trace, ev->actor, &r->actor) < 0)
         return -ENOMEM;
+    struct held *h = held_of(m, e, trace);
+    if (h->entry != NONE && !h->by_step && ev->kind != AT_EV_STEP_BEGIN)
+        drop_held(m, h); /* no step handles the message its recv took: it ended at the recv */
     switch (ev->kind) {
     case AT_EV_SEND:
         return on_send(m, e, trace, r);

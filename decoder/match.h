@@ -28,11 +28,15 @@ struct match_actor {
  * reports stops at this number. */
 #define MATCH_MAILBOX_CAP 65536
 
-/* A message sent and not yet handled. */
+/* A message sent and not yet handled. A send delivered to several receivers (a PUB's fan-out)
+ * stays until its last delivery, each delivery with a flow of its own: flow, flow + 1, ... */
 struct pending {
     uint64_t flow, send_ns, sender, msg;
     uint32_t name, actor; /* message name id; receiver's index */
     uint32_t prev, next;  /* mailbox links; next links the free list */
+    uint32_t left;        /* deliveries still to come, this one included */
+    bool taken;           /* a delivery was taken already */
+    bool later;           /* a delivery's copy: not the send's first */
 };
 
 /* A message taken out of a mailbox by one of a thread's events, waiting for the other: its
@@ -76,9 +80,15 @@ struct matcher {
 enum match_role { MATCH_NONE, MATCH_SEND, MATCH_RECV, MATCH_STEP };
 
 struct match_result {
-    enum match_role role; /* SEND: a new flow; RECV, STEP: a send was found (flow != 0) */
+    enum match_role role; /* SEND: new flows; RECV, STEP: a send was found (flow != 0) */
     uint64_t flow;
-    bool ends; /* RECV, STEP: the flow ends here (at the later of a message's recv and step) */
+    uint32_t flows; /* SEND: how many flows start here (its deliveries), from flow on */
+    /* RECV, STEP: the flow ends here. A step ends the flow of the message it handled; a recv
+     * ends it when a step it runs in handles it (a zloop reader's). After any other recv the
+     * thread's next event says: a step of the message ends it there, else it ended at the recv
+     * (the matcher lets the message go at that next event). */
+    bool ends;
+    bool delivery; /* RECV, STEP: a fan-out send's delivery other than its first */
     uint64_t send_ns, sender;
     uint32_t name;  /* the send's message name id */
     uint32_t actor; /* index of the event's actor; MATCH_NO_ACTOR when it has none */

@@ -3,6 +3,7 @@
  *   lines starting with '#' are skipped;
  * - a JSON array of message names in id order: element i names message id i; null and ""
  *   elements name nothing (the form of a runtime's id-to-name table, such as Aether's).
+ * In a trace whose message name ids are types plus one (names.h), a message number is a type.
  * A file whose first non-blank character is '[' is the JSON form. The file's names replace the
  * trace's, in every trace. */
 #include <errno.h>
@@ -14,11 +15,17 @@
 
 #define NAME_MAX_BYTES 4096
 
+/* A message number is a type in a trace whose message name ids are types plus one. */
 static int set_name(struct decode *d, unsigned space, uint64_t id, const char *s, size_t len)
 {
-    for (size_t i = 0; i < d->ntraces; i++)
-        if (at__names_set(&d->traces[i].names, space, id, (const uint8_t *)s, len) < 0)
+    for (size_t i = 0; i < d->ntraces; i++) {
+        struct names *nm = &d->traces[i].names;
+        uint64_t in_trace = space == AT_NAME_MSG ? id + nm->msg_shift : id;
+        if (at__names_set(nm, space, in_trace, (const uint8_t *)s, len) < 0)
             return -ENOMEM;
+        at__names_mark_given(nm, space, in_trace);
+    }
+    d->names_given++;
     return 0;
 }
 
@@ -250,6 +257,7 @@ static int read_all(FILE *f, char **text, size_t *size)
 
 int at__names_file_apply(struct decode *d, const char *path)
 {
+    d->names_path = path;
     FILE *f = fopen(path, "r");
     if (!f) {
         int err = errno;

@@ -67,6 +67,8 @@ int at__names_set(struct names *nm, unsigned space, uint64_t id, const uint8_t *
     case AT_NAME_ACTOR:
         return id != 0 ? set_mapped(nm, &nm->actor, id, s, len) : 0;
     case AT_NAME_PATH:
+        if (len == strlen(AT_MSG_TYPE_MARK) && memcmp(s, AT_MSG_TYPE_MARK, len) == 0)
+            nm->msg_shift = 1;
         return id != 0 && id <= 255 ? assign(&nm->path[id], s, len) : 0;
     case AT_NAME_EVENT:
         return id >= AT_EV_FIRST_REGISTERED && id <= 255 ? assign(&nm->kind[id], s, len) : 0;
@@ -94,6 +96,13 @@ const struct name *at__names_get(const struct names *nm, unsigned space, uint64_
         break;
     }
     return found && found->s ? found : NULL;
+}
+
+void at__names_mark_given(struct names *nm, unsigned space, uint64_t id)
+{
+    struct name *n = (struct name *)at__names_get(nm, space, id); /* entries are ours */
+    if (n)
+        n->given = true;
 }
 
 void at__names_free(struct names *nm)

@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "array.h"
 #include "at_codec.h"
 #include "decode.h"
 #include "hmap.h"
@@ -52,6 +53,7 @@ enum { STATE_CLEARED = 1, NEEDS_STATE = 2 }; /* TracePacket.SequenceFlags */
 #define SEQUENCE           1                 /* every packet is on one sequence */
 #define MSG_ANNOTATION_IID 1                 /* the debug annotation "msg" */
 #define EVENT_ROOM         160               /* a TrackEvent without strings */
+#define FLOW_ROOM          10                /* a flow id: its tag and a fixed64 */
 
 struct perfetto {
     struct tl_format f;
@@ -59,6 +61,8 @@ struct perfetto {
     uint32_t next_iid;
     uint8_t *stack_data; /* the InternedData entries of the call stack of the item at hand */
     size_t stack_len, stack_cap;
+    uint8_t *event; /* the TrackEvent at hand: EVENT_ROOM, and FLOW_ROOM per fan-out flow */
+    size_t event_cap;
 };
 
 /* ---- Protobuf encoding --------------------------------------------------------------------- */
@@ -427,15 +431,18 @@ static int intern_stack(struct perfetto *pf, const struct tl_item *it, uint64_t 
     return fresh ? put_callstack(pf, trace, t, frames, n, *iid) : 0;
 }
 
-/* The TrackEvent of an item, without its name, into p (EVENT_ROOM bytes). */
+/* The TrackEvent of an item, without its name, into p (EVENT_ROOM bytes, and FLOW_ROOM for
+ * each flow past the first). */
 static uint8_t *track_event(uint8_t *p, const struct tl_item *it, uint64_t iid)
 {
     p = uint_field(p, EVENT_TYPE, it->type);
     p = uint_field(p, EVENT_TRACK, it->track->uuid);
     if (iid)
         p = uint_field(p, EVENT_NAME_IID, iid);
-    if (it->flow_out || it->flow_via)
-        p = fixed64_field(p, EVENT_FLOW, it->flow_out | it->flow_via);
+    for (uint32_t i = 0; it->flow_out && i < (it->flows_out > 1 ? it->flows_out : 1); i++)
+        p = fixed64_field(p, EVENT_FLOW, it->flow_out + i); /* one per delivery */
+    if (it->flow_via)
+        p = fixed64_field(p, EVENT_FLOW, it->flow_via);
     if (it->flow_in)
         p = fixed64_field(p, EVENT_FLOW_END, it->flow_in);
     if (it->msg && it->type != TL_END) {
@@ -462,7 +469,10 @@ static int put_item(void *arg, const struct tl_item *it)
     uint64_t stack_iid;
     if (intern_stack(pf, it, &stack_iid) < 0)
         return -ENOMEM;
-    uint8_t event[EVENT_ROOM];
+    size_t room = EVENT_ROOM + (it->flows_out > 1 ? it->flows_out : 0) * FLOW_ROOM;
+    if (at__array_reserve((void **)&pf->event, &pf->event_cap, room, 1) < 0)
+        return -ENOMEM;
+    uint8_t *event = pf->event;
     uint8_t *event_end = track_event(event, it, iid);
     if (stack_iid)
         event_end = uint_field(event_end, EVENT_CALLSTACK_IID, stack_iid);
@@ -503,6 +513,7 @@ static void perfetto_destroy(void *state)
     if (pf) {
         at__hmap_free(&pf->interned);
         free(pf->stack_data);
+        free(pf->event);
     }
     at__tl_format_destroy(pf);
 }

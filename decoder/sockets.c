@@ -27,11 +27,12 @@
 #define SOCKET_MASK  ((1u << 23) - 1)
 #define PRINT_MASK   ((1ull << SOCKET_SHIFT) - 1)
 
-/* The kinds the CZMQ shim registers here: a socket's endpoints, and PIPE, a pipe made outside
- * zactor_new, whose sends may precede the first use of the receiving end. */
-enum endpoint_kind { BIND, CONNECT, UNBIND, DISCONNECT, PIPE, ENDPOINT_KINDS };
-static const char *const kind_names[ENDPOINT_KINDS] = {"zmq_bind", "zmq_connect", "zmq_unbind",
-                                                       "zmq_disconnect", "zmq_pipe"};
+/* The kinds the CZMQ shim registers here: a socket's endpoints, its close (which ends them
+ * all), and PIPE, a pipe made outside zactor_new, whose sends may precede the first use of the
+ * receiving end. */
+enum endpoint_kind { BIND, CONNECT, UNBIND, DISCONNECT, CLOSE, PIPE, ENDPOINT_KINDS };
+static const char *const kind_names[ENDPOINT_KINDS] = {
+    "zmq_bind", "zmq_connect", "zmq_unbind", "zmq_disconnect", "zmq_close", "zmq_pipe"};
 
 /* Two sockets joined: the sends made in [from, until) go over the link. */
 struct link {
@@ -54,6 +55,7 @@ struct endpoint {
     bool bound;
     const struct name *name;
     uint64_t ns, until; /* of its bind or connect, and of its unbind or disconnect (FOREVER) */
+    uint64_t closed;    /* its socket's close, which ends its connections too (FOREVER) */
 };
 
 #define FOREVER UINT64_MAX
@@ -66,6 +68,7 @@ struct sock_msg {
     uint32_t name;           /* its message name id, in its trace */
     bool send, failed;       /* failed: a send_failed follows, the message never left */
     uint32_t other;          /* send: its first receiver; recv: its send; NONE: no match */
+    uint32_t deliveries;     /* send: its recvs in its first receiver's trace (fan-out: many) */
 };
 
 struct queue {
@@ -76,6 +79,7 @@ struct queue {
 
 struct sockets {
     unsigned (*kinds)[ENDPOINT_KINDS]; /* per trace: the registered kind ids, 0 when absent */
+    uint32_t *boot; /* per trace: the first trace of its boot (one clock); without one, 0's */
     struct sock *socks;
     uint32_t nsocks;
     size_t socks_cap;
@@ -101,6 +105,7 @@ struct sockets {
     uint64_t socket;      /* its socket number; 0: not a socket event */
     uint32_t sock;        /* its socks index; NONE */
     uint32_t remote;      /* its msgs index when the other end is in another trace */
+    uint32_t msg;         /* its msgs index when it is a matched send or recv; NONE */
 };
 
 static bool name_is(const struct name *n, const char *s)
@@ -164,6 +169,16 @@ static void end_endpoint(struct sockets *s, uint32_t sock, bool bound, const str
     }
 }
 
+/* A close ends every bind and connect of the socket still live. */
+static void close_sock(struct sockets *s, uint32_t sock, uint64_t ns)
+{
+    for (uint32_t i = 0; i < s->nendpoints; i++) {
+        struct endpoint *p = &s->endpoints[i];
+        if (p->sock == sock && p->until == FOREVER && p->closed == FOREVER)
+            p->closed = ns;
+    }
+}
+
 static int add_endpoint(struct sockets *s, const struct merged *e, uint32_t trace, int kind)
 {
     const struct at_event *ev = e->ev;
@@ -173,6 +188,10 @@ static int add_endpoint(struct sockets *s, const struct merged *e, uint32_t trac
         return -ENOMEM;
     const struct name *type = &nm->path[ev->path], *name = at__names_get(nm, AT_NAME_MSG, ev->name);
     s->socks[sock].fanout = name_is(type, "PUB") || name_is(type, "XPUB");
+    if (kind == CLOSE) {
+        close_sock(s, sock, e->ts_ns);
+        return 0;
+    }
     if (kind != BIND && kind != CONNECT) {
         end_endpoint(s, sock, kind == UNBIND, name, e->ts_ns);
         return 0;
@@ -183,7 +202,12 @@ static int add_endpoint(struct sockets *s, const struct merged *e, uint32_t trac
     if (s->socks[sock].first_endpoint == NONE)
         s->socks[sock].first_endpoint = s->nendpoints;
     s->endpoints[s->nendpoints++] = (struct endpoint){
-        .sock = sock, .bound = kind == BIND, .name = name, .ns = e->ts_ns, .until = FOREVER};
+        .sock = sock,
+        .bound = kind == BIND,
+        .name = name,
+        .ns = e->ts_ns,
+        .until = FOREVER,
+        .closed = FOREVER};
     return 0;
 }
 
@@ -335,6 +359,24 @@ static int fit(const struct sockets *s, const struct endpoint *c, const struct e
     return wildcard(&ba) ? 2 : 1;
 }
 
+/* Whether endpoint e's close ends it for the other end: when the two traces share a clock (one
+ * boot). Across hosts the close, often the last event of a run, would be placed by a clock
+ * offset not yet corrected, and cut joins that lasted: there only unbind and disconnect end
+ * them. */
+static bool close_seen(const struct sockets *s, const struct endpoint *e,
+                       const struct endpoint *other)
+{
+    return e->closed != FOREVER &&
+           s->boot[s->socks[e->sock].trace] == s->boot[s->socks[other->sock].trace];
+}
+
+/* When endpoint e ends, for the other end: its unbind or disconnect, or its close if seen. */
+static uint64_t end_of(const struct sockets *s, const struct endpoint *e,
+                       const struct endpoint *other)
+{
+    return close_seen(s, e, other) && e->closed < e->until ? e->closed : e->until;
+}
+
 /* The bound endpoint a connect reaches among endpoints[first..], bound from `after` on and live
  * while it was: the best fit first, the earliest of equals; NONE. */
 static uint32_t bind_for(const struct sockets *s, const struct endpoint *c, uint32_t first,
@@ -344,7 +386,7 @@ static uint32_t bind_for(const struct sockets *s, const struct endpoint *c, uint
     int best_fit = 0;
     for (uint32_t i = first; i < s->nendpoints; i++) {
         const struct endpoint *b = &s->endpoints[i];
-        bool live = b->ns >= after && b->ns < c->until && c->ns < b->until;
+        bool live = b->ns >= after && b->ns < end_of(s, c, b) && c->ns < end_of(s, b, c);
         int f = b->bound && live ? fit(s, c, b) : 0;
         if (f > best_fit) {
             best = i;
@@ -366,13 +408,19 @@ static int add_link(struct sock *sock, struct link link)
 /* The link of a connect to one bind: from the connect (libzmq queues what is sent before the
  * bind, and reconnects by itself to a later bind, from its time), to the disconnect, or the
  * unbind, which closes the connections the bind accepted (not over inproc, whose pipes outlive
- * the name). */
+ * the name), or the close of either socket. */
+static bool is_inproc(const struct name *n)
+{
+    struct address a;
+    return parse(n, &a) && same(a.scheme, a.scheme_len, "inproc", 6);
+}
+
 static int link_pair(struct sockets *s, const struct endpoint *c, const struct endpoint *b,
                      bool first)
 {
-    struct address a;
-    bool inproc = parse(c->name, &a) && same(a.scheme, a.scheme_len, "inproc", 6);
-    uint64_t until = inproc || c->until < b->until ? c->until : b->until;
+    uint64_t c_end = end_of(s, c, b), b_end = end_of(s, b, c);
+    bool pipes_live = is_inproc(c->name) && !close_seen(s, b, c);
+    uint64_t until = pipes_live || c_end < b_end ? c_end : b_end;
     struct link link = {.peer = b->sock, .from = first ? c->ns : b->ns, .until = until};
     if (add_link(&s->socks[c->sock], link) < 0)
         return -ENOMEM;
@@ -381,8 +429,9 @@ static int link_pair(struct sockets *s, const struct endpoint *c, const struct e
 }
 
 /* Joins a connect to the bind it reaches, then to each bound later (endpoints are in time
- * order), after the previous one's unbind, while the connect lasts (a server that rebinds its
- * endpoint). */
+ * order), after the previous one's unbind or close, while the connect lasts (a server that
+ * rebinds its endpoint). Not over inproc after a close: that connection is gone, and libzmq
+ * reconnects only tcp and ipc. */
 static int join_connect(struct sockets *s, const struct endpoint *c)
 {
     uint64_t after = 0;
@@ -390,7 +439,9 @@ static int join_connect(struct sockets *s, const struct endpoint *c)
          first = b + 1) {
         if (link_pair(s, c, &s->endpoints[b], first == 0) < 0)
             return -ENOMEM;
-        after = s->endpoints[b].until;
+        if (close_seen(s, &s->endpoints[b], c) && is_inproc(c->name))
+            break;
+        after = end_of(s, &s->endpoints[b], c);
     }
     return 0;
 }
@@ -489,8 +540,10 @@ static int take(struct sockets *s, uint32_t recv)
     uint32_t queue = *at__hmap_get(&s->queue_index, (struct hkey){best_peer, r->print});
     (*cursor(s, queue, r->sock))++;
     r->other = best_send;
-    if (s->msgs[best_send].other == NONE)
-        s->msgs[best_send].other = recv;
+    struct sock_msg *send = &s->msgs[best_send];
+    if (send->other == NONE)
+        send->other = recv;
+    send->deliveries += s->msgs[send->other].trace == r->trace;
     return 0;
 }
 
@@ -504,14 +557,36 @@ static int match(struct sockets *s)
     return err;
 }
 
+/* The first trace of trace i's boot, as clocks.c groups them: a trace without a boot id goes
+ * with the first. */
+static uint32_t boot_group(const struct decode *d, size_t i)
+{
+    const char *boot = d->traces[i].process.boot_id;
+    for (size_t j = 0; boot && *boot && j < i; j++)
+        if (d->traces[j].process.boot_id && strcmp(d->traces[j].process.boot_id, boot) == 0)
+            return (uint32_t)j;
+    return boot && *boot ? (uint32_t)i : 0;
+}
+
 int at__sockets_prepare(struct decode *d)
 {
+    size_t n = d->ntraces ? d->ntraces : 1;
     struct sockets *s = calloc(1, sizeof *s);
-    if (!s || !(s->kinds = calloc(d->ntraces ? d->ntraces : 1, sizeof *s->kinds))) {
+    if (s) {
+        s->kinds = calloc(n, sizeof *s->kinds);
+        s->boot = calloc(n, sizeof *s->boot);
+    }
+    if (!s || !s->kinds || !s->boot) {
+        if (s) {
+            free(s->kinds);
+            free(s->boot);
+        }
         free(s);
         return -ENOMEM;
     }
     d->sockets = s;
+    for (size_t i = 0; i < d->ntraces; i++)
+        s->boot[i] = boot_group(d, i);
     if (!find_kinds(s, d)) {
         at__sockets_free(d);
         return 0;
@@ -541,6 +616,7 @@ static void rewrite(struct sockets *s, const struct merged *e, uint32_t trace)
         return;
     const struct sock_msg *m = &s->msgs[*found], *other = &s->msgs[m->other];
     s->copy.msg = pair_id(s, *found);
+    s->msg = *found;
     if (other->trace != trace)
         s->remote = *found;
     else if (m->send)
@@ -568,6 +644,7 @@ void at__sockets_apply(struct decode *d, struct merged *e)
     s->socket = 0;
     s->sock = NONE;
     s->remote = NONE;
+    s->msg = NONE;
     uint32_t trace = (uint32_t)(e->trace - d->traces);
     if (e->ev->kind == AT_EV_SEND && e->ev->actor == 0 && e->ev->msg &&
         !(e->ev->msg & FINGERPRINT)) {
@@ -605,6 +682,26 @@ bool at__sockets_remote(const struct decode *d, struct sockets_remote *out)
     return true;
 }
 
+bool at__sockets_later_delivery(const struct decode *d, struct sockets_remote *send)
+{
+    const struct sockets *s = d->sockets;
+    if (!s || s->msg == NONE || s->msgs[s->msg].send)
+        return false;
+    const struct sock_msg *m = &s->msgs[s->msgs[s->msg].other];
+    if (m->other == s->msg)
+        return false;
+    *send = (struct sockets_remote){.trace = m->trace, .actor = m->actor, .name = m->name};
+    return true;
+}
+
+uint32_t at__sockets_deliveries(const struct decode *d)
+{
+    const struct sockets *s = d->sockets;
+    if (!s || s->msg == NONE || !s->msgs[s->msg].send)
+        return 1;
+    return s->msgs[s->msg].deliveries > 1 ? s->msgs[s->msg].deliveries : 1;
+}
+
 const struct name *at__sockets_endpoint(const struct decode *d)
 {
     const struct sockets *s = d->sockets;
@@ -624,7 +721,24 @@ char *at__sockets_json(char *p, const struct decode *d)
     const struct sock_msg *m = &s->msgs[s->remote], *other = &s->msgs[m->other];
     p = at__fmt_u64(m->send ? AT_PUT(p, ",\"actor\":") : AT_PUT(p, ",\"sender\":"), other->actor);
     p = m->send ? AT_PUT(p, ",\"actor_pid\":") : AT_PUT(p, ",\"sender_pid\":");
-    return at__fmt_u64(p, d->traces[other->trace].process.pid);
+    p = at__fmt_u64(p, d->traces[other->trace].process.pid);
+    const struct name *name = at__sockets_remote_name(d);
+    if (!name)
+        return p;
+    p = m->send ? AT_PUT(p, ",\"actor_name\":") : AT_PUT(p, ",\"sender_name\":");
+    return at__fmt_json_str(p, name->s, name->len);
+}
+
+const struct name *at__sockets_remote_name(const struct decode *d)
+{
+    const struct sockets *s = d->sockets;
+    if (!s || s->remote == NONE)
+        return NULL;
+    const struct sock_msg *other = &s->msgs[s->msgs[s->remote].other];
+    const struct name *n = other->actor ? at__names_get(&d->traces[other->trace].names,
+                                                        AT_NAME_ACTOR, other->actor)
+                                        : NULL;
+    return n && n->s ? n : NULL;
 }
 
 void at__sockets_each_remote(const struct decode *d,
@@ -649,6 +763,7 @@ void at__sockets_free(struct decode *d)
     for (uint32_t i = 0; i < s->nqueues; i++)
         free(s->queues[i].sends);
     free(s->kinds);
+    free(s->boot);
     free(s->socks);
     free(s->endpoints);
     free(s->msgs);

@@ -21,9 +21,14 @@ int at__sockets_prepare(struct decode *d);
  * the actor of its recv. */
 void at__sockets_apply(struct decode *d, struct merged *e);
 
-/* JSONL: writes ",\"socket\":N" for the event at__sockets_apply last rewrote, and the actor and
- * pid of the other end when it is in another trace. At most 100 bytes. */
+/* JSONL: writes ",\"socket\":N" for the event at__sockets_apply last rewrote, and the actor,
+ * pid and actor name of the other end when it is in another trace. At most 100 bytes and the
+ * JSON string of at__sockets_remote_name. */
 char *at__sockets_json(char *p, const struct decode *d);
+
+/* The name, in its trace, of the other end's actor of the event at__sockets_apply rewrote
+ * last, when that end is in another trace and its actor has a name; else NULL. */
+const struct name *at__sockets_remote_name(const struct decode *d);
 
 /* A matched message whose send and recv are in two traces, at their times as placed now. */
 struct remote_pair {
@@ -46,6 +51,15 @@ struct sockets_remote {
 /* Fills *out and returns true when the event at__sockets_apply rewrote last is a socket
  * message whose other end is in another trace; false otherwise. */
 bool at__sockets_remote(const struct decode *d, struct sockets_remote *out);
+
+/* Whether the event at__sockets_apply rewrote last is a recv of a fan-out send that an earlier
+ * recv took too (a delivery other than its first): then fills *send with the send's trace,
+ * sender and message name id. */
+bool at__sockets_later_delivery(const struct decode *d, struct sockets_remote *send);
+
+/* How many recvs took the send at__sockets_apply rewrote last (several for a PUB's fan-out,
+ * counting those in its first receiver's trace); 1 for any other event. */
+uint32_t at__sockets_deliveries(const struct decode *d);
 
 /* The endpoint of the socket of the event at__sockets_apply rewrote last (its first bind or
  * connect), or NULL: names where a send whose receiver stays unknown went. */

@@ -137,6 +137,21 @@ static int on_handled(struct stats *st, const struct merged *e, uint32_t trace,
     return 0;
 }
 
+/* A recv of a traced send: the send -> recv latency goes to the send's name; a fan-out
+ * send's later deliveries count for their receivers as the first did at the send. */
+static int on_recv(struct stats *st, const struct merged *e, uint32_t trace, struct stat_actor *a,
+                   const struct match_result *r)
+{
+    if (r->flow == 0)
+        return 0;
+    if (a) {
+        a->received += r->delivery;
+        set_depth(st, a, e->ts_ns, r->depth);
+    }
+    struct stat_msg *m = msg_of(st, trace, r->name);
+    return m ? at__hist_add(&m->recv_latency, e->ts_ns - r->send_ns) : -ENOMEM;
+}
+
 /* The message name a step handled: its send's, else its own; NULL when it has neither. */
 static int handled_msg(struct stats *st, const struct merged *e, uint32_t trace,
                        const struct match_result *r, struct stat_msg **out)
@@ -243,9 +258,7 @@ static int stats_event(struct out *o, const struct decode *d, const struct merge
             return -ENOMEM;
         return on_send(st, e, trace, a, &r);
     case AT_EV_RECV:
-        if (a && r.flow)
-            set_depth(st, a, e->ts_ns, r.depth);
-        return 0;
+        return on_recv(st, e, trace, a, &r);
     case AT_EV_STEP_BEGIN:
         return on_step(st, e, trace, a, &r);
     case AT_EV_STEP_END:
@@ -328,8 +341,10 @@ static void stats_destroy(void *state)
         return;
     for (size_t i = 0; i < st->nactors; i++)
         at__hist_free(&st->actors[i].latency);
-    for (size_t i = 0; i < st->nmsgs; i++)
+    for (size_t i = 0; i < st->nmsgs; i++) {
         at__hist_free(&st->msgs[i].latency);
+        at__hist_free(&st->msgs[i].recv_latency);
+    }
     for (size_t i = 0; i < st->match.ntraces; i++) {
         free(st->threads ? st->threads[i] : NULL);
         free(st->name_cache ? st->name_cache[i] : NULL);

@@ -22,6 +22,7 @@ struct stat_msg {
     uint64_t handled;        /* steps that handled a message of that name */
     uint64_t handling_ns;    /* time in those steps, each from its begin to its end */
     struct hist latency;     /* send -> the step that handled it */
+    struct hist recv_latency; /* send -> its recv (each delivery's, for a fan-out) */
 };
 
 /* A step begun and not ended. */

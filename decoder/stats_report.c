@@ -84,7 +84,8 @@ static const char *text_name(char *buf, const struct name *n, const char *prefix
 static const char *msg_text(const struct report *r, const struct stat_msg *m, char *buf)
 {
     char name[TEXT_NAME + 24];
-    const char *text = m->name ? text_name(name, msg_name(r, m), "name_", m->name) : AT_UNNAMED;
+    uint64_t number = at__names_msg_number(&r->d->traces[m->trace].names, m->name);
+    const char *text = m->name ? text_name(name, msg_name(r, m), "name_", number) : AT_UNNAMED;
     if (r->d->ntraces > 1)
         snprintf(buf, 96, "%s [pid %llu]", text,
                  (unsigned long long)r->d->traces[m->trace].process.pid);
@@ -263,15 +264,17 @@ static void text_msgs(struct report *r, const uint32_t *order)
 {
     char name[96], busy[24];
     int width = r->d->ntraces > 1 ? 42 : 28; /* room for the pid */
-    say(r, "\nMessages by name (latency: send -> the step that handled it)\n");
-    say(r, "  %-*s %10s %10s %10s %9s %9s %9s %9s %10s\n", width, "name", "sent", "received",
-        "handled", "p50", "p90", "p99", "max", "in steps");
+    say(r, "\nMessages by name (latency: send -> the step that handled it; send -> its recv)\n");
+    say(r, "  %-*s %10s %10s %10s %9s %9s %9s %9s %9s %9s %9s %9s %10s\n", width, "name", "sent",
+        "received", "handled", "step p50", "p90", "p99", "max", "recv p50", "p90", "p99", "max",
+        "in steps");
     for (size_t i = 0; i < r->st->nmsgs && i < TEXT_ROWS; i++) {
         const struct stat_msg *m = &r->st->msgs[order[i]];
         say(r, "  %-*s %10llu %10llu %10llu", width, msg_text(r, m, name),
             (unsigned long long)m->sent, (unsigned long long)m->received,
             (unsigned long long)m->handled);
         text_latency(r, &m->latency);
+        text_latency(r, &m->recv_latency);
         say(r, " %10s\n", duration(busy, m->handling_ns));
     }
     if (r->st->nmsgs > TEXT_ROWS)
@@ -357,12 +360,13 @@ static const char *actor_text(const struct report *r, uint32_t i, char *buf)
     const struct match_actor *a = &r->st->match.actors[i];
     char name[TEXT_NAME + 24];
     const struct name *n = actor_name(r, a);
+    const char *text = text_name(name, n, at__actor_prefix(a->id), at__actor_number(a->id));
+    unsigned long long id = at__actor_number(a->id);
     if (r->d->ntraces > 1)
-        snprintf(buf, 96, "%s (%llu) [pid %llu]", text_name(name, n, "actor ", a->id),
-                 (unsigned long long)a->id, (unsigned long long)r->d->traces[a->trace].process.pid);
+        snprintf(buf, 96, "%s (%llu) [pid %llu]", text, id,
+                 (unsigned long long)r->d->traces[a->trace].process.pid);
     else
-        snprintf(buf, 96, "%s (%llu)", text_name(name, n, "actor ", a->id),
-                 (unsigned long long)a->id);
+        snprintf(buf, 96, "%s (%llu)", text, id);
     return buf;
 }
 
@@ -414,7 +418,7 @@ static void text_threads(struct report *r)
             const struct stat_thread *th = &r->st->threads[i][j];
             uint64_t life = th->last_ns > th->first_ns ? th->last_ns - th->first_ns : 0;
             const struct thread *tt = &t->threads[j];
-            const struct name n = {tt->name, tt->name_len};
+            const struct name n = {.s = tt->name, .len = tt->name_len};
             say(r, "  %-8u %-16.16s %10llu %8llu %10s %6.1f%%\n", tt->tid,
                 tt->name ? text_name(name, &n, "", 0) : "", (unsigned long long)th->events,
                 (unsigned long long)th->parks, duration(parked, th->parked_ns),
@@ -477,9 +481,9 @@ static void text_matching(struct report *r)
 
 /* ---- JSON -------------------------------------------------------------------------------- */
 
-static void json_latency(struct report *r, const struct hist *h)
+static void json_latency(struct report *r, const char *key, const struct hist *h)
 {
-    say(r, ",\"latency_ns\":{\"count\":%llu,\"p50\":%llu,\"p90\":%llu,\"p99\":%llu,\"max\":%llu}",
+    say(r, ",\"%s\":{\"count\":%llu,\"p50\":%llu,\"p90\":%llu,\"p99\":%llu,\"max\":%llu}", key,
         (unsigned long long)h->count, (unsigned long long)at__hist_percentile(h, 0.5),
         (unsigned long long)at__hist_percentile(h, 0.9),
         (unsigned long long)at__hist_percentile(h, 0.99), (unsigned long long)h->max);
@@ -510,13 +514,15 @@ static void json_msgs(struct report *r, const uint32_t *order)
         say(r, "%s\n{\"pid\":%llu,\"name_id\":%u,", i ? "," : "",
             (unsigned long long)r->d->traces[m->trace].process.pid, m->name);
         if (m->name)
-            json_name(r, msg_name(r, m), "name_", m->name);
+            json_name(r, msg_name(r, m), "name_",
+                      at__names_msg_number(&r->d->traces[m->trace].names, m->name));
         else
             say(r, "\"name\":\"" AT_UNNAMED "\"");
         say(r, ",\"sent\":%llu,\"received\":%llu,\"handled\":%llu,\"handling_ns\":%llu",
             (unsigned long long)m->sent, (unsigned long long)m->received,
             (unsigned long long)m->handled, (unsigned long long)m->handling_ns);
-        json_latency(r, &m->latency);
+        json_latency(r, "latency_ns", &m->latency);
+        json_latency(r, "recv_latency_ns", &m->recv_latency);
         say(r, "}");
     }
     say(r, "]");
@@ -528,9 +534,11 @@ static void json_actors(struct report *r, const uint32_t *order)
     for (size_t i = 0; i < r->nactors; i++) {
         const struct match_actor *m = &r->st->match.actors[order[i]];
         const struct stat_actor *a = stat_actor_of(r->st, order[i]);
-        say(r, "%s\n{\"pid\":%llu,\"actor\":%llu,", i ? "," : "",
-            (unsigned long long)r->d->traces[m->trace].process.pid, (unsigned long long)m->id);
-        json_name(r, actor_name(r, m), "actor ", m->id);
+        say(r, "%s\n{\"pid\":%llu,\"actor\":%llu,%s", i ? "," : "",
+            (unsigned long long)r->d->traces[m->trace].process.pid,
+            (unsigned long long)at__actor_number(m->id),
+            m->id & AT_ACTOR_REMOTE ? "\"remote\":true," : "");
+        json_name(r, actor_name(r, m), at__actor_prefix(m->id), at__actor_number(m->id));
         say(r,
             ",\"events\":%llu,\"sent\":%llu,\"received\":%llu,\"steps\":%llu,"
             "\"busy_ns\":%llu,\"max_depth\":%u,\"depth_over_time\":[",
@@ -540,7 +548,7 @@ static void json_actors(struct report *r, const uint32_t *order)
         for (int s = 0; s < STATS_SLOTS; s++)
             say(r, "%s%u", s ? "," : "", a->depth_slots[s]);
         say(r, "]");
-        json_latency(r, &a->latency);
+        json_latency(r, "latency_ns", &a->latency);
         say(r, "}");
     }
     say(r, "]");
@@ -557,8 +565,8 @@ static void json_threads(struct report *r)
             const struct thread *tt = &t->threads[j];
             say(r, "%s\n{\"pid\":%llu,\"tid\":%u,", sep, (unsigned long long)t->process.pid,
                 tt->tid);
-            json_name(r, tt->name ? &(struct name){tt->name, tt->name_len} : NULL, "thread ",
-                      tt->tid);
+            const struct name n = {.s = tt->name, .len = tt->name_len};
+            json_name(r, tt->name ? &n : NULL, "thread ", tt->tid);
             say(r,
                 ",\"events\":%llu,\"parks\":%llu,\"parked_ns\":%llu,\"first_ns\":%llu,"
                 "\"last_ns\":%llu}",

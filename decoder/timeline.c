@@ -129,8 +129,8 @@ struct event_ctx {
     struct tl_thread *th;
 };
 
-static int emit(struct event_ctx *c, struct tl_track *track, enum tl_type type, enum tl_what what,
-                uint64_t id, struct tl_item it)
+static struct tl_item item_of(struct event_ctx *c, struct tl_track *track, enum tl_type type,
+                              enum tl_what what, uint64_t id, struct tl_item it)
 {
     it.type = type;
     it.track = track;
@@ -142,7 +142,38 @@ static int emit(struct event_ctx *c, struct tl_track *track, enum tl_type type, 
         it.msg = track->kind == TL_CORE ? 0 : c->e->ev->msg; /* a piece may begin at any event */
         it.stack = track->kind == TL_CORE || c->e->stack == AT_STACK_SKIPPED ? 0 : c->e->stack;
     }
+    return it;
+}
+
+static int emit(struct event_ctx *c, struct tl_track *track, enum tl_type type, enum tl_what what,
+                uint64_t id, struct tl_item it)
+{
+    it = item_of(c, track, type, what, id, it);
     return c->tl->sink.item(c->tl->sink.arg, &it);
+}
+
+/* Draws the thread's held recv: on the flow to the step that follows when `via`, else at the
+ * flow's end. */
+static int draw_recv(struct timeline *tl, struct tl_thread *th, bool via)
+{
+    struct tl_item it = th->recv;
+    th->recv.track = NULL;
+    if (!it.track)
+        return 0;
+    if (!via) {
+        it.flow_in = it.flow_via;
+        it.flow_via = 0;
+    }
+    return tl->sink.item(tl->sink.arg, &it);
+}
+
+/* The thread's held recv, now that its next event is known (its match result r). */
+static int settle_recv(struct event_ctx *c)
+{
+    const struct match_result *r = c->r;
+    uint64_t flow = at__tl_flow_id(c->tl, r->flow);
+    bool via = r->role == MATCH_STEP && r->ends && c->th->recv.flow_via == flow;
+    return draw_recv(c->tl, c->th, via);
 }
 
 /* A recv or step on a message's flow: the flow passes it, or ends at the later of the two. */
@@ -282,7 +313,8 @@ static int step_end(struct event_ctx *c)
 static int send(struct event_ctx *c)
 {
     const struct at_event *ev = c->e->ev;
-    struct tl_item flow = {.flow_out = at__tl_flow_id(c->tl, c->r->flow)};
+    struct tl_item flow = {.flow_out = at__tl_flow_id(c->tl, c->r->flow),
+                           .flows_out = c->r->flows};
     if (ev->peer == 0) {
         int err = thread_declared(c);
         return err ? err : emit(c, &c->th->track, TL_INSTANT, TL_NAME_EVENT, ev->name, flow);
@@ -302,7 +334,7 @@ int at__tl_event(struct timeline *tl, const struct merged *e)
     struct event_ctx c = {tl, e, &r, trace, thread_of(tl, e, trace)};
     tl->now = e->ts_ns;
     int err = at__match_event(&tl->match, e, &r);
-    if (err < 0)
+    if (err < 0 || (err = settle_recv(&c)) < 0)
         return err;
     switch (e->ev->kind) {
     case AT_EV_STEP_BEGIN:
@@ -314,6 +346,11 @@ int at__tl_event(struct timeline *tl, const struct merged *e)
     default:
         if ((err = place(&c)) < 0 || (err = thread_declared(&c)) < 0)
             return err;
+        if (r.role == MATCH_RECV && r.flow && !r.ends) { /* drawn at the thread's next event */
+            c.th->recv = item_of(&c, &c.th->track, TL_INSTANT, TL_NAME_EVENT, e->ev->name,
+                                 flow_of(tl, &r));
+            return 0;
+        }
         return emit(&c, &c.th->track, TL_INSTANT, TL_NAME_EVENT, e->ev->name, flow_of(tl, &r));
     }
 }
@@ -321,7 +358,9 @@ int at__tl_event(struct timeline *tl, const struct merged *e)
 /* Ends the open steps of one thread, on its thread's and its core's track. */
 static int finish_thread(struct event_ctx *c)
 {
-    int err = c->th->on_core != TL_NO_CORE ? leave(c, c->th) : 0;
+    int err = draw_recv(c->tl, c->th, false);
+    if (err == 0 && c->th->on_core != TL_NO_CORE)
+        err = leave(c, c->th);
     for (; err == 0 && c->th->depth > 0; c->th->depth--)
         err = emit(c, &c->th->track, TL_END, TL_NAME_ACTOR, 0, (struct tl_item){0});
     return err;
@@ -390,7 +429,7 @@ static const char *event_name(struct timeline *tl, const struct names *nm, const
     p = builtin ? at__fmt_utf8(p, builtin, strlen(builtin)) : put_named(p, kind, "kind_", it->kind);
     if (it->id) {
         *p++ = ' ';
-        p = put_named(p, msg, "name_", it->id);
+        p = put_named(p, msg, "name_", at__names_msg_number(nm, it->id));
     }
     *len = (size_t)(p - start);
     return start;
@@ -408,7 +447,9 @@ const char *at__tl_item_name(struct timeline *tl, const struct tl_item *it, size
         return NULL;
     if (it->what == TL_NAME_MSG && it->id == 0)
         return finish(tl, AT_PUT(p, AT_UNNAMED), len);
-    return finish(tl, put_named(p, n, it->what == TL_NAME_MSG ? "name_" : "actor ", it->id), len);
+    if (it->what == TL_NAME_MSG)
+        return finish(tl, put_named(p, n, "name_", at__names_msg_number(nm, it->id)), len);
+    return finish(tl, put_named(p, n, at__actor_prefix(it->id), at__actor_number(it->id)), len);
 }
 
 static const char *basename_of(const char *path)
@@ -444,7 +485,8 @@ const char *at__tl_track_name(struct timeline *tl, const struct tl_track *t, siz
     case TL_ACTOR:
         if (actor)
             p = AT_PUT(at__fmt_utf8(p, actor->s, actor->len), " (");
-        p = at__fmt_u64(AT_PUT(p, "actor "), t->id);
+        p = at__fmt_utf8(p, at__actor_prefix(t->id), strlen(at__actor_prefix(t->id)));
+        p = at__fmt_u64(p, at__actor_number(t->id));
         if (actor)
             p = AT_PUT(p, ")");
         break;

@@ -36,7 +36,9 @@ struct tl_item {
     uint8_t kind;      /* TL_NAME_EVENT: the event kind */
     uint64_t id;       /* message name id (TL_NAME_MSG, TL_NAME_EVENT) or actor id */
     uint64_t msg;      /* message id, shown with the item; 0: none */
-    uint64_t flow_out; /* a send: the flow starts here */
+    uint64_t flow_out; /* a send: the flow starts here; with flows_out > 1 (a fan-out), flows
+                          flow_out .. flow_out + flows_out - 1 start here, one per delivery */
+    uint32_t flows_out;
     uint64_t flow_via; /* the first of a message's recv and step: the flow passes here */
     uint64_t flow_in;  /* the later of them: the flow ends here */
     uint32_t stack;    /* the event's call stack id (stacks.h), on its own tracks; 0: none */
@@ -61,6 +63,10 @@ struct tl_thread {
     uint64_t actors[TL_MAX_NESTED]; /* the actor of each open step, outermost first */
     uint32_t depth;                 /* steps begun and not ended */
     uint32_t on_core; /* the core whose track holds the pieces of its open steps; TL_NO_CORE */
+    /* A recv on a message's flow, drawn once the thread's next event says whether a step of
+     * that message follows (the flow passes the recv to it) or not (the flow ends at the
+     * recv); track NULL: none. */
+    struct tl_item recv;
 };
 
 /* A core's track holds the pieces of one thread's open steps at a time: its owner's. */

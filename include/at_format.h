@@ -159,6 +159,10 @@ struct at_event {
 };
 _Static_assert(sizeof(struct at_event) == 40, "event record layout");
 
+/* An actor id (actor, peer) with this bit is an actor of another node (process, host), its id
+ * there in the bits below: none of this trace's names is its. Below 2^53: exact in JSON. */
+#define AT_ACTOR_REMOTE (1ull << 52)
+
 /* ---- The ring file: the recorder's blocks, shared with the page cache ---------------------
  * The recorder keeps its blocks in a MAP_SHARED mapping of this file so that events survive a
  * SIGKILL; a clean exit removes it. It starts with one at_ring_header, then block_count blocks

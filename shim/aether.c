@@ -131,6 +131,16 @@ static int present(void **real, const char *symbol)
     return 0;
 }
 
+/* Message types start at 0, which is "no name" in a trace: a message's name id is its type
+ * plus one, which the trace says by registering this path name (docs/FORMAT.md), so that
+ * tracedecode shows and takes types. */
+#define TYPE_MARK "type+1"
+
+static inline uint32_t type_name(int type)
+{
+    return (uint32_t)type + 1; /* -1, no type: 0, no name */
+}
+
 /* Resolves every symbol; threads racing here store the same pointers. dlsym rather than
  * at_resolve: a missing symbol is the answer to the check, reported in one line. */
 static int check_symbols(void)
@@ -145,6 +155,7 @@ static int check_symbols(void)
         switch_off(why);
         return -1;
     }
+    at_path_register(TYPE_MARK);
     int expected = 0;
     /* relaxed: on only if still unchecked; a switch_off meanwhile wins (-1 stays) */
     __atomic_compare_exchange_n(&state, &expected, 1, 0, __ATOMIC_RELAXED, __ATOMIC_RELAXED);
@@ -304,7 +315,7 @@ static uint32_t new_msg_id(void)
 /* Records a send; msg 0 when the message cannot carry an id. */
 static void record_send(const void *actor, int type, enum label path, uint32_t msg)
 {
-    at_record(AT_EV_SEND, actor_id(actor), sender(), msg, (uint32_t)type, label(path));
+    at_record(AT_EV_SEND, actor_id(actor), sender(), msg, type_name(type), label(path));
 }
 
 /* A Message passing through a send function: recorded when the call is the outermost, and
@@ -321,10 +332,10 @@ static void send_message(const void *actor, aether_msg *msg, enum label path, in
         msg->sender_id = (int)(id | MSG_ID_TAG);
 }
 
-/* The type of a generated message struct: its first field. */
+/* The type of a generated message struct: its first field; -1 when there is none. */
 static int struct_type(const void *data, size_t size)
 {
-    return data && size >= sizeof(int) ? *(const int *)data : 0;
+    return data && size >= sizeof(int) ? *(const int *)data : -1;
 }
 
 /* Before a call that builds its own Message: records the send; returns what `outer` was. */
@@ -457,7 +468,8 @@ static step_fn *steps_get(const void *actor)
     return NULL;
 }
 
-/* The message the step is about to take: the one at the mailbox head. */
+/* The message the step is about to take: the one at the mailbox head; its id, and its type's
+ * name id (0 when the mailbox is empty). */
 static void head_message(const void *actor, uint32_t *msg, uint32_t *type)
 {
     const char *mailbox = (const char *)actor + ACTOR_MAILBOX;
@@ -467,7 +479,7 @@ static void head_message(const void *actor, uint32_t *msg, uint32_t *type)
             (const aether_msg *)mailbox + (field(mailbox, MAILBOX_HEAD) & (MAILBOX_SLOTS - 1));
         uint32_t tagged = (uint32_t)head->sender_id;
         *msg = tagged & MSG_ID_TAG ? tagged & MSG_ID_MASK : 0;
-        *type = (uint32_t)head->type;
+        *type = type_name(head->type);
     }
     if (*msg == 0 && outer.actor == actor)
         *msg = outer.msg;
@@ -504,7 +516,7 @@ AT_EXPORT void scheduler_reply(void *actor, void *data, size_t size)
     }
     if (at_enter()) {
         at_record(label(KIND_REPLY), asker_of(current_msg), sender(), current_msg,
-                  (uint32_t)struct_type(data, size), 0);
+                  type_name(struct_type(data, size)), 0);
     }
     real_scheduler_reply(actor, data, size);
     at_leave();

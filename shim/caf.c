@@ -23,7 +23,8 @@
  *
  * Layout facts read from CAF's headers, each computed from them by tests/caf/layout.cpp and
  * compared with the constants below by tests/e2e/caf.sh:
- *   - an actor's control block sits CTRL_SIZE bytes before the actor, its id at CTRL_AID;
+ *   - an actor's control block sits CTRL_SIZE bytes before the actor, its id at CTRL_AID, its
+ *     node's data at CTRL_NID;
  *   - a scheduled_actor's resumable base is at RESUMABLE_OFFSET (hence the thunk's name);
  *   - mailbox_element: sender (the sender's control block or NULL) at ELEM_SENDER, message_id
  *     at ELEM_MID, the message_view base at ELEM_VIEW; content() is that base's slot 2;
@@ -47,6 +48,7 @@
 
 #define CTRL_SIZE        64   /* CAF_CACHE_LINE_SIZE: the control block before each actor */
 #define CTRL_AID         16   /* actor_control_block::aid */
+#define CTRL_NID         24   /* actor_control_block::nid: its node's data, one pointer */
 #define RESUMABLE_OFFSET 160  /* scheduled_actor's resumable base */
 #define ELEM_VIEW        16   /* mailbox_element's message_view base */
 #define ELEM_SENDER      24   /* mailbox_element::sender */
@@ -248,10 +250,17 @@ static inline uint64_t actor_id(const void *actor)
     return read_u64(actor, CTRL_AID - CTRL_SIZE);
 }
 
-/* The id of the actor whose control block is `ctrl` (a message's sender), 0 for none. */
-static inline uint64_t ctrl_id(const void *ctrl)
+/* The id of a message's sender, whose control block is `ctrl`, 0 for none; received by
+ * `actor`, which is local. Every local actor's control block shares the system's node data;
+ * a proxy of another node's actor (remoting) has that node's: its id is marked remote, as it
+ * numbers actors of the other process. */
+static inline uint64_t sender_id(const void *actor, const void *ctrl)
 {
-    return ctrl ? read_u64(ctrl, CTRL_AID) : 0;
+    if (!ctrl)
+        return 0;
+    uint64_t id = read_u64(ctrl, CTRL_AID);
+    bool local = read_ptr(ctrl, CTRL_NID) == read_ptr(actor, CTRL_NID - CTRL_SIZE);
+    return local ? id : id | AT_ACTOR_REMOTE;
 }
 
 /* request, response or plain, from the message id. */
@@ -588,8 +597,8 @@ static void record_send(const void *actor, void *element)
     struct inflight message = {
         .msg = new_msg_id(), .name = message_name(element), .path = message_path(mid)};
     remember(element, &message);
-    at_record(AT_EV_SEND, actor_id(actor), ctrl_id(read_ptr(element, ELEM_SENDER)), message.msg,
-              message.name, message.path);
+    at_record(AT_EV_SEND, actor_id(actor), sender_id(actor, read_ptr(element, ELEM_SENDER)),
+              message.msg, message.name, message.path);
 }
 
 /* After a resume: the actor waits for messages, gives its worker up, or has ended. */
@@ -669,12 +678,13 @@ AT_EXPORT int SYM_VISIT(void *visitor, void *element)
 {
     if (!caf_ready())
         return real_visit(visitor, element);
-    uint64_t actor = actor_id(read_ptr(visitor, 0)); /* mailbox_visitor::self */
+    const void *self = read_ptr(visitor, 0); /* mailbox_visitor::self */
+    uint64_t actor = actor_id(self);
     struct inflight message = take(element);
     if (message.msg == 0)
         message.name = message_name(element); /* sent before the trace began */
-    at_record(AT_EV_RECV, actor, ctrl_id(read_ptr(element, ELEM_SENDER)), message.msg, message.name,
-              message.path);
+    at_record(AT_EV_RECV, actor, sender_id(self, read_ptr(element, ELEM_SENDER)), message.msg,
+              message.name, message.path);
     at_record(AT_EV_STEP_BEGIN, actor, 0, message.msg, message.name, message.path);
     int result = real_visit(visitor, element);
     at_record(AT_EV_STEP_END, actor, 0, message.msg, message.name, message.path);

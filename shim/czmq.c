@@ -16,7 +16,7 @@
  *   zmq_msg_send, zmq_send, zmq_send_const, zmq_sendiov, zmq_msg_recv, zmq_recv, zmq_recviov
  *   (libzmq)          send / recv: one per message, at its first frame; a blocking receive
  *                     that none of the receives above made parks here (libzmq_park())
- *   zmq_close         forgets the socket
+ *   zmq_close         zmq_close event for a socket that bound or connected; forgets the socket
  *   zmq_bind, zmq_connect, zmq_unbind, zmq_disconnect
  *   (libzmq)          zmq_bind, ... events: an ordinary socket's number, endpoint and type
  *                     (record_endpoint()); its messages carry fingerprints (fingerprint())
@@ -96,12 +96,13 @@ enum label {
     KIND_UNBIND,
     KIND_DISCONNECT,
     KIND_PIPE,
+    KIND_CLOSE,
     LABELS
 };
 static const char *const label_names[LABELS] = {
     "recv",        "wait",       "poll",     "task",        "reader",     "poller",
     "timer",       "sockets",    "names",    "send_failed", "table_full", "zmq_bind",
-    "zmq_connect", "zmq_unbind", "zmq_disconnect", "zmq_pipe"};
+    "zmq_connect", "zmq_unbind", "zmq_disconnect", "zmq_pipe", "zmq_close"};
 static unsigned label_ids[LABELS]; /* 0 until first use; atomic, relaxed */
 
 static unsigned label(enum label which)
@@ -435,6 +436,9 @@ struct end {
      * events and message fingerprints (0 for a pipe end), and `lead`, the frames a message
      * carries before the one its peer sees first: 1 on a ROUTER (the routing id), else 0. */
     uint32_t number, lead;
+    /* A bind or connect was recorded: its close is recorded too. Plain: libzmq requires a full
+     * barrier when a socket moves between threads. */
+    uint8_t joined;
     uint32_t send_frames, recv_frames; /* frames of the current message passed so far */
     /* The current message's envelope delimiter (an empty frame followed by more) was passed:
      * REQ and REP add and remove it out of sight, so both ends record the frame after it. */
@@ -950,9 +954,12 @@ AT_EXPORT int zmq_recviov(void *socket, struct iovec *iov, size_t *count, int fl
     return result;
 }
 
+static void record_close(void *socket); /* with the endpoints' code, below */
+
 AT_EXPORT int zmq_close(void *socket)
 {
     AT_RESOLVE(real_zmq_close, "zmq_close");
+    record_close(socket);
     forget(socket);
     return real_zmq_close(socket);
 }
@@ -1009,6 +1016,20 @@ static void record_endpoint(enum label kind, void *socket, const char *endpoint)
     uint32_t id = ENDPOINT_ID_BASE + __atomic_add_fetch(&endpoint_count, 1, __ATOMIC_RELAXED);
     at_name_msg(id, endpoint);
     at_record(label(kind), self_actor(), end->number, 0, id, type_path(socket_type(socket)));
+    end->joined = 1;
+}
+
+/* A close ends all of the socket's binds and connects (libzmq closes their connections, and
+ * frees the endpoints for another socket to bind): a zmq_close event, as a zmq_bind's without
+ * an endpoint, for a socket whose bind or connect was recorded. */
+static void record_close(void *socket)
+{
+    struct end *end = find(socket);
+    if (!end || !end->number || !end->joined)
+        return;
+    int saved = errno;
+    at_record(label(KIND_CLOSE), self_actor(), end->number, 0, 0, type_path(socket_type(socket)));
+    errno = saved;
 }
 
 static int endpoint_call(int (*real)(void *, const char *), enum label kind, void *socket,

@@ -4,7 +4,7 @@
 #include "aether_abi.h"
 #include "program.h"
 
-enum { ADD = 1, ANSWER = 2 };
+enum { ADD, ANSWER }; /* from 0, as Aether numbers message types */
 
 struct add_msg {
     int type;

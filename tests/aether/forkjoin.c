@@ -6,7 +6,7 @@
 #include "aether_abi.h"
 #include "program.h"
 
-enum { START = 1, WORK = 2, RESULT = 3 };
+enum { START, WORK, RESULT }; /* from 0, as Aether numbers message types */
 #define MAX_WORKERS 32
 
 typedef struct {

@@ -4,7 +4,7 @@
 #include "aether_abi.h"
 #include "program.h"
 
-enum { START = 1, PING = 2, PONG = 3 };
+enum { START, PING, PONG }; /* from 0, as Aether numbers message types */
 
 struct pong_msg {
     int type; /* first, as in every generated message struct */

@@ -4,7 +4,7 @@
 #include "aether_abi.h"
 #include "program.h"
 
-enum { ADD = 1, ADD_PAIR = 2 };
+enum { ADD, ADD_PAIR }; /* from 0, as Aether numbers message types */
 
 struct pair_msg {
     int type;

@@ -49,6 +49,7 @@ int main() {
   mailbox_element* e = element.get();
   std::printf("CTRL_SIZE %ld\n", offset_of(ctrl, self));
   std::printf("CTRL_AID %ld\n", offset_of(ctrl, &ctrl->aid));
+  std::printf("CTRL_NID %ld\n", offset_of(ctrl, &ctrl->nid));
   std::printf("RESUMABLE_OFFSET %ld\n", offset_of(self, static_cast<resumable*>(self)));
   std::printf("ELEM_VIEW %ld\n", offset_of(e, static_cast<message_view*>(e)));
   std::printf("ELEM_SENDER %ld\n", offset_of(e, &e->sender));

@@ -109,9 +109,10 @@ check "pingpong: unparks name the actor that signalled" jq -n -e --argjson main 
     [inputs | select(.event == "unpark" and .peer)]
     | length > 0 and all(.peer == 1 or .peer == 2 or .peer == $main)' "$TMP/pingpong.jsonl"
 
-# ---- --names: "ID NAME" lines and a JSON array of names in id order name the same messages
-printf '# pingpong.c: START = 1, PING = 2, PONG = 3\n1 START\n2 PING\n\n3 PONG\n' >"$TMP/names.txt"
-printf '[null, "START",\n "PING", "P\\u004fNG"]\n' >"$TMP/names.json"
+# ---- --names: "ID NAME" lines and a JSON array of names in type order name the same messages;
+# the types start at 0, as Aether numbers them, and type 0 is named like any other
+printf '# pingpong.c: START = 0, PING = 1, PONG = 2\n0 START\n1 PING\n\n2 PONG\n' >"$TMP/names.txt"
+printf '["START",\n "PING", "P\\u004fNG"]\n' >"$TMP/names.json"
 for form in txt json; do
     "$DECODE" --names "$TMP/names.$form" -o "$TMP/named.$form.jsonl" "$TMP/pingpong.trace"
     check "names ($form): decodes" [ $? -eq 0 ]
@@ -121,6 +122,29 @@ check "names: every send and step is named by its type" jq -n -e '
     [inputs | select(.event == "send" or .event == "step_begin" or .event == "step_end")]
     | length == 3 * 10001 and
       (map(.msg_name) | unique) == ["PING", "PONG", "START"]' "$TMP/named.json.jsonl"
+equal "names: START, type 0, names main's one send and its step" \
+    "$(jq -c 'select(.msg_name == "START") | .event' "$TMP/named.txt.jsonl" | tr '\n' ' ')" \
+    '"send" "step_begin" "step_end" '
+check "names: the same file also names the types with --format aether" jq -n -e '
+    [inputs | select(.event)] | length > 0
+    and all(if .event | startswith("send") then .msg_name != null
+            else (has("type") | not) or .type_name != null end)
+    and (map(select(.msg_name == "START") | .msg) | unique) == [0]
+    and (map(select(.type_name == "START") | .type) | unique) == [0]' \
+    "$(
+        "$DECODE" --names "$TMP/names.txt" -f aether -o "$TMP/named.aether" "$TMP/pingpong.trace"
+        echo "$TMP/named.aether"
+    )"
+unnamed=$(jq -c 'select(.event == "send" and .msg_name == null)' "$TMP/named.txt.jsonl" | wc -l)
+equal "names: no send left unnamed" "$unnamed" 0
+# a names file none of whose names the trace carries (numbered from 1, or another program's)
+printf '7 START\n8 PING\n' >"$TMP/other.txt"
+"$DECODE" --names "$TMP/other.txt" -o /dev/null "$TMP/pingpong.trace" 2>"$TMP/other.err"
+check "names: a file none of whose names occur still decodes" [ $? -eq 0 ]
+equal "names: ... and is warned about" "$(cat "$TMP/other.err")" \
+    "tracedecode: $TMP/other.txt: none of its 2 names is carried by an event of the trace"
+"$DECODE" --names "$TMP/names.txt" -o /dev/null "$TMP/pingpong.trace" 2>"$TMP/used.err"
+check "names: a file whose names occur is not warned about" [ ! -s "$TMP/used.err" ]
 for bad in '["a",]' '["a"' '["a"] x' '[1]' '["\u12"]' '["\ud800"]'; do
     printf '%s' "$bad" >"$TMP/bad.json"
     "$ASAN_DECODE" --names "$TMP/bad.json" -o /dev/null "$TMP/pingpong.trace" 2>"$TMP/bad.err"
@@ -134,9 +158,19 @@ for name in pingpong forkjoin ask single; do
     "$ASAN_DECODE" -f aether -o "$a" "$TMP/$name.trace"
     check "aether format ($name): decodes" [ $? -eq 0 ]
     out="$TMP/$name.out"
-    check "aether format ($name): Aether's fields, in its order, on every line" jq -n -e '
-        [inputs] | (.[:-1] | all(keys_unsorted ==
-                       ["ts_ns", "core", "event", "actor", "msg", "msg_name", "sender"]))
+    # Aether's tracer (runtime/utils/aether_trace.c) writes ts_ns, core, event, actor, msg,
+    # msg_name only for a named type, sender only when it has one (never on steps, whose msg
+    # is -1); ours adds cpu, and on steps type and type_name, after them
+    check "aether format ($name): Aether's fields, in its order, then only ours" jq -n -e '
+        def aether: if (.event | startswith("send"))
+            then ["ts_ns", "core", "event", "actor", "msg"] + (if .msg_name then ["msg_name"] else [] end) + ["sender"]
+            else ["ts_ns", "core", "event", "actor", "msg"] end;
+        def ours: if (.event | startswith("send")) then ["cpu"]
+            else ["cpu"] + (if has("type") then ["type"] else [] end)
+                 + (if .type_name then ["type_name"] else [] end) end;
+        [inputs] | (.[:-1] | length > 0 and all(keys_unsorted == aether + ours))
+        and (.[:-1] | all(.msg_name != null or (has("msg_name") | not)))
+        and (.[:-1] | map(select(.event | startswith("step"))) | all(.msg == -1 and (.type // 0) >= 0))
         and (.[-1] | keys_unsorted == ["summary", "events", "dropped", "capacity_per_core"])' "$a"
     equal "aether format ($name): send_local = local sends" "$(kind_count "$a" send_local)" \
         "$(($(truth "$out" local) + $(truth "$out" message_local) + $(truth "$out" batch_local) + $(truth "$out" ask_local)))"
@@ -152,6 +186,15 @@ for name in pingpong forkjoin ask single; do
           all(range($a | length); $a[.].sender == $j[.].sender and $a[.].actor == $j[.].actor
                                  and "name_\($a[.].msg)" == $j[.].msg_name)' "$a"
 done
+
+# Aether's core is its scheduler's: ping runs on core 0, pong on core 1, main's sends on -1;
+# a one-actor program runs its actor on the main thread: -1 throughout
+check "aether format: core is the scheduler core, -1 for the main thread" jq -n -e --argjson main "$MAIN_ID" '
+    [inputs | select(.event)] | length > 0
+    and all(if .event | startswith("step") then .core == .actor - 1
+            elif .sender == $main then .core == -1 else .core == .sender - 1 end)' "$TMP/pingpong.aether"
+check "aether format (single): every event on the main thread, core -1" jq -n -e \
+    '[inputs | select(.event)] | length > 0 and all(.core == -1)' "$TMP/single.aether"
 
 # ---- the guard: a library that shares two of the runtime's names and nothing else is left alone
 traced "$TMP/other.trace" "$AE/guard/prog" >"$TMP/other.out" 2>"$TMP/other.err"

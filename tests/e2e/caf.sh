@@ -69,7 +69,7 @@ check_flows() { # check_flows NAME: tracedecode's flows, from its Chrome output
 # The layout facts the shim reads CAF's objects by, each against CAF's headers.
 "$P/layout" >"$TMP/layout"
 check "layout: the probe runs" [ $? -eq 0 ]
-equal "layout: facts probed" "$(wc -l <"$TMP/layout")" 19
+equal "layout: facts probed" "$(wc -l <"$TMP/layout")" 20
 while read -r fact value; do
     equal "layout: $fact" \
         "$(awk -v f="$fact" '$1 == "#define" && $2 == f { print $3 }' "$TOP/shim/caf.c")" "$value"
@@ -135,6 +135,46 @@ check "valgrind: a traced run exits cleanly" [ $? -eq 0 ]
 check "valgrind: no error reported" [ ! -s "$TMP/vg.err" ]
 "$DECODE" -o "$TMP/vg.jsonl" "$TMP/vg.trace"
 equal "valgrind: the run was traced" "$(count_of "$TMP/vg.jsonl" step_begin ping)" 200
+
+# Remoting (libcaf_io): a client process asks a calculator published by a server process. Each
+# receives the other's messages from an actor of the other node, whose id numbers actors there:
+# marked remote, it takes no name of this trace, even where a local actor has the same id.
+remote_run() { # remote_run N: server and client traced, into server.trace and client.trace
+    rm -f "$TMP/port"
+    traced "$TMP/server.trace" timeout 60 "$P/remote" server "$TMP/port" "$1" >"$TMP/server.out" 2>&1 &
+    server=$!
+    for _ in $(seq 300); do [ -s "$TMP/port" ] && break; sleep 0.1; done
+    traced "$TMP/client.trace" timeout 60 "$P/remote" client "$TMP/port" "$1" >"$TMP/client.out" 2>&1
+    check "remote: the client runs traced" [ $? -eq 0 ]
+    wait "$server"
+    check "remote: the server runs traced" [ $? -eq 0 ]
+}
+remote_run 200
+for side in server:add client:result; do
+    name=${side%%:*} msg=${side#*:} j="$TMP/remote_${side%%:*}.jsonl"
+    "$DECODE" -o "$j" "$TMP/$name.trace"
+    check "remote $name: decodes cleanly" [ $? -eq 0 ]
+    equal "remote $name: $msg handled = ground truth" "$(count_of "$j" recv "$msg")" \
+        "$(truth "$TMP/$name.out" handled)"
+    check "remote $name: every $msg comes from a remote actor, unnamed" jqok -n -e --arg m "$msg" '
+        [inputs | select(.msg_name == $m and (.event == "recv" or .event == "send"))]
+        | length > 0 and all(.sender_remote == true and .sender != null and (has("sender_name") | not))' "$j"
+done
+check "remote server: the client's id is a named local actor's id too (the case that misnamed)" \
+    jqok -n -e '[inputs] | (map(select(.event == "spawn" and .actor_name) | .actor)) as $local
+        | any(.[]; .msg_name == "add" and .event == "recv" and (.sender as $s | $local | index($s)))' \
+    "$TMP/remote_server.jsonl"
+"$DECODE" -f stats --json -o "$TMP/remote.stats" "$TMP/server.trace"
+check "remote server stats: the client's actor is an actor of its own, remote, unnamed here" \
+    jqok -n -e --slurpfile j "$TMP/remote_server.jsonl" '
+    ([$j[] | select(.msg_name == "add" and .event == "recv") | .sender] | unique) as $senders
+    | input | [.actors[] | select(.remote)] as $remote
+    | ($senders | length) == 1
+      and any($remote[]; .actor == $senders[0] and .name == "remote actor \($senders[0])")' \
+    "$TMP/remote.stats"
+"$DECODE" -f dot -o "$TMP/remote.dot" "$TMP/server.trace"
+check "remote server dot: the remote sender is a node of its own, called remote" \
+    grep -q 'label="remote actor [0-9]*"' "$TMP/remote.dot"
 
 # The version guard: the real library under its own file name, its DT_SONAME patched to claim
 # 0.17.9. The program runs as usual, untraced, and the tracer says why, once.

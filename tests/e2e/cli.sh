@@ -250,6 +250,14 @@ status "list caf pingpong" 0 "$AT" list "$B/tests/caf/pingpong"
 equal "list caf pingpong: links caf" "$(row "list caf pingpong.out" caf)" "yes yes"
 status "list aether pingpong" 0 "$AT" list "$B/tests/aether/pingpong"
 equal "list aether pingpong: links aether" "$(row "list aether pingpong.out" aether)" "yes yes"
+# the runtime linked into the program, as ae build links it: traced by patching
+status "list aether linked in" 0 "$AT" list "$B/static/aether/pingpong"
+equal "list aether linked in: linked in, not as a library" \
+    "$(row "list aether linked in.out" aether)" "yes in"
+says "list aether linked in: will be patched" "list aether linked in.out" \
+    "$B/static/aether/pingpong has aether linked in: record traces it by patching its functions' entries"
+equal "list aether linked in: no other runtime linked in" \
+    "$(awk '$4 == "in"' "list aether linked in.out" | wc -l)" 1
 status "list, a program in PATH" 0 "$AT" list sh
 status "list, a missing program" 2 "$AT" list no-such-program
 says "list, a missing program: said" "list, a missing program.err" \

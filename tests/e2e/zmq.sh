@@ -91,7 +91,7 @@ check "inproc: PUB/SUB fan-out: every NEWS send reaches both subscribers" \
     jqe '[inputs | select(.socket and .msg_name == "NEWS")] | group_by(.msg)
         | all(map(select(.event == "recv") | .actor) | unique | length == 2)' "$j"
 
-# Flows: each socket message's flow reaches its recv (a fan-out send's, its first recv).
+# Flows: each socket message's flow reaches its recv (a fan-out send's: one flow to each).
 "$DECODE" -f chrome -o "$TMP/in.json" "$TMP/in.trace"
 flows=$(jq '[.traceEvents[] | select(.cat == "flow" and (.ph == "t" or .ph == "f"))] | length' \
     "$TMP/in.json")
@@ -108,15 +108,15 @@ check "inproc dot: the endpoint's node is named by the endpoint, as a receiver u
     grep -q '^    "0:endpoint:[0-9]*" \[label="receiver unknown\\ninproc://nobody", ' "$TMP/in.dot"
 check "inproc dot: no edge ends at the node outside any actor" \
     sh -c "! grep -q -- '-> \"0:0\"' '$TMP/in.dot'"
-equal "inproc dot: socket messages on edges between actors = matched socket sends" \
+equal "inproc dot: socket messages on edges between actors = their deliveries (matched recvs)" \
     "$(sed -n 's/^  "0:[1-9][0-9]*" -> "0:[1-9][0-9]*" .*label="\(.*\)"\];$/\1/p' "$TMP/in.dot" |
         tr -s '\\n' '\n' | awk '$1 ~ /^(JOB|TASK|PING|PONG|REQ|REP|NEWS|END)$/ { n += $2 } END { print n + 0 }')" \
-    "$(jq -c 'select(.socket and .event == "send" and .actor)' "$j" | wc -l)"
+    "$(jq -c 'select(.socket and .event == "recv" and .sender and .msg)' "$j" | wc -l)"
 
 # ---- two processes traced into two files ------------------------------------------------
 # remote_views NAME JSONL: the views of the two traces. Every matched message (a msg id on its
 # send and its recv) has exactly one flow, from its send in the sender's process to its recv in
-# the receiver's (Chrome: "s" and "t" records with the pid and time of the two events;
+# the receiver's (Chrome: an "s" and an "f" record with the pid and time of the two events;
 # Perfetto: a flow id on the two events, at their times, with the message's id); stats name
 # each row's process and count each registered kind by its name (each process numbers its
 # own); dot draws each message from its sender's cluster to its receiver's.
@@ -129,7 +129,7 @@ remote_views() {
         sort >"$TMP/$name.want.flows"
     "$ASAN_DECODE" -f chrome -o "$TMP/$name.chrome" $traces
     sed -n 's/^{"ph":"\([stf]\)","pid":\([0-9]*\),"tid":[0-9]*,"ts":\([0-9.]*\),"cat":"flow",.*"id":\([0-9]*\).*/\4 \1 \2 \3/p' \
-        "$TMP/$name.chrome" | sort -k1,1n -k2,2 |
+        "$TMP/$name.chrome" | sort -k1,1n -k2,2r |
         awk '$1 != id { if (id != "") print out, n; id = $1; out = ""; n = 0 }
              { out = out (out == "" ? "" : " ") $3 " " $4; n++ } END { if (id != "") print out, n }' |
         awk '$5 == 2 { print $1, $2, $3, $4 } $5 != 2 { print "flow of", $5, "records" }' |
@@ -205,6 +205,14 @@ remote() {
         | all(length == 2 and (sort_by(.event) | .[0].event == "recv" and .[1].event == "send"
               and .[0].pid != .[1].pid and .[0].ts_ns > .[1].ts_ns
               and .[0].sender == .[1].sender and .[0].actor == .[1].actor))' "$j"
+    # the other file's actor keeps its name there (the main thread of each process: "main")
+    check "$name: a message matched across files names the other end as its file does" \
+        jqe '[inputs] | (map(select(.actor_name) | {key: "\(.pid) \(.actor)", value: .actor_name})
+                         | from_entries) as $names
+        | map(select(.socket and (.event == "send" or .event == "recv")))
+        | length > 0 and all(if .event == "send"
+              then .actor_name != null and .actor_name == $names["\(.actor_pid) \(.actor)"]
+              else .sender_name != null and .sender_name == $names["\(.sender_pid) \(.sender)"] end)' "$j"
 }
 
 remote tcp 'tcp://127.0.0.1:*'
@@ -222,10 +230,10 @@ equal "rebind: every JOB sent and received" \
     "$(jq -c '.ground_truth | [.sent, .received] | flatten | unique' "$TMP/rebind.out")" "[$N]"
 "$ASAN_DECODE" -o "$TMP/rebind.jsonl" "$TMP/rebind.trace"
 check "rebind: decodes cleanly (ASan)" [ $? -eq 0 ]
-equal "rebind: endpoints, in order: event socket endpoint" \
+equal "rebind: endpoints, in order, then each socket's close: event socket endpoint" \
     "$(jq -r 'select(.socket and (.event | startswith("zmq_"))) | "\(.event) \(.socket) \(.msg_name)"' \
         "$TMP/rebind.jsonl" | sed "s|$TMP/||" | tr '\n' ',')" \
-    "zmq_bind 1 inproc://a,zmq_connect 2 inproc://a,zmq_disconnect 2 inproc://a,zmq_bind 3 inproc://b,zmq_connect 2 inproc://b,zmq_connect 4 inproc://a,zmq_bind 5 ipc://c,zmq_connect 6 ipc://c,zmq_unbind 5 ipc://c,zmq_bind 7 ipc://c,"
+    "zmq_bind 1 inproc://a,zmq_connect 2 inproc://a,zmq_disconnect 2 inproc://a,zmq_bind 3 inproc://b,zmq_connect 2 inproc://b,zmq_connect 4 inproc://a,zmq_bind 5 ipc://c,zmq_connect 6 ipc://c,zmq_unbind 5 ipc://c,zmq_bind 7 ipc://c,zmq_close 1 null,zmq_close 2 null,zmq_close 3 null,zmq_close 4 null,zmq_close 5 null,zmq_close 6 null,zmq_close 7 null,"
 equal "rebind: each JOB pairs a send with a recv on the socket joined to it then (count send recv)" \
     "$(jq -s -r '[.[] | select(.socket and .msg and .msg_name == "JOB")] | group_by(.msg)[]
         | "\(map(select(.event == "send"))[0].socket) \(map(select(.event == "recv"))[0].socket) \(length)"' \
