@@ -16,6 +16,7 @@
 #include <limits.h>
 #include <link.h>
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -171,13 +172,37 @@ static void report(const struct at_patchable *d, const struct object *o, const c
                  d->symbol, o->path, why);
 }
 
+/* The entries patched, by address: two declared names at one address (an alias, or code the
+ * linker folded) are patched once, under the first. */
+#define MAX_PATCHED 4096
+static struct {
+    uintptr_t entry;
+    const char *symbol;
+} patched[MAX_PATCHED];
+static unsigned npatched;
+
+static const char *patched_as(uintptr_t entry)
+{
+    for (unsigned i = 0; i < npatched; i++)
+        if (patched[i].entry == entry)
+            return patched[i].symbol;
+    return NULL;
+}
+
 static void patch_one(struct at_patchable *d, const struct object *o, const Elf64_Sym *sym)
 {
     struct at_patch p = {.entry = o->base + sym->st_value, .size = sym->st_size};
     p.wrapper = dlsym(self, d->symbol);
+    p.returns = d->returns;
     p.prot = segment_prot(o, p.entry);
+    const char *same = patched_as(p.entry);
     if (d->patched_in) {
         report(d, o, "already patched in another object");
+        return;
+    }
+    if (same) { /* in the trace, not on stderr: its calls are traced, under the other name */
+        snprintf(p.why, sizeof p.why, "its code is %s's, patched under that name", same);
+        at__meta_patch(AT_PATCH_REFUSED, d->symbol, o->path, p.why);
         return;
     }
     if (!p.wrapper || p.wrapper == (void *)p.entry)
@@ -188,6 +213,8 @@ static void patch_one(struct at_patchable *d, const struct object *o, const Elf6
     }
     *d->real = p.trampoline;
     d->patched_in = o->path;
+    if (npatched < MAX_PATCHED)
+        patched[npatched++] = (typeof(patched[0])){p.entry, d->symbol};
     report(d, o, NULL);
 }
 

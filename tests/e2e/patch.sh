@@ -172,3 +172,51 @@ aether_static ask "$S/aether/ask" 500
 aether_static single "$S/aether/single" 2000
 # linked -rdynamic, as ae links: the functions are in .dynsym too, ahead of the wrappers
 aether_static pingpong "$S/aether/pingpong-rdynamic" 5000
+
+# A patched entry leaves its caller what the untraced call leaves. rt_schedule in the same unit
+# as its caller's loop, built -O2 (-fipa-ra): the loop's counter stays in a call-clobbered
+# register across the calls (docs/PATCHING.md, "Registers")
+P="$B/patch"
+"$P/ipara" 1000 >"$TMP/ip.plain"
+ACTORTRACE_OUT="$TMP/ip.trace" LD_PRELOAD="$LIB" timeout 20 "$P/ipara" 1000 >"$TMP/ip.out" 2>&1
+check "-fipa-ra caller: ends" [ $? -eq 0 ]
+check "-fipa-ra caller: output as untraced" cmp -s "$TMP/ip.plain" "$TMP/ip.out"
+"$DECODE" -o "$TMP/ip.jsonl" "$TMP/ip.trace" 2>/dev/null
+equal "-fipa-ra caller: schedule events = calls" "$(kind_count "$TMP/ip.jsonl" schedule)" \
+    "$(truth "$TMP/ip.plain" schedule)"
+# every general call-clobbered register, the flags and the vector state (up to zmm and the mask
+# registers, as the machine has them) loaded with patterns before a call to an rt_park that
+# writes none: all found unchanged after each of 300 calls, traced as untraced
+"$P/regs" 300 >"$TMP/rg.plain" 2>&1
+check "registers: untraced, none changed" [ $? -eq 0 ]
+ACTORTRACE_OUT="$TMP/rg.trace" LD_PRELOAD="$LIB" timeout 20 "$P/regs" 300 >"$TMP/rg.out" 2>&1
+rc=$?
+check "registers: traced, none changed: $(head -n 1 "$TMP/rg.out")" [ $rc -eq 0 ]
+"$DECODE" -o "$TMP/rg.jsonl" "$TMP/rg.trace" 2>/dev/null
+equal "registers: park events = calls" "$(kind_count "$TMP/rg.jsonl" park)" \
+    "$(truth "$TMP/rg.plain" park)"
+# rt_unpark an alias of rt_park: one address, patched once, each call recorded once
+ACTORTRACE_OUT="$TMP/al.trace" LD_PRELOAD="$LIB" timeout 5 "$P/alias" >"$TMP/al.out" 2>"$TMP/al.err"
+check "alias: runs traced, nothing on stderr" [ $? -eq 0 -a ! -s "$TMP/al.err" ]
+[ -s "$TMP/al.out" ] && "$DECODE" -o "$TMP/al.jsonl" "$TMP/al.trace" 2>/dev/null || : >"$TMP/al.jsonl"
+equal "alias: park and unpark events = calls" \
+    "$(($(kind_count "$TMP/al.jsonl" park) + $(kind_count "$TMP/al.jsonl" unpark)))" \
+    "$(truth "$TMP/al.out" park_or_unpark)"
+equal "alias: patched once, the other name refused as the same code" "$(tail -n 1 "$TMP/al.jsonl" |
+    jq -c '[.patches[]? | select(.object | endswith("/alias")) | .patched]')" '[true,false]'
+
+# Threads run rt_schedule (libspin.so, patched at start) while plugins defining rt_park,
+# rt_unpark and rt_exit are patched inside dlopen, 25 ms in, each write of code made 5 ms longer
+# (the test copy's ACTORTRACE_TEST_PATCH_DELAY_MS): no run of 10 may fail, and the plugins'
+# calls are traced
+bad=0
+for i in $(seq 10); do
+    ACTORTRACE_TEST_PATCH_DELAY_MS=5 ACTORTRACE_OUT="$TMP/dr$i.trace" LD_PRELOAD="$LIB" timeout 20 \
+        "$P/dlrace" "$P/plug-rt_park.so" "$P/plug-rt_unpark.so" "$P/plug-rt_exit.so" \
+        >"$TMP/dr.out" 2>&1 || bad=$((bad + 1))
+done
+equal "dlopen while threads run patched code: runs of 10 that failed" $bad 0
+"$DECODE" -o "$TMP/dr.jsonl" "$TMP/dr10.trace" 2>/dev/null
+equal "dlopen while threads run patched code: the plugins' calls traced" \
+    "$(($(kind_count "$TMP/dr.jsonl" park) + $(kind_count "$TMP/dr.jsonl" unpark) + \
+    $(kind_count "$TMP/dr.jsonl" exit)))" 30

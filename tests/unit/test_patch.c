@@ -6,6 +6,7 @@
 #include <string.h>
 #include <sys/mman.h>
 
+#include "actortrace.h"
 #include "patch.h"
 #include "unit.h"
 
@@ -39,6 +40,7 @@ static int patch(fn f, const char *end, struct at_patch *p)
     *p = (struct at_patch){.entry = (uintptr_t)f,
                            .size = (size_t)(end - (const char *)f),
                            .wrapper = (void *)wrapper,
+                           .returns = AT_RETURN_RAX,
                            .prot = PROT_READ | PROT_EXEC};
     int err = at__patch_entry(p);
     real = (fn)p->trampoline;
