@@ -299,8 +299,9 @@ $(STATIC)/aether/pingpong-rdynamic: tests/aether/pingpong.c tests/aether/aether_
 	$(CC) $(CPPFLAGS) $(CFLAGS) $(WARN) -rdynamic -pthread -o $@ $< $(STATIC)/aether/libaether.a
 # Patched entries leave their callers every register the original leaves: the -fipa-ra caller
 # of docs/PATCHING.md (rt_schedule in the same unit as its loop), an assembly rt_park called with
-# patterns in every register, and an alias (two declared names at one address).
-PATCH_CALLERS := $(B)/patch/ipara $(B)/patch/regs $(B)/patch/alias
+# patterns in every register, an alias (two declared names at one address), and recursion and
+# longjmp through patched entries.
+PATCH_CALLERS := $(B)/patch/ipara $(B)/patch/regs $(B)/patch/alias $(B)/patch/shadow
 PATCH_PROGS += $(PATCH_CALLERS) $(B)/patch/dlrace $(B)/patch/plug-rt_park.so \
 	$(B)/patch/plug-rt_unpark.so $(B)/patch/plug-rt_exit.so
 $(PATCH_CALLERS): $(B)/patch/%: tests/patch/%.c tests/rt/refrt.h
@@ -309,7 +310,7 @@ $(PATCH_CALLERS): $(B)/patch/%: tests/patch/%.c tests/rt/refrt.h
 # Threads run libspin.so's rt_schedule, patched at start, while plugins are patched in dlopen.
 $(B)/patch/libspin.so: tests/patch/spin.c
 	@mkdir -p $(@D)
-	$(CC) $(CFLAGS) $(WARN) -fPIC -shared -Wl,-Bsymbolic-functions -o $@ $<
+	$(CC) $(CFLAGS) $(WARN) -fPIC -shared -pthread -Wl,-Bsymbolic-functions -o $@ $<
 $(B)/patch/plug-%.so: tests/patch/plug.c
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) $(WARN) -fPIC -shared -Wl,-Bsymbolic-functions -DNAME=$* -o $@ $<

@@ -396,9 +396,15 @@ void at__patch_new_objects(void)
     pthread_mutex_unlock(&patch_mutex);
 }
 
-/* A stripped program that recorded nothing may hold the runtime out of our sight: say so. */
+/* A stripped program that recorded nothing may hold the runtime out of our sight: say so. And
+ * the calls that ran untraced, nested too deep for the shadow stack (patch_stubs.c). */
 __attribute__((destructor)) static void at_patch_destructor(void)
 {
+    uint64_t untraced = __atomic_load_n(&at__patch_untraced, __ATOMIC_RELAXED);
+    if (untraced)
+        at__warn("%llu calls of patched functions, nested deeper than the %u the shadow stack "
+                 "holds, ran untraced",
+                 (unsigned long long)untraced, AT_PATCH_FRAMES);
     /* acquire: pairs with lifecycle.c's stores of the state; still UNINIT: nothing recorded */
     if (exe_stripped && __atomic_load_n(&at__state, __ATOMIC_ACQUIRE) == AT_STATE_UNINIT)
         at__warn("no event recorded: %s has no symbol table (stripped), so a runtime linked "

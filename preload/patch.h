@@ -32,6 +32,8 @@ struct at_patch_desc {
 /* patch_stubs.c: the common entry the stubs jump to, and its setup (once, before any patch). */
 void at__patch_enter(void);
 void at__patch_stubs_init(void);
+#define AT_PATCH_FRAMES 1024 /* a thread's shadow stack: patched calls nested in one another */
+extern uint64_t at__patch_untraced; /* calls nested too deep for a frame: run untraced */
 
 /* Patches p->entry to jump to p->wrapper and builds the trampoline that calls the original.
  * Returns 0, or a negative errno with p->why saying why nothing was changed. Other threads may

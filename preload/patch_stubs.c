@@ -22,7 +22,8 @@
  * whose call was left by a jump (longjmp, a handler's siglongjmp) is stale: the slot that held
  * its return address no longer holds at__patch_return. The next entry discards such frames
  * from the top, and a return discards every frame above its own. When the shadow stack is full
- * (deep recursion through patched functions), the call goes to the original untraced. */
+ * (recursion through patched functions deeper than FRAMES), the call goes to the original
+ * untraced, and is counted (said at exit, patch.c). */
 #include <cpuid.h>
 #include <pthread.h>
 #include <stdint.h>
@@ -30,7 +31,7 @@
 
 #include "patch.h"
 
-#define FRAMES      128 /* per thread: nesting and recursion through patched functions */
+#define FRAMES      AT_PATCH_FRAMES
 #define FRAME_HEAD  128 /* the fields below, then the vector state, 64-byte aligned */
 #define SHADOW_HEAD 64  /* top, end */
 
@@ -56,6 +57,7 @@ __thread uintptr_t at__patch_shadow __attribute__((tls_model("initial-exec"), vi
 __attribute__((visibility("hidden"))) uint64_t at__patch_frame_size;
 __attribute__((visibility("hidden"))) uint64_t at__patch_xmask;
 __attribute__((visibility("hidden"))) uint32_t at__patch_xsave_kind;
+__attribute__((visibility("hidden"))) uint64_t at__patch_untraced; /* calls that found no frame */
 static pthread_key_t shadow_key;
 
 /* AMX's tile configuration and data (bits 17, 18): 8 KiB, usable only after the program asks
@@ -110,7 +112,9 @@ void at__patch_stubs_init(void)
 __attribute__((target("general-regs-only"), used)) static uintptr_t shadow_new(void)
 {
     size_t size = SHADOW_HEAD + FRAMES * at__patch_frame_size;
-    void *p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    /* reserved: a thread touches only the frames it uses */
+    void *p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE,
+                   -1, 0);
     if (p == MAP_FAILED)
         return 0;
     uintptr_t *head = p;
@@ -205,6 +209,7 @@ __asm__(".text\n"
         "    test %r9, %r9\n"
         "    jnz .Lenter_stale\n"
         ".Lenter_untraced:\n" /* no frame: to the original, every register as the caller left it */
+        "    lock incq at__patch_untraced(%rip)\n"
         "    mov 72(%rsp), %rax\n"
         "    mov 8(%r10), %r11\n"
         "    mov %r11, 72(%rsp)\n"

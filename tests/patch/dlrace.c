@@ -1,7 +1,8 @@
 /* Threads run a function patched at start (rt_schedule in libspin.so) in a loop while the main
  * thread, 25 ms in, loads plugins that define other patchable functions: patching them inside
- * dlopen must not disturb the running threads. Usage: dlrace PLUGIN... Prints the plugins'
- * calls; exits 0 when every thread ran. */
+ * dlopen must not disturb the running threads; nor must the patching at start disturb the
+ * thread libspin.so's constructor started, which runs rt_schedule meanwhile. Usage: dlrace
+ * PLUGIN... Prints the plugins' calls; exits 0 when every thread ran. */
 #include <dlfcn.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -10,6 +11,7 @@
 #define THREADS 4
 
 long spin(const volatile int *stop);
+long spin_early_stop(void);
 
 static volatile int stop;
 
@@ -38,6 +40,7 @@ int main(int argc, char **argv)
     stop = 1;
     for (int i = 0; i < THREADS; i++)
         pthread_join(threads[i], NULL);
+    spin_early_stop();
     printf("plugin calls: %ld\n", plugin_calls);
     return 0;
 }
