@@ -1,12 +1,13 @@
 /* Entry patching at start: the calls LD_PRELOAD cannot see. A runtime linked into the program
  * (a static archive) or a library whose own calls are direct (-Bsymbolic-functions, hidden
- * aliases) reaches its functions without the PLT, so the wrappers never run. Before main, while
- * one thread exists, each function a shim declares patchable (AT_PATCH_TABLE) is looked up in
+ * aliases) reaches its functions without the PLT, so the wrappers never run. Before main, each
+ * function a shim declares patchable (AT_PATCH_TABLE) is looked up in
  * every loaded object's symbol table (.symtab from its file, else .dynsym); where that object
  * defines it and calls its own functions directly (it imports none of them through a PLT or
  * GOT slot: the program itself, a library built -Bsymbolic-functions that has a direct call to
- * one), its entry is overwritten with a jump to our wrapper (patch_x86.c), and the wrapper's
- * real_<symbol> becomes the trampoline to the original. What is patched and what is refused
+ * one), its entry is overwritten with a jump to our wrapper (patch_x86.c, through the stubs of
+ * patch_stubs.c that keep the caller's registers), and the wrapper's real_<symbol> becomes the
+ * trampoline to the original. What is patched and what is refused
  * goes into the trace (PATCH records); a refusal is also said once on stderr. Objects dlopen
  * loads are patched before it returns (patch_dlopen.c). ACTORTRACE_PATCH=0 turns it off. */
 #include <dlfcn.h>
@@ -370,7 +371,7 @@ static int patch_loaded(void)
     self_path = me.dli_fname;
     qsort(__start_at_patchable, (size_t)(__stop_at_patchable - __start_at_patchable),
           sizeof *__start_at_patchable, by_symbol);
-    at__patch_batch_begin(); /* before main: this is the only thread */
+    at__patch_batch_begin(); /* before main; other threads are safe (patch_x86.c) */
     dl_iterate_phdr(visit, NULL);
     at__patch_batch_end();
     return 0;

@@ -50,7 +50,8 @@ _Static_assert(AT_PATCH_DESC_WRAPPER == 0 && AT_PATCH_DESC_ORIGINAL == 8 &&
                "the assembly's offsets in struct at_patch_desc");
 
 /* This thread's shadow stack: {top, end} then frames; 0 until its first patched call. */
-__thread uintptr_t at__patch_shadow __attribute__((tls_model("initial-exec"), visibility("hidden")));
+__thread uintptr_t at__patch_shadow
+    __attribute__((tls_model("initial-exec"), visibility("hidden")));
 
 /* Set once, before the first patch: the frame's size, the components saved (edx:eax of xsave)
  * and how (0 fxsave: no xsave; 1 xsave; 2 xsavec, which writes only the components in use). */
@@ -251,7 +252,13 @@ __asm__(".text\n"
         "    jz 1f\n"
         "    and $~1, %eax\n"
         "1:\n"
+        "    stmxcsr -4(%rsp)\n" /* the flags the call raised: kept, as untraced */
         VECTOR_OP("xrstor64", "xrstor64", "fxrstor64")
+        "    stmxcsr -8(%rsp)\n"
+        "    mov -4(%rsp), %eax\n"
+        "    and $0x3f, %eax\n"
+        "    or %eax, -8(%rsp)\n"
+        "    ldmxcsr -8(%rsp)\n"
         "    test $4, %cl\n"
         "    jz 1f\n"
         "    movdqu (%rsp), %xmm0\n"
@@ -283,6 +290,6 @@ __asm__(".text\n"
         "    pop %r11\n    pop %r10\n    pop %r9\n    pop %r8\n    pop %rdi\n    pop %rsi\n"
         "    pop %rcx\n    popfq\n    pop %rdx\n    pop %rax\n"
         "    ret\n"
-        ".Lreturn_lost:\n" /* no frame for this return: cannot happen unless memory was overwritten */
+        ".Lreturn_lost:\n" /* no frame for this return: only if memory was overwritten */
         "    ud2\n"
         ".size at__patch_return, .-at__patch_return\n");

@@ -37,7 +37,7 @@
 #define STUB_LEN       11 /* push rax; lea rax, [rip + desc]; jmp [rax + desc.enter] */
 #define EMIT_MAX       (sizeof(struct at_patch_desc) + STUB_LEN + TRAMPOLINE_MAX)
 #ifndef MFD_EXEC
-#define MFD_EXEC 0x10u /* Linux 6.3: asked for, where the system would make a memfd non-executable */
+#define MFD_EXEC 0x10u /* Linux 6.3: asked for where a memfd would be made non-executable */
 #endif
 
 /* Code memory, handed out from the start; kept for the life of the process. */
@@ -65,8 +65,8 @@ static int in_reach(uintptr_t from, uintptr_t to)
 /* Maps the chunk's memory (fd) to run at exactly `hint`; NULL when that range is taken. */
 static uint8_t *map_at(int fd, uintptr_t hint)
 {
-    void *p = mmap((void *)hint, CHUNK_SIZE, PROT_READ | PROT_EXEC, MAP_SHARED | MAP_FIXED_NOREPLACE,
-                   fd, 0);
+    void *p = mmap((void *)hint, CHUNK_SIZE, PROT_READ | PROT_EXEC,
+                   MAP_SHARED | MAP_FIXED_NOREPLACE, fd, 0);
     if (p == MAP_FAILED)
         return NULL;
     if ((uintptr_t)p != hint) { /* a kernel without MAP_FIXED_NOREPLACE took it as a hint */

@@ -197,9 +197,11 @@ equal "registers: park events = calls" "$(kind_count "$TMP/rg.jsonl" park)" \
     "$(truth "$TMP/rg.plain" park)"
 # the same with a timer's handler calling rt_park every 200 us, in the middle of the calls and
 # of their way in and out of the wrapper: every call recorded, no register changed
-ACTORTRACE_OUT="$TMP/rs.trace" LD_PRELOAD="$LIB" timeout 30 "$P/regs" 2000 signals >"$TMP/rs.out" 2>&1
+ACTORTRACE_OUT="$TMP/rs.trace" LD_PRELOAD="$LIB" timeout 30 "$P/regs" 2000 signals \
+    >"$TMP/rs.out" 2>&1
 rc=$?
-check "registers, handlers calling in between: none changed: $(head -n 1 "$TMP/rs.out")" [ $rc -eq 0 ]
+check "registers, handlers calling in between: none changed: $(head -n 1 "$TMP/rs.out")" \
+    [ $rc -eq 0 ]
 "$DECODE" -o "$TMP/rs.jsonl" "$TMP/rs.trace" 2>/dev/null
 equal "registers, handlers calling in between: park events = calls" \
     "$(kind_count "$TMP/rs.jsonl" park)" "$(truth "$TMP/rs.out" park)"
@@ -219,13 +221,15 @@ equal "shadow stack (300 3000): step_begin events = calls, nothing said" \
 # deeper than the shadow stack: the calls past 1024 run untraced, and are counted
 shadow 1100 30
 equal "shadow stack (1100 30): the 77 calls past 1024 deep counted" "$(cat "$TMP/sh.err")" \
-    "actortrace: 77 calls of patched functions, nested deeper than the 1024 the shadow stack holds, ran untraced"
+    "actortrace: 77 calls of patched functions, nested deeper than the 1024 the shadow stack\
+ holds, ran untraced"
 equal "shadow stack (1100 30): the others traced" "$(kind_count "$TMP/sh.jsonl" step_begin)" 1024
 
 # rt_unpark an alias of rt_park: one address, patched once, each call recorded once
 ACTORTRACE_OUT="$TMP/al.trace" LD_PRELOAD="$LIB" timeout 5 "$P/alias" >"$TMP/al.out" 2>"$TMP/al.err"
 check "alias: runs traced, nothing on stderr" [ $? -eq 0 -a ! -s "$TMP/al.err" ]
-[ -s "$TMP/al.out" ] && "$DECODE" -o "$TMP/al.jsonl" "$TMP/al.trace" 2>/dev/null || : >"$TMP/al.jsonl"
+[ -s "$TMP/al.out" ] && "$DECODE" -o "$TMP/al.jsonl" "$TMP/al.trace" 2>/dev/null ||
+    : >"$TMP/al.jsonl"
 equal "alias: park and unpark events = calls" \
     "$(($(kind_count "$TMP/al.jsonl" park) + $(kind_count "$TMP/al.jsonl" unpark)))" \
     "$(truth "$TMP/al.out" park_or_unpark)"
