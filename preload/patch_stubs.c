@@ -9,8 +9,9 @@
  *   at__patch_enter   saves the caller's call-clobbered general registers, the flags and the
  *                     whole vector state (xsave) in a frame of this thread's shadow stack, with
  *                     the return address and where it lies; puts at__patch_return in its place
- *                     and jumps to the wrapper: the arguments, in registers and on the stack,
- *                     are where the original would find them.
+ *                     and jumps to the wrapper, rbx pointing at the frame (the caller's rbx
+ *                     saved in it): the arguments, in registers and on the stack, are where
+ *                     the original would find them.
  *   at__patch_return  the wrapper returns here: restores every saved register but those that
  *                     carry the function's return value (struct at_patch's `returns`) and
  *                     jumps to the caller.
@@ -42,9 +43,10 @@ enum {
     F_RET = 16,  /* the return address */
     F_DESC = 24, /* the function's struct at_patch_desc */
     F_RAX = 32,  /* rax rcx rdx rsi rdi r8 r9 r10 r11 flags, 8 bytes each */
+    F_RBX = 112, /* the caller's rbx: rbx holds the frame while the wrapper runs */
     F_XSAVE = FRAME_HEAD,
 };
-_Static_assert(F_RAX + 10 * 8 <= FRAME_HEAD, "the saved registers fit the frame's head");
+_Static_assert(F_RAX + 10 * 8 <= F_RBX && F_RBX + 8 <= FRAME_HEAD, "the frame's head");
 _Static_assert(AT_PATCH_DESC_WRAPPER == 0 && AT_PATCH_DESC_ORIGINAL == 8 &&
                    AT_PATCH_DESC_RETURNS == 16,
                "the assembly's offsets in struct at_patch_desc");
@@ -194,9 +196,11 @@ __asm__(".text\n"
         "    mov at__patch_xmask(%rip), %eax\n"
         "    mov at__patch_xmask+4(%rip), %edx\n"
         VECTOR_OP("xsavec64", "xsave64", "fxsave64")
+        "    mov %rbx, 112(%rdi)\n"
         "    movq $1, (%rdi)\n" /* complete */
         "    lea at__patch_return(%rip), %rcx\n"
         "    mov %rcx, 80(%rsp)\n"
+        "    mov %rdi, %rbx\n" /* the frame, for at__patch_return and unwinders */
         "    mov (%r10), %r11\n" /* the wrapper */
         "    add $8, %rsp\n"
         "    pop %r10\n    pop %r9\n    pop %r8\n    pop %rdi\n    pop %rsi\n    pop %rdx\n"
@@ -220,30 +224,29 @@ __asm__(".text\n"
         ".size at__patch_enter, .-at__patch_enter\n");
 
 /* at__patch_return: the wrapper returned here; its return value in rax, rdx, xmm0, xmm1 or
- * st0. The frame whose return address lay at rsp - 8 gives back the caller's registers. */
+ * st0. rbx holds the call's frame (at__patch_enter put it there; the wrapper, and the original,
+ * keep it as a callee-saved register), and the frames above it are stale. Its call frame
+ * information says where the caller's return address and rbx are (in the frame rbx points
+ * to), so that an unwinder (a stack capture in the wrapper, a debugger, an exception) goes on
+ * from the wrapper to the caller. The nop before it is inside that information: unwinders
+ * look a return address up at the byte before it. */
 __asm__(".text\n"
         ".globl at__patch_return\n"
         ".hidden at__patch_return\n"
         ".type at__patch_return, @function\n"
+        "    .cfi_startproc\n"
+        "    .cfi_def_cfa %rsp, 0\n"
+        /* DW_CFA_expression rip (16) and rbx (3): at rbx + 16 and rbx + 112 (DW_OP_breg3) */
+        "    .cfi_escape 0x10, 0x10, 0x02, 0x73, 0x10\n"
+        "    .cfi_escape 0x10, 0x03, 0x03, 0x73, 0xf0, 0x00\n"
+        "    nop\n"
         "at__patch_return:\n"
         "    lea -8(%rsp), %rsp\n" /* rsp: where the return address lay (E) */
         "    push %rax\n    push %rdx\n"
         "    sub $32, %rsp\n"
         "    movdqu %xmm0, (%rsp)\n    movdqu %xmm1, 16(%rsp)\n"
         /* from rsp: xmm0 xmm1 rdx rax of the wrapper; E at 48 */
-        "    mov at__patch_shadow@gottpoff(%rip), %r11\n"
-        "    mov %fs:(%r11), %r9\n"
-        "    mov (%r9), %rdi\n"
-        "    lea 48(%rsp), %rsi\n"
-        ".Lreturn_find:\n" /* frames above this call's are stale: discarded */
-        "    lea 64(%r9), %rdx\n"
-        "    cmp %rdx, %rdi\n"
-        "    je .Lreturn_lost\n"
-        "    sub at__patch_frame_size(%rip), %rdi\n"
-        "    cmp %rsi, 8(%rdi)\n"
-        "    jne .Lreturn_find\n"
-        "    cmpq $0, (%rdi)\n"
-        "    je .Lreturn_find\n"
+        "    mov %rbx, %rdi\n"
         "    mov 24(%rdi), %r10\n"
         "    mov 16(%r10), %ecx\n" /* the return value's registers (AT_RETURN_*) */
         "    mov at__patch_xmask(%rip), %eax\n"
@@ -266,30 +269,32 @@ __asm__(".text\n"
         "    jz 1f\n"
         "    movdqu 16(%rsp), %xmm1\n"
         "1:\n"
-        /* the registers to pop, from E down: rax rdx flags rcx rsi rdi r8 r9 r10 r11 */
-        "    sub $32, %rsp\n" /* E at 80 */
+        /* the registers to pop, from E down: rax rdx flags rcx rsi rdi r8 r9 r10 r11 rbx */
+        "    sub $40, %rsp\n" /* E at 88 */
         "    test $1, %cl\n"
         "    jnz 1f\n"
-        "    mov 32(%rdi), %rax\n    mov %rax, 72(%rsp)\n"
+        "    mov 32(%rdi), %rax\n    mov %rax, 80(%rsp)\n"
         "1:  test $2, %cl\n"
         "    jnz 1f\n"
-        "    mov 48(%rdi), %rax\n    mov %rax, 64(%rsp)\n"
+        "    mov 48(%rdi), %rax\n    mov %rax, 72(%rsp)\n"
         "1:\n"
-        "    mov 104(%rdi), %rax\n    mov %rax, 56(%rsp)\n" /* flags */
-        "    mov 40(%rdi), %rax\n    mov %rax, 48(%rsp)\n"  /* rcx */
-        "    mov 56(%rdi), %rax\n    mov %rax, 40(%rsp)\n"  /* rsi */
-        "    mov 64(%rdi), %rax\n    mov %rax, 32(%rsp)\n"  /* rdi */
-        "    mov 72(%rdi), %rax\n    mov %rax, 24(%rsp)\n"  /* r8 */
-        "    mov 80(%rdi), %rax\n    mov %rax, 16(%rsp)\n"  /* r9 */
-        "    mov 88(%rdi), %rax\n    mov %rax, 8(%rsp)\n"   /* r10 */
-        "    mov 96(%rdi), %rax\n    mov %rax, 0(%rsp)\n"   /* r11 */
+        "    mov 104(%rdi), %rax\n    mov %rax, 64(%rsp)\n" /* flags */
+        "    mov 40(%rdi), %rax\n    mov %rax, 56(%rsp)\n"  /* rcx */
+        "    mov 56(%rdi), %rax\n    mov %rax, 48(%rsp)\n"  /* rsi */
+        "    mov 64(%rdi), %rax\n    mov %rax, 40(%rsp)\n"  /* rdi */
+        "    mov 72(%rdi), %rax\n    mov %rax, 32(%rsp)\n"  /* r8 */
+        "    mov 80(%rdi), %rax\n    mov %rax, 24(%rsp)\n"  /* r9 */
+        "    mov 88(%rdi), %rax\n    mov %rax, 16(%rsp)\n"  /* r10 */
+        "    mov 96(%rdi), %rax\n    mov %rax, 8(%rsp)\n"   /* r11 */
+        "    mov 112(%rdi), %rax\n    mov %rax, 0(%rsp)\n"  /* rbx */
         "    mov 16(%rdi), %rax\n" /* the return address */
-        "    movq $0, (%rdi)\n"   /* popped: free, then the top below it */
+        "    mov at__patch_shadow@gottpoff(%rip), %r11\n"
+        "    mov %fs:(%r11), %r9\n"
+        "    movq $0, (%rdi)\n" /* popped, with the stale frames above it */
         "    mov %rdi, (%r9)\n"
-        "    mov %rax, 80(%rsp)\n" /* only now: until the pop, the slot marks the frame live */
-        "    pop %r11\n    pop %r10\n    pop %r9\n    pop %r8\n    pop %rdi\n    pop %rsi\n"
-        "    pop %rcx\n    popfq\n    pop %rdx\n    pop %rax\n"
+        "    mov %rax, 88(%rsp)\n" /* only now: until the pop, the slot marks the frame live */
+        "    pop %rbx\n    pop %r11\n    pop %r10\n    pop %r9\n    pop %r8\n    pop %rdi\n"
+        "    pop %rsi\n    pop %rcx\n    popfq\n    pop %rdx\n    pop %rax\n"
         "    ret\n"
-        ".Lreturn_lost:\n" /* no frame for this return: only if memory was overwritten */
-        "    ud2\n"
+        "    .cfi_endproc\n"
         ".size at__patch_return, .-at__patch_return\n");

@@ -254,3 +254,13 @@ equal "dlopen while threads run patched code: the plugins' calls traced" \
     $(kind_count "$TMP/dr.jsonl" exit)))" 30
 equal "dlopen while threads run patched code: the five threads' schedules traced" \
     "$(jq -s '[.[] | select(.event == "schedule") | .tid] | unique | length' "$TMP/dr.jsonl")" 5
+
+# A stack captured inside a wrapper reached through a patched entry goes on to the caller: the
+# return into the stub has call frame information (every send of the Aether stand-in linked in
+# has a stack, whose first frame is in the program)
+ACTORTRACE_STACKS=send ACTORTRACE_OUT="$TMP/st.trace" LD_PRELOAD="$PRODUCT_LIB" \
+    timeout 20 "$S/aether/pingpong" 200 >/dev/null 2>&1
+"$DECODE" -o "$TMP/st.jsonl" "$TMP/st.trace" 2>/dev/null
+equal "stacks through patched entries: every send's stack starts in the program" \
+    "$(jq -r 'select(.event == "send") | .stack[0] // "none" | test("[(]pingpong[)]$")' \
+        "$TMP/st.jsonl" | sort | uniq -c | awk '{print $2, $1}')" "true 401"
