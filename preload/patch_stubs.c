@@ -229,7 +229,9 @@ __asm__(".text\n"
  * information says where the caller's return address and rbx are (in the frame rbx points
  * to), so that an unwinder (a stack capture in the wrapper, a debugger, an exception) goes on
  * from the wrapper to the caller. The nop before it is inside that information: unwinders
- * look a return address up at the byte before it. */
+ * look a return address up at the byte before it. The information covers only that nop and
+ * the first instruction (an unwinder never finds a wrong rule past them: a stack captured in a
+ * handler that interrupted the rest stops there). */
 __asm__(".text\n"
         ".globl at__patch_return\n"
         ".hidden at__patch_return\n"
@@ -242,6 +244,7 @@ __asm__(".text\n"
         "    nop\n"
         "at__patch_return:\n"
         "    lea -8(%rsp), %rsp\n" /* rsp: where the return address lay (E) */
+        "    .cfi_endproc\n" /* what follows moves rsp and rbx: described by nothing */
         "    push %rax\n    push %rdx\n"
         "    sub $32, %rsp\n"
         "    movdqu %xmm0, (%rsp)\n    movdqu %xmm1, 16(%rsp)\n"
@@ -296,5 +299,4 @@ __asm__(".text\n"
         "    pop %rbx\n    pop %r11\n    pop %r10\n    pop %r9\n    pop %r8\n    pop %rdi\n"
         "    pop %rsi\n    pop %rcx\n    popfq\n    pop %rdx\n    pop %rax\n"
         "    ret\n"
-        "    .cfi_endproc\n"
         ".size at__patch_return, .-at__patch_return\n");
