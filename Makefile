@@ -215,10 +215,10 @@ $(B)/tests/aether/guard/prog: tests/aether/guard/prog.c $(B)/tests/aether/guard/
 # Entry patching (preload/patch*.c) decodes and re-encodes instructions with Zydis. Its unit
 # test patches the hand-written functions of tests/unit/asm/.
 PATCH_LIBS := -lZydis
-$(B)/tests/test_patch: tests/unit/test_patch.c tests/unit/asm/patch_cases.S preload/patch_x86.c preload/patch.h tests/unit/unit.h | $(DEPS_OK)
+$(B)/tests/test_patch: tests/unit/test_patch.c tests/unit/asm/patch_cases.S preload/patch_x86.c preload/patch_stubs.c preload/patch.h tests/unit/unit.h | $(DEPS_OK)
 	@mkdir -p $(@D)
-	$(CC) $(CPPFLAGS) -Ipreload $(SAN_FLAGS) $(WARN) -o $@ tests/unit/test_patch.c \
-		tests/unit/asm/patch_cases.S preload/patch_x86.c $(PATCH_LIBS)
+	$(CC) $(CPPFLAGS) -Ipreload $(SAN_FLAGS) $(WARN) -pthread -o $@ tests/unit/test_patch.c \
+		tests/unit/asm/patch_cases.S preload/patch_x86.c preload/patch_stubs.c $(PATCH_LIBS)
 
 # refrt linked into the programs, for tests/e2e/patch.sh: a static archive (-fPIC, so that the
 # compiler keeps each exported function whole rather than inlining it into its callers), the
@@ -301,6 +301,25 @@ $(AETHER_STATIC): $(STATIC)/aether/%: tests/aether/%.c tests/aether/aether_abi.h
 # and linked -rdynamic, as ae links
 $(STATIC)/aether/pingpong-rdynamic: tests/aether/pingpong.c tests/aether/aether_abi.h tests/aether/program.h $(STATIC)/aether/libaether.a
 	$(CC) $(CPPFLAGS) $(CFLAGS) $(WARN) -rdynamic -pthread -o $@ $< $(STATIC)/aether/libaether.a
+# Patched entries leave their callers every register the original leaves: the -fipa-ra caller
+# of docs/PATCHING.md (rt_schedule in the same unit as its loop), an assembly rt_park called with
+# patterns in every register, an alias (two declared names at one address), and recursion and
+# longjmp through patched entries.
+PATCH_CALLERS := $(B)/patch/ipara $(B)/patch/regs $(B)/patch/alias $(B)/patch/shadow
+PATCH_PROGS += $(PATCH_CALLERS) $(B)/patch/dlrace $(B)/patch/plug-rt_park.so \
+	$(B)/patch/plug-rt_unpark.so $(B)/patch/plug-rt_exit.so
+$(PATCH_CALLERS): $(B)/patch/%: tests/patch/%.c tests/rt/refrt.h
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS) -Itests/rt $(CFLAGS) $(WARN) -o $@ $<
+# Threads run libspin.so's rt_schedule, patched at start, while plugins are patched in dlopen.
+$(B)/patch/libspin.so: tests/patch/spin.c
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) $(WARN) -fPIC -shared -pthread -Wl,-Bsymbolic-functions -o $@ $<
+$(B)/patch/plug-%.so: tests/patch/plug.c
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) $(WARN) -fPIC -shared -Wl,-Bsymbolic-functions -DNAME=$* -o $@ $<
+$(B)/patch/dlrace: tests/patch/dlrace.c $(B)/patch/libspin.so
+	$(CC) $(CFLAGS) $(WARN) -pthread -o $@ $< $(B)/patch/libspin.so -ldl -Wl,-rpath,'$$ORIGIN'
 # A program whose rt_exit is too short to patch.
 $(STATIC)/refused: tests/patch/refused.c tests/rt/refrt.h
 	@mkdir -p $(@D)

@@ -122,18 +122,38 @@ AT_EXPORT void *at_resolve_versioned(const char *symbol, const char *version);
  * trampoline that runs the original (docs/PATCHING.md). A shim declares which of its wrappers
  * may be used so, in one table at file scope, after the real_<symbol> pointers:
  *
- *     AT_PATCH_TABLE(AT_PATCHABLE(rt_send), AT_PATCHABLE(rt_step));
+ *     AT_PATCH_TABLE(AT_PATCHABLE(rt_send, AT_RETURNS_NOTHING),
+ *                    AT_PATCHABLE(rt_step, AT_RETURN_RAX));
  *
  * A wrapper in the table must forward through real_<symbol> resolved with AT_RESOLVE (which
  * keeps the trampoline once it is set), and be one a patched entry may run in place of the
- * original: same arguments, same return. */
+ * original: same arguments, same return. The second argument names the registers that carry
+ * the function's return value: the patched entry gives the caller back every other register as
+ * it was before the call (a caller may keep values in them, knowing the original does not
+ * write them), these as the wrapper left them. By the return type (the x86-64 ABI's classes):
+ *   void                                              AT_RETURNS_NOTHING
+ *   an integer, a pointer, a struct of up to 8 bytes of integers, a struct returned in memory
+ *   (larger than 16 bytes: rax holds its address)     AT_RETURN_RAX
+ *   __int128, a struct of 9 to 16 bytes of integers   AT_RETURN_RAX | AT_RETURN_RDX
+ *   float, double, a struct of up to 8 bytes of them  AT_RETURN_XMM0
+ *   a struct of 9 to 16 bytes of floats or doubles    AT_RETURN_XMM0 | AT_RETURN_XMM1
+ *   a struct of 16 bytes, one half integers, the other floating
+ *                                                     AT_RETURN_RAX | AT_RETURN_XMM0
+ *   long double                                       AT_RETURN_X87 */
+#define AT_RETURNS_NOTHING 0u
+#define AT_RETURN_RAX      1u
+#define AT_RETURN_RDX      2u
+#define AT_RETURN_XMM0     4u
+#define AT_RETURN_XMM1     8u
+#define AT_RETURN_X87      16u
 struct at_patchable {
     const char *symbol;
     void **real;            /* the wrapper's real_<symbol> */
+    unsigned returns;       /* AT_RETURN_* */
     const char *patched_in; /* the object whose entry was patched; set by the recorder */
 };
 
-#define AT_PATCHABLE(symbol) {#symbol, (void **)&real_##symbol, 0}
+#define AT_PATCHABLE(symbol, returns) {#symbol, (void **)&real_##symbol, returns, 0}
 /* aligned: as the struct, not more, so that the tables of several shims lie end to end in the
  * section, one array (the compiler would align a large array to 32 bytes, leaving gaps). */
 #define AT_PATCH_TABLE(...)                                                                 \

@@ -1,12 +1,13 @@
 /* Entry patching at start: the calls LD_PRELOAD cannot see. A runtime linked into the program
  * (a static archive) or a library whose own calls are direct (-Bsymbolic-functions, hidden
- * aliases) reaches its functions without the PLT, so the wrappers never run. Before main, while
- * one thread exists, each function a shim declares patchable (AT_PATCH_TABLE) is looked up in
+ * aliases) reaches its functions without the PLT, so the wrappers never run. Before main, each
+ * function a shim declares patchable (AT_PATCH_TABLE) is looked up in
  * every loaded object's symbol table (.symtab from its file, else .dynsym); where that object
  * defines it and calls its own functions directly (it imports none of them through a PLT or
  * GOT slot: the program itself, a library built -Bsymbolic-functions that has a direct call to
- * one), its entry is overwritten with a jump to our wrapper (patch_x86.c), and the wrapper's
- * real_<symbol> becomes the trampoline to the original. What is patched and what is refused
+ * one), its entry is overwritten with a jump to our wrapper (patch_x86.c, through the stubs of
+ * patch_stubs.c that keep the caller's registers), and the wrapper's real_<symbol> becomes the
+ * trampoline to the original. What is patched and what is refused
  * goes into the trace (PATCH records); a refusal is also said once on stderr. Objects dlopen
  * loads are patched before it returns (patch_dlopen.c). ACTORTRACE_PATCH=0 turns it off. */
 #include <dlfcn.h>
@@ -16,6 +17,7 @@
 #include <limits.h>
 #include <link.h>
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -171,13 +173,37 @@ static void report(const struct at_patchable *d, const struct object *o, const c
                  d->symbol, o->path, why);
 }
 
+/* The entries patched, by address: two declared names at one address (an alias, or code the
+ * linker folded) are patched once, under the first. */
+#define MAX_PATCHED 4096
+static struct {
+    uintptr_t entry;
+    const char *symbol;
+} patched[MAX_PATCHED];
+static unsigned npatched;
+
+static const char *patched_as(uintptr_t entry)
+{
+    for (unsigned i = 0; i < npatched; i++)
+        if (patched[i].entry == entry)
+            return patched[i].symbol;
+    return NULL;
+}
+
 static void patch_one(struct at_patchable *d, const struct object *o, const Elf64_Sym *sym)
 {
     struct at_patch p = {.entry = o->base + sym->st_value, .size = sym->st_size};
     p.wrapper = dlsym(self, d->symbol);
+    p.returns = d->returns;
     p.prot = segment_prot(o, p.entry);
+    const char *same = patched_as(p.entry);
     if (d->patched_in) {
         report(d, o, "already patched in another object");
+        return;
+    }
+    if (same) { /* in the trace, not on stderr: its calls are traced, under the other name */
+        snprintf(p.why, sizeof p.why, "its code is %s's, patched under that name", same);
+        at__meta_patch(AT_PATCH_REFUSED, d->symbol, o->path, p.why);
         return;
     }
     if (!p.wrapper || p.wrapper == (void *)p.entry)
@@ -188,6 +214,8 @@ static void patch_one(struct at_patchable *d, const struct object *o, const Elf6
     }
     *d->real = p.trampoline;
     d->patched_in = o->path;
+    if (npatched < MAX_PATCHED)
+        patched[npatched++] = (typeof(patched[0])){p.entry, d->symbol};
     report(d, o, NULL);
 }
 
@@ -343,7 +371,7 @@ static int patch_loaded(void)
     self_path = me.dli_fname;
     qsort(__start_at_patchable, (size_t)(__stop_at_patchable - __start_at_patchable),
           sizeof *__start_at_patchable, by_symbol);
-    at__patch_batch_begin(); /* before main: this is the only thread */
+    at__patch_batch_begin(); /* before main; other threads are safe (patch_x86.c) */
     dl_iterate_phdr(visit, NULL);
     at__patch_batch_end();
     return 0;
@@ -369,9 +397,15 @@ void at__patch_new_objects(void)
     pthread_mutex_unlock(&patch_mutex);
 }
 
-/* A stripped program that recorded nothing may hold the runtime out of our sight: say so. */
+/* A stripped program that recorded nothing may hold the runtime out of our sight: say so. And
+ * the calls that ran untraced, nested too deep for the shadow stack (patch_stubs.c). */
 __attribute__((destructor)) static void at_patch_destructor(void)
 {
+    uint64_t untraced = __atomic_load_n(&at__patch_untraced, __ATOMIC_RELAXED);
+    if (untraced)
+        at__warn("%llu calls of patched functions, nested deeper than the %u the shadow stack "
+                 "holds, ran untraced",
+                 (unsigned long long)untraced, AT_PATCH_FRAMES);
     /* acquire: pairs with lifecycle.c's stores of the state; still UNINIT: nothing recorded */
     if (exe_stripped && __atomic_load_n(&at__state, __ATOMIC_ACQUIRE) == AT_STATE_UNINIT)
         at__warn("no event recorded: %s has no symbol table (stripped), so a runtime linked "

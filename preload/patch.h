@@ -10,20 +10,39 @@
 struct at_patch {
     uintptr_t entry;  /* the function's first byte */
     size_t size;      /* its length, from the symbol table */
-    void *wrapper;    /* where calls to it go once patched */
+    void *wrapper;    /* where calls to it go once patched (through patch_stubs.c) */
+    unsigned returns; /* the registers of its return value: AT_RETURN_* (actortrace.h) */
     int prot;         /* the protection of its pages, restored after the write */
     void *trampoline; /* runs the displaced instructions and jumps back into the function */
     char why[96];     /* why it was refused: "its 3 bytes are fewer than the jump needs" */
 };
 
+/* What a function's stub gives at__patch_enter (patch_stubs.c): it lies in the chunk with the
+ * stub, and the assembly reads it at these offsets. */
+struct at_patch_desc {
+    void *wrapper;
+    void *original; /* the trampoline: for a call that finds the shadow stack full */
+    uint64_t returns;
+    void *enter; /* at__patch_enter, which the stub jumps to */
+};
+#define AT_PATCH_DESC_WRAPPER  0
+#define AT_PATCH_DESC_ORIGINAL 8
+#define AT_PATCH_DESC_RETURNS  16
+
+/* patch_stubs.c: the common entry the stubs jump to, and its setup (once, before any patch). */
+void at__patch_enter(void);
+void at__patch_stubs_init(void);
+#define AT_PATCH_FRAMES 1024 /* a thread's shadow stack: patched calls nested in one another */
+extern uint64_t at__patch_untraced; /* calls nested too deep for a frame: run untraced */
+
 /* Patches p->entry to jump to p->wrapper and builds the trampoline that calls the original.
- * Returns 0, or a negative errno with p->why saying why nothing was changed. Call only while no
- * other thread can run the function. */
+ * Returns 0, or a negative errno with p->why saying why nothing was changed. Other threads may
+ * run meanwhile: no code is ever made non-executable, and the jump is stored in one aligned
+ * store where its bytes allow (docs/PATCHING.md, "Other threads"). */
 int at__patch_entry(struct at_patch *p);
 
-/* Between these, the pages at__patch_entry writes stay writable (never executable) and get their
- * protection back at the end: only while no other thread runs, and while no code in those pages
- * runs (the functions patched, and what the patching calls, must be in different pages). */
+/* Between these, the functions' pages at__patch_entry writes stay writable (and executable) and
+ * get their protection back at the end. */
 void at__patch_batch_begin(void);
 void at__patch_batch_end(void);
 

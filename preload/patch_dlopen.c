@@ -1,6 +1,6 @@
 /* dlopen, wrapped so that the objects it loads are patched before it returns (patch.c). Other
- * threads run meanwhile, but none can be running the new objects' code yet, unless their own
- * constructors started them.
+ * threads run meanwhile, code patched earlier too: patch_x86.c never takes execute permission
+ * from it, and stores each new jump in one aligned store where it can.
  *
  * glibc resolves a name as its caller would: a bare name ("libfoo.so") is matched against the
  * loaded objects' sonames, then searched in the caller's DT_RPATH (and its loaders'), in

@@ -5,16 +5,22 @@
  * instruction that cannot be re-encoded at the trampoline's address is left as it is.
  *
  * The code lives in chunks mapped within +-2 GiB of the functions, so that the entry needs only
- * a 5-byte jump (to a stub in the chunk that jumps on to the wrapper) and RIP-relative operands
- * still reach from the trampoline; where no chunk can be mapped that close the entry gets a
- * 14-byte absolute jump. No page is ever writable and executable at once. Not thread-safe: the
- * caller serializes the calls (patch.c, under its mutex), and patches only functions no other
- * thread can be running (before main, or in an object dlopen has just loaded). */
+ * a 5-byte jump (to a stub in the chunk that goes on to the wrapper through patch_stubs.c) and
+ * RIP-relative operands still reach from the trampoline; where no chunk can be mapped that close
+ * the entry gets a 14-byte absolute jump. Other threads may be running patched code meanwhile
+ * (threads started before the library's constructor, every thread during a dlopen): a chunk is
+ * one memory mapped twice, executable where it runs and writable elsewhere, so that no code is
+ * ever made non-executable; a function's page stays executable while the jump is stored, in one
+ * aligned store where its bytes allow. Not thread-safe: the caller serializes the calls (patch.c,
+ * under its mutex). */
 #include <errno.h>
 #include <link.h>
+#include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <Zydis/Zydis.h>
@@ -28,10 +34,16 @@
 #define MAX_CHUNKS     64
 #define MAX_DISPLACED  32 /* displaced bytes: at most the far jump plus one instruction */
 #define TRAMPOLINE_MAX (MAX_DISPLACED * 2 + 4 * ZYDIS_MAX_INSTRUCTION_LENGTH + FAR_JUMP_LEN)
+#define STUB_LEN       11 /* push rax; lea rax, [rip + desc]; jmp [rax + desc.enter] */
+#define EMIT_MAX       (sizeof(struct at_patch_desc) + STUB_LEN + TRAMPOLINE_MAX)
+#ifndef MFD_EXEC
+#define MFD_EXEC 0x10u /* Linux 6.3: asked for where a memfd would be made non-executable */
+#endif
 
-/* Mapped code memory, handed out from the start; kept for the life of the process. */
+/* Code memory, handed out from the start; kept for the life of the process. */
 struct chunk {
-    uint8_t *base;
+    uint8_t *base;  /* where the code runs: readable and executable, never writable */
+    uint8_t *write; /* the same memory, readable and writable: where it is written */
     size_t used;
 };
 
@@ -50,11 +62,11 @@ static int in_reach(uintptr_t from, uintptr_t to)
     return d > -REACH && d < REACH;
 }
 
-/* Maps a chunk at exactly `hint`; NULL when that range is taken. */
-static uint8_t *map_at(uintptr_t hint)
+/* Maps the chunk's memory (fd) to run at exactly `hint`; NULL when that range is taken. */
+static uint8_t *map_at(int fd, uintptr_t hint)
 {
-    void *p = mmap((void *)hint, CHUNK_SIZE, PROT_READ | PROT_WRITE,
-                   MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0);
+    void *p = mmap((void *)hint, CHUNK_SIZE, PROT_READ | PROT_EXEC,
+                   MAP_SHARED | MAP_FIXED_NOREPLACE, fd, 0);
     if (p == MAP_FAILED)
         return NULL;
     if ((uintptr_t)p != hint) { /* a kernel without MAP_FIXED_NOREPLACE took it as a hint */
@@ -64,32 +76,47 @@ static uint8_t *map_at(uintptr_t hint)
     return p;
 }
 
-/* A new chunk as near `entry` as a few tries find (below first: the gaps under an image are
- * usually free), else anywhere. */
+/* The memory of a new chunk: a memfd of CHUNK_SIZE bytes, -1 when it cannot be made. */
+static int chunk_memory(void)
+{
+    int fd = memfd_create("actortrace-code", MFD_CLOEXEC | MFD_EXEC);
+    if (fd < 0 && errno == EINVAL) /* a kernel older than MFD_EXEC */
+        fd = memfd_create("actortrace-code", MFD_CLOEXEC);
+    if (fd >= 0 && ftruncate(fd, CHUNK_SIZE) != 0) {
+        close(fd);
+        fd = -1;
+    }
+    return fd;
+}
+
+/* A new chunk, run as near `entry` as a few tries find (below first: the gaps under an image
+ * are usually free), else anywhere. */
 static struct chunk *chunk_new(uintptr_t entry)
 {
-    if (nchunks == MAX_CHUNKS)
+    int fd = nchunks < MAX_CHUNKS ? chunk_memory() : -1;
+    if (fd < 0)
         return NULL;
     uint8_t *base = NULL;
     uintptr_t aligned = entry & ~((uintptr_t)CHUNK_SIZE - 1);
     for (uint64_t d = 1u << 20; !base && d < (1ull << 30); d *= 2) {
         if (aligned > d)
-            base = map_at(aligned - d);
+            base = map_at(fd, aligned - d);
         if (!base)
-            base = map_at(aligned + d);
+            base = map_at(fd, aligned + d);
     }
     if (!base) {
-        void *p =
-            mmap(NULL, CHUNK_SIZE, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-        if (p == MAP_FAILED)
-            return NULL;
-        base = p;
+        void *p = mmap(NULL, CHUNK_SIZE, PROT_READ | PROT_EXEC, MAP_SHARED, fd, 0);
+        base = p == MAP_FAILED ? NULL : p;
     }
-    if (mprotect(base, CHUNK_SIZE, PROT_READ | PROT_EXEC) != 0) {
-        munmap(base, CHUNK_SIZE);
+    void *write = base ? mmap(NULL, CHUNK_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0)
+                       : MAP_FAILED;
+    close(fd);
+    if (write == MAP_FAILED) {
+        if (base)
+            munmap(base, CHUNK_SIZE);
         return NULL;
     }
-    chunks[nchunks] = (struct chunk){base, 0};
+    chunks[nchunks] = (struct chunk){base, write, 0};
     return &chunks[nchunks++];
 }
 
@@ -107,8 +134,8 @@ static struct chunk *chunk_for(uintptr_t entry, size_t len)
     return c;
 }
 
-/* In a batch, pages made writable stay so (never executable meanwhile) until the batch ends,
- * which spares two mprotect calls per function at start. */
+/* In a batch, pages made writable stay so (and executable) until the batch ends, which spares
+ * two mprotect calls per function at start. */
 #define MAX_OPEN_PAGES 256
 static struct open_page {
     uintptr_t page;
@@ -130,7 +157,10 @@ void at__patch_batch_end(void)
     batching = 0;
 }
 
-/* Makes one page writable; in a batch, once, remembering its protection. */
+/* Makes one page of a function writable, and keeps it executable: another thread may be
+ * running code in it. Where the system refuses a page writable and executable at once, it is
+ * made writable only, as safe as the other threads keep out of it. In a batch, once,
+ * remembering its protection. */
 static int open_page(uintptr_t page, int prot)
 {
     for (unsigned i = 0; batching && i < nopen; i++)
@@ -140,15 +170,58 @@ static int open_page(uintptr_t page, int prot)
         at__patch_batch_end();
         batching = 1;
     }
-    if (mprotect((void *)page, page_size, PROT_READ | PROT_WRITE) != 0)
+    if (mprotect((void *)page, page_size, PROT_READ | PROT_WRITE | PROT_EXEC) != 0 &&
+        mprotect((void *)page, page_size, PROT_READ | PROT_WRITE) != 0)
         return -errno;
     if (batching)
         open_pages[nopen++] = (struct open_page){page, prot};
     return 0;
 }
 
-/* Copies len bytes to `to` in code memory whose protection is `prot`: the pages are made
- * writable (not executable) for the copy, then get `prot` back, at once or at the batch's end. */
+#ifdef AT_TEST_HOST
+/* The test copies only: ACTORTRACE_TEST_PATCH_DELAY_MS=N makes each write of code last N ms
+ * longer, so that a test of threads running patched code meanwhile has them run into it. */
+static void test_patch_delay(void)
+{
+    const char *v = getenv("ACTORTRACE_TEST_PATCH_DELAY_MS");
+    long ms = v ? atol(v) : 0;
+    struct timespec delay = {ms / 1000, ms % 1000 * 1000 * 1000};
+    if (ms > 0)
+        nanosleep(&delay, NULL);
+}
+#else
+static void test_patch_delay(void)
+{
+}
+#endif
+
+/* Stores len bytes of code at `at`, which threads may be entering: in one aligned store when
+ * they lie within an aligned 8 bytes (or 16, with lock cmpxchg16b), so that such a thread runs
+ * the old bytes or the new ones, never a mix; else byte by byte. */
+static void store_code(uintptr_t at, const uint8_t *code, size_t len)
+{
+    uintptr_t word = at & ~(uintptr_t)7, pair = at & ~(uintptr_t)15;
+    uint64_t v[2];
+    if (at + len <= word + 8) {
+        memcpy(v, (const void *)word, 8);
+        memcpy((uint8_t *)v + (at - word), code, len);
+        __atomic_store_n((uint64_t *)word, v[0], __ATOMIC_RELEASE);
+    } else if (at + len <= pair + 16) {
+        memcpy(v, (const void *)pair, 16);
+        uint64_t old_lo = v[0], old_hi = v[1];
+        memcpy((uint8_t *)v + (at - pair), code, len);
+        /* no other writer: the exchange finds the old bytes, and succeeds */
+        __asm__ volatile("lock cmpxchg16b %0"
+                         : "+m"(*(volatile uint64_t(*)[2])pair), "+a"(old_lo), "+d"(old_hi)
+                         : "b"(v[0]), "c"(v[1])
+                         : "cc", "memory");
+    } else {
+        memcpy((void *)at, code, len);
+    }
+}
+
+/* Stores len bytes at `to` in a function whose pages' protection is `prot`: the pages are made
+ * writable for the store, then get `prot` back, at once or at the batch's end. */
 static int write_code(void *to, const void *from, size_t len, int prot)
 {
     if (!page_size)
@@ -160,10 +233,10 @@ static int write_code(void *to, const void *from, size_t len, int prot)
         if (err < 0)
             return err;
     }
-    memcpy(to, from, len);
+    store_code((uintptr_t)to, from, len);
+    test_patch_delay();
     if (!batching && mprotect((void *)first, end - first, prot) != 0)
         return -errno;
-    __builtin___clear_cache((char *)to, (char *)to + len);
     return 0;
 }
 
@@ -387,37 +460,45 @@ static size_t displaced_len(struct at_patch *p, size_t need)
     return len;
 }
 
-/* Writes the stub (jump to the wrapper) and the trampoline into chunk c; returns the stub's
- * address, 0 on failure. */
+/* The stub at `at`: pushes rax, points it at the desc and jumps to desc.enter. */
+static void put_stub(uint8_t *out, uintptr_t at, uintptr_t desc)
+{
+    int32_t rel = (int32_t)distance(desc, at + 8);
+    out[0] = 0x50;                            /* push rax */
+    out[1] = 0x48, out[2] = 0x8d, out[3] = 0x05; /* lea rax, [rip + rel] */
+    memcpy(out + 4, &rel, sizeof rel);
+    out[8] = 0xff, out[9] = 0x60;             /* jmp [rax + disp8] */
+    out[10] = (uint8_t)offsetof(struct at_patch_desc, enter);
+}
+
+/* Writes the desc, the stub and the trampoline into chunk c; returns the stub's address, 0 on
+ * failure. The entry does not jump there yet: no thread can run them while they are written. */
 static uintptr_t emit(struct at_patch *p, struct chunk *c, size_t displaced)
 {
-    uint8_t code[FAR_JUMP_LEN + TRAMPOLINE_MAX];
-    uintptr_t stub = (uintptr_t)c->base + c->used;
-    size_t len = put_far_jump(code, (uintptr_t)p->wrapper);
-    size_t tramp = build_trampoline(p, displaced, stub + len, code + len);
-    if (tramp == 0)
+    uint8_t code[EMIT_MAX];
+    uintptr_t desc = (uintptr_t)c->base + c->used;
+    uintptr_t stub = desc + sizeof(struct at_patch_desc), tramp = stub + STUB_LEN;
+    size_t len = build_trampoline(p, displaced, tramp, code + (tramp - desc));
+    if (len == 0)
         return 0;
-    int err = write_code((void *)stub, code, len + tramp, PROT_READ | PROT_EXEC);
-    if (err < 0) {
-        refuse(p, "cannot write its trampoline (errno %lu)", (uintptr_t)-err);
-        return 0;
-    }
-    c->used += (len + tramp + 15) & ~(size_t)15;
-    p->trampoline = (void *)(stub + len);
+    struct at_patch_desc d = {p->wrapper, (void *)tramp, p->returns, (void *)at__patch_enter};
+    memcpy(code, &d, sizeof d);
+    put_stub(code + sizeof d, stub, desc);
+    len += tramp - desc;
+    memcpy(c->write + c->used, code, len);
+    c->used += (len + 15) & ~(size_t)15;
+    p->trampoline = (void *)tramp;
     return stub;
 }
 
-/* Overwrites the entry with a jump to `to` (near when in reach, else far), the rest of the
- * displaced bytes with int3. */
-static int write_entry(struct at_patch *p, uintptr_t to, size_t displaced, int far)
+/* Overwrites the entry with a jump to `to`, near when in reach, else far. The rest of the
+ * displaced bytes stay as they are: a thread that was inside them when the jump was written
+ * runs on through the original instructions. */
+static int write_entry(struct at_patch *p, uintptr_t to, int far)
 {
-    uint8_t code[MAX_DISPLACED];
-    memset(code, 0xcc, sizeof code);
-    if (far)
-        put_far_jump(code, to);
-    else
-        put_near_jump(code, p->entry, to);
-    int err = write_code((void *)p->entry, code, displaced, p->prot);
+    uint8_t code[FAR_JUMP_LEN];
+    size_t len = far ? put_far_jump(code, to) : put_near_jump(code, p->entry, to);
+    int err = write_code((void *)p->entry, code, len, p->prot);
     if (err < 0)
         refuse(p, "cannot write its entry (errno %lu)", (uintptr_t)-err);
     return err;
@@ -427,7 +508,8 @@ int at__patch_entry(struct at_patch *p)
 {
     p->why[0] = 0;
     p->trampoline = NULL;
-    struct chunk *c = chunk_for(p->entry, FAR_JUMP_LEN + TRAMPOLINE_MAX);
+    at__patch_stubs_init();
+    struct chunk *c = chunk_for(p->entry, EMIT_MAX);
     if (!c) {
         refuse(p, "no memory for its trampoline (%lu chunks)", nchunks);
         return -ENOMEM;
@@ -439,5 +521,5 @@ int at__patch_entry(struct at_patch *p)
     uintptr_t stub = emit(p, c, displaced);
     if (stub == 0)
         return -EINVAL;
-    return write_entry(p, far ? (uintptr_t)p->wrapper : stub, displaced, far);
+    return write_entry(p, stub, far);
 }

@@ -82,11 +82,16 @@ static void *real_scheduler_send_batch_start, *real_scheduler_send_batch_flush; 
 
 /* Aether's default build links the runtime into the program, where no PLT carries its calls:
  * the recorder patches these functions' entries to jump to the wrappers (docs/PATCHING.md). */
-AT_PATCH_TABLE(AT_PATCHABLE(scheduler_send_local), AT_PATCHABLE(scheduler_send_remote),
-               AT_PATCHABLE(scheduler_send_batch_add), AT_PATCHABLE(aether_send_message),
-               AT_PATCHABLE(scheduler_ask_message), AT_PATCHABLE(scheduler_reply),
-               AT_PATCHABLE(scheduler_spawn_actor), AT_PATCHABLE(scheduler_register_actor),
-               AT_PATCHABLE(scheduler_release_actor), AT_PATCHABLE(scheduler_thread));
+AT_PATCH_TABLE(AT_PATCHABLE(scheduler_send_local, AT_RETURNS_NOTHING),
+               AT_PATCHABLE(scheduler_send_remote, AT_RETURNS_NOTHING),
+               AT_PATCHABLE(scheduler_send_batch_add, AT_RETURNS_NOTHING),
+               AT_PATCHABLE(aether_send_message, AT_RETURNS_NOTHING),
+               AT_PATCHABLE(scheduler_ask_message, AT_RETURN_RAX),
+               AT_PATCHABLE(scheduler_reply, AT_RETURNS_NOTHING),
+               AT_PATCHABLE(scheduler_spawn_actor, AT_RETURN_RAX),
+               AT_PATCHABLE(scheduler_register_actor, AT_RETURN_RAX),
+               AT_PATCHABLE(scheduler_release_actor, AT_RETURNS_NOTHING),
+               AT_PATCHABLE(scheduler_thread, AT_RETURN_RAX));
 int at__patch_defines(void **real, const char *symbol);
 
 /* ===== Guard ============================================================================== */

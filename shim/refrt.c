@@ -25,9 +25,12 @@ static void (*real_rt_exit)(rt_actor *);
 
 /* Each wrapper may also stand in for a patched entry: refrt linked into the program, or built
  * so that its own calls are direct. */
-AT_PATCH_TABLE(AT_PATCHABLE(rt_msg_type), AT_PATCHABLE(rt_spawn), AT_PATCHABLE(rt_send),
-               AT_PATCHABLE(rt_receive), AT_PATCHABLE(rt_step), AT_PATCHABLE(rt_schedule),
-               AT_PATCHABLE(rt_park), AT_PATCHABLE(rt_unpark), AT_PATCHABLE(rt_exit));
+AT_PATCH_TABLE(AT_PATCHABLE(rt_msg_type, AT_RETURN_RAX), AT_PATCHABLE(rt_spawn, AT_RETURN_RAX),
+               AT_PATCHABLE(rt_send, AT_RETURNS_NOTHING), AT_PATCHABLE(rt_receive, AT_RETURN_RAX),
+               AT_PATCHABLE(rt_step, AT_RETURN_RAX), AT_PATCHABLE(rt_schedule, AT_RETURNS_NOTHING),
+               AT_PATCHABLE(rt_park, AT_RETURNS_NOTHING),
+               AT_PATCHABLE(rt_unpark, AT_RETURNS_NOTHING),
+               AT_PATCHABLE(rt_exit, AT_RETURNS_NOTHING));
 
 #define WORKER_ID_BASE (1ull << 40)
 #define MAX_NAMED_WORKERS 1024

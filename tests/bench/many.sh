@@ -37,7 +37,7 @@ n=100
     done
     printf 'AT_PATCH_TABLE('
     for i in $(seq 0 $((n - 1))); do
-        printf 'AT_PATCHABLE(many_%d)%s' "$i" "$([ "$i" -lt $((n - 1)) ] && echo ', ')"
+        printf 'AT_PATCHABLE(many_%d, AT_RETURN_RAX)%s' "$i" "$([ "$i" -lt $((n - 1)) ] && echo ', ')"
     done
     echo ');'
 } >"$dir/shim.c"

@@ -14,5 +14,5 @@ AT_EXPORT int nop_send(int actor, int msg)
 #ifdef AT_BENCH_PATCH
 /* The copy of the library for tests/bench/patch.sh also reaches nop_send linked into the
  * program, through a patched entry. */
-AT_PATCH_TABLE(AT_PATCHABLE(nop_send));
+AT_PATCH_TABLE(AT_PATCHABLE(nop_send, AT_RETURN_RAX));
 #endif

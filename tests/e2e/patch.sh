@@ -172,3 +172,95 @@ aether_static ask "$S/aether/ask" 500
 aether_static single "$S/aether/single" 2000
 # linked -rdynamic, as ae links: the functions are in .dynsym too, ahead of the wrappers
 aether_static pingpong "$S/aether/pingpong-rdynamic" 5000
+
+# A patched entry leaves its caller what the untraced call leaves. rt_schedule in the same unit
+# as its caller's loop, built -O2 (-fipa-ra): the loop's counter stays in a call-clobbered
+# register across the calls (docs/PATCHING.md, "Registers")
+P="$B/patch"
+"$P/ipara" 1000 >"$TMP/ip.plain"
+ACTORTRACE_OUT="$TMP/ip.trace" LD_PRELOAD="$LIB" timeout 20 "$P/ipara" 1000 >"$TMP/ip.out" 2>&1
+check "-fipa-ra caller: ends" [ $? -eq 0 ]
+check "-fipa-ra caller: output as untraced" cmp -s "$TMP/ip.plain" "$TMP/ip.out"
+"$DECODE" -o "$TMP/ip.jsonl" "$TMP/ip.trace" 2>/dev/null
+equal "-fipa-ra caller: schedule events = calls" "$(kind_count "$TMP/ip.jsonl" schedule)" \
+    "$(truth "$TMP/ip.plain" schedule)"
+# every general call-clobbered register, the flags and the vector state (up to zmm and the mask
+# registers, as the machine has them) loaded with patterns before a call to an rt_park that
+# writes none: all found unchanged after each of 300 calls, traced as untraced
+"$P/regs" 300 >"$TMP/rg.plain" 2>&1
+check "registers: untraced, none changed" [ $? -eq 0 ]
+ACTORTRACE_OUT="$TMP/rg.trace" LD_PRELOAD="$LIB" timeout 20 "$P/regs" 300 >"$TMP/rg.out" 2>&1
+rc=$?
+check "registers: traced, none changed: $(head -n 1 "$TMP/rg.out")" [ $rc -eq 0 ]
+"$DECODE" -o "$TMP/rg.jsonl" "$TMP/rg.trace" 2>/dev/null
+equal "registers: park events = calls" "$(kind_count "$TMP/rg.jsonl" park)" \
+    "$(truth "$TMP/rg.plain" park)"
+# the same with a timer's handler calling rt_park every 200 us, in the middle of the calls and
+# of their way in and out of the wrapper: every call recorded, no register changed
+ACTORTRACE_OUT="$TMP/rs.trace" LD_PRELOAD="$LIB" timeout 30 "$P/regs" 2000 signals \
+    >"$TMP/rs.out" 2>&1
+rc=$?
+check "registers, handlers calling in between: none changed: $(head -n 1 "$TMP/rs.out")" \
+    [ $rc -eq 0 ]
+"$DECODE" -o "$TMP/rs.jsonl" "$TMP/rs.trace" 2>/dev/null
+equal "registers, handlers calling in between: park events = calls" \
+    "$(kind_count "$TMP/rs.jsonl" park)" "$(truth "$TMP/rs.out" park)"
+# rt_step recursing 300 deep through its patched entry, then 3000 longjmps out of rt_schedule's
+# original (each leaves a stale frame on the shadow stack, which holds 1024), then 1000 calls
+shadow() { # shadow DEPTH JUMPS: runs shadow traced; checks the schedules; $TMP/sh.{out,err,jsonl}
+    ACTORTRACE_OUT="$TMP/sh$1.trace" LD_PRELOAD="$LIB" timeout 20 "$P/shadow" "$@" >"$TMP/sh.out" \
+        2>"$TMP/sh.err"
+    check "shadow stack ($*): runs traced" [ $? -eq 0 ]
+    "$DECODE" -o "$TMP/sh.jsonl" "$TMP/sh$1.trace" 2>/dev/null
+    equal "shadow stack ($*): schedule events = calls" "$(kind_count "$TMP/sh.jsonl" schedule)" \
+        "$(truth "$TMP/sh.out" schedule)"
+}
+shadow 300 3000
+equal "shadow stack (300 3000): step_begin events = calls, nothing said" \
+    "$(kind_count "$TMP/sh.jsonl" step_begin) $(cat "$TMP/sh.err")" "$(truth "$TMP/sh.out" step) "
+# deeper than the shadow stack: the calls past 1024 run untraced, and are counted
+shadow 1100 30
+equal "shadow stack (1100 30): the 77 calls past 1024 deep counted" "$(cat "$TMP/sh.err")" \
+    "actortrace: 77 calls of patched functions, nested deeper than the 1024 the shadow stack\
+ holds, ran untraced"
+equal "shadow stack (1100 30): the others traced" "$(kind_count "$TMP/sh.jsonl" step_begin)" 1024
+
+# rt_unpark an alias of rt_park: one address, patched once, each call recorded once
+ACTORTRACE_OUT="$TMP/al.trace" LD_PRELOAD="$LIB" timeout 5 "$P/alias" >"$TMP/al.out" 2>"$TMP/al.err"
+check "alias: runs traced, nothing on stderr" [ $? -eq 0 -a ! -s "$TMP/al.err" ]
+[ -s "$TMP/al.out" ] && "$DECODE" -o "$TMP/al.jsonl" "$TMP/al.trace" 2>/dev/null ||
+    : >"$TMP/al.jsonl"
+equal "alias: park and unpark events = calls" \
+    "$(($(kind_count "$TMP/al.jsonl" park) + $(kind_count "$TMP/al.jsonl" unpark)))" \
+    "$(truth "$TMP/al.out" park_or_unpark)"
+equal "alias: patched once, the other name refused as the same code" "$(tail -n 1 "$TMP/al.jsonl" |
+    jq -c '[.patches[]? | select(.object | endswith("/alias")) | .patched]')" '[true,false]'
+
+# Threads run rt_schedule (libspin.so, patched at start) while plugins defining rt_park,
+# rt_unpark and rt_exit are patched inside dlopen, 25 ms in, each write of code made 5 ms longer
+# (the test copy's ACTORTRACE_TEST_PATCH_DELAY_MS); one more thread, started by libspin.so's
+# constructor before the tracer's, runs rt_schedule while it is patched: no run of 10 may fail,
+# the plugins' calls are traced, and so are the calls of all five threads
+bad=0
+for i in $(seq 10); do
+    ACTORTRACE_TEST_PATCH_DELAY_MS=5 ACTORTRACE_OUT="$TMP/dr$i.trace" LD_PRELOAD="$LIB" timeout 20 \
+        "$P/dlrace" "$P/plug-rt_park.so" "$P/plug-rt_unpark.so" "$P/plug-rt_exit.so" \
+        >"$TMP/dr.out" 2>&1 || bad=$((bad + 1))
+done
+equal "dlopen while threads run patched code: runs of 10 that failed" $bad 0
+"$DECODE" -o "$TMP/dr.jsonl" "$TMP/dr10.trace" 2>/dev/null
+equal "dlopen while threads run patched code: the plugins' calls traced" \
+    "$(($(kind_count "$TMP/dr.jsonl" park) + $(kind_count "$TMP/dr.jsonl" unpark) + \
+    $(kind_count "$TMP/dr.jsonl" exit)))" 30
+equal "dlopen while threads run patched code: the five threads' schedules traced" \
+    "$(jq -s '[.[] | select(.event == "schedule") | .tid] | unique | length' "$TMP/dr.jsonl")" 5
+
+# A stack captured inside a wrapper reached through a patched entry goes on to the caller: the
+# return into the stub has call frame information (every send of the Aether stand-in linked in
+# has a stack, whose first frame is in the program)
+ACTORTRACE_STACKS=send ACTORTRACE_OUT="$TMP/st.trace" LD_PRELOAD="$PRODUCT_LIB" \
+    timeout 20 "$S/aether/pingpong" 200 >/dev/null 2>&1
+"$DECODE" -o "$TMP/st.jsonl" "$TMP/st.trace" 2>/dev/null
+equal "stacks through patched entries: every send's stack starts in the program" \
+    "$(jq -r 'select(.event == "send") | .stack[0] // "none" | test("[(]pingpong[)]$")' \
+        "$TMP/st.jsonl" | sort | uniq -c | awk '{print $2, $1}')" "true 401"

@@ -6,6 +6,7 @@
 #include <string.h>
 #include <sys/mman.h>
 
+#include "actortrace.h"
 #include "patch.h"
 #include "unit.h"
 
@@ -39,6 +40,7 @@ static int patch(fn f, const char *end, struct at_patch *p)
     *p = (struct at_patch){.entry = (uintptr_t)f,
                            .size = (size_t)(end - (const char *)f),
                            .wrapper = (void *)wrapper,
+                           .returns = AT_RETURN_RAX,
                            .prot = PROT_READ | PROT_EXEC};
     int err = at__patch_entry(p);
     real = (fn)p->trampoline;
@@ -78,6 +80,80 @@ static void refused_case(const char *name, fn f, const char *end, const char *be
     check(err < 0 && strstr(p.why, because) != NULL, label);
     snprintf(label, sizeof label, "%s: left unchanged", name);
     check(memcmp(before, (const void *)f, size) == 0 && p.trampoline == NULL, label);
+}
+
+/* Functions whose return value is in other registers than rax, or whose arguments are on the
+ * stack: each patched with a wrapper of its own type, which must get its arguments and give
+ * back its result through the stub (patch_stubs.c). */
+struct six {
+    long w[6];
+};
+extern long case_stack(long, long, long, long, long, long, struct six);
+extern __int128 case_pair(long, long);
+extern double case_double(double);
+extern long double case_x87(long double);
+extern char case_stack_end[], case_pair_end[], case_double_end[], case_x87_end[];
+
+static long (*real_stack)(long, long, long, long, long, long, struct six);
+static __int128 (*real_pair)(long, long);
+static double (*real_double)(double);
+static long double (*real_x87)(long double);
+
+static long stack_wrapper(long a, long b, long c, long d, long e, long f, struct six s)
+{
+    wrapper_calls++;
+    return real_stack(a, b, c, d, e, f, s);
+}
+static __int128 pair_wrapper(long lo, long hi)
+{
+    wrapper_calls++;
+    return real_pair(lo, hi);
+}
+static double double_wrapper(double x)
+{
+    wrapper_calls++;
+    return real_double(x);
+}
+static long double x87_wrapper(long double x)
+{
+    wrapper_calls++;
+    return real_x87(x);
+}
+
+/* Patches f (ending at end) to go to wrapper, the return value in `returns`; the trampoline. */
+static void *patch_typed(const char *name, void *f, const char *end, void *wrapper,
+                         unsigned returns)
+{
+    struct at_patch p = {.entry = (uintptr_t)f,
+                         .size = (size_t)(end - (const char *)f),
+                         .wrapper = wrapper,
+                         .returns = returns,
+                         .prot = PROT_READ | PROT_EXEC};
+    char label[160];
+    int err = at__patch_entry(&p);
+    snprintf(label, sizeof label, "%s: patched (%s)", name, err ? p.why : "ok");
+    check(err == 0, label);
+    return p.trampoline;
+}
+
+static void typed_cases(void)
+{
+    struct six s = {{1, 20, 300, 4000, 50000, 600000}};
+    *(void **)&real_stack = patch_typed("stack arguments", (void *)case_stack, case_stack_end,
+                                        (void *)stack_wrapper, AT_RETURN_RAX);
+    *(void **)&real_pair = patch_typed("__int128 in rdx:rax", (void *)case_pair, case_pair_end,
+                                       (void *)pair_wrapper, AT_RETURN_RAX | AT_RETURN_RDX);
+    *(void **)&real_double = patch_typed("double in xmm0", (void *)case_double, case_double_end,
+                                         (void *)double_wrapper, AT_RETURN_XMM0);
+    *(void **)&real_x87 = patch_typed("long double in st0", (void *)case_x87, case_x87_end,
+                                      (void *)x87_wrapper, AT_RETURN_X87);
+    wrapper_calls = 0;
+    check(real_stack && case_stack(0, 0, 0, 0, 0, 0, s) == 654321,
+          "stack arguments: the wrapper and the original find them");
+    check(real_pair && case_pair(5, 7) == ((__int128)7 << 64 | 5), "__int128: both halves kept");
+    check(real_double && case_double(1.25) == 2.5, "double: xmm0 kept");
+    check(real_x87 && case_x87(1.5L) == 3.0L, "long double: st0 kept");
+    check(wrapper_calls == 4, "each through its wrapper");
 }
 
 static int plus42(int x)
@@ -121,6 +197,7 @@ int main(void)
     refused_case("loop back into the first bytes", case_loop, case_loop_end,
                  "goes into the bytes the jump replaces");
     refused_case("jrcxz in the first bytes", case_jrcxz, case_jrcxz_end, "cannot be relocated");
+    typed_cases();
     check(case_loop(4) == 12 && case_short(9) == 9 && case_table_into(0) == 1 &&
               case_table_into(2) == 2,
           "refused functions still run");

@@ -121,6 +121,45 @@ case_table_into_end:
 triple:
         lea eax, [rdi + rdi * 2]
         ret
+
+/* The return value's registers, which the way back from a wrapper keeps (AT_RETURN_*), and
+ * arguments on the stack, where the wrapper finds them. None writes any other register. */
+/* long case_stack(long, long, long, long, long, long, struct six s): the sum of s's six words,
+ * passed on the stack. */
+        .globl case_stack, case_stack_end
+case_stack:
+        mov rax, QWORD PTR [rsp + 8]
+        add rax, QWORD PTR [rsp + 16]
+        add rax, QWORD PTR [rsp + 24]
+        add rax, QWORD PTR [rsp + 32]
+        add rax, QWORD PTR [rsp + 40]
+        add rax, QWORD PTR [rsp + 48]
+        ret
+case_stack_end:
+
+/* __int128 case_pair(long lo, long hi): (hi << 64) | lo, in rdx:rax. */
+        .globl case_pair, case_pair_end
+case_pair:
+        mov rax, rdi
+        mov rdx, rsi
+        ret
+case_pair_end:
+
+/* double case_double(double x): 2 * x, in xmm0. */
+        .globl case_double, case_double_end
+case_double:
+        nop DWORD PTR [rax + rax * 1 + 0]
+        addsd xmm0, xmm0
+        ret
+case_double_end:
+
+/* long double case_x87(long double x): 2 * x, in st0. */
+        .globl case_x87, case_x87_end
+case_x87:
+        fld TBYTE PTR [rsp + 8]
+        fadd st(0), st(0)
+        ret
+case_x87_end:
         .p2align 12
 
         .section .rodata
