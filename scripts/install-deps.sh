@@ -10,6 +10,8 @@ packages="build-essential libzstd-dev libunwind-dev jq clang libclang-rt-14-dev 
 packages="$packages mandoc groff-base man-db bsdextrautils pkgconf"
 # tests of the CAF shim: CAF itself, and valgrind for a traced run under memcheck
 packages="$packages libcaf-dev valgrind"
+# tests of the BEAM shim: Erlang/OTP 25 (erts 13.1.5) and Elixir 1.14
+packages="$packages erlang-base elixir"
 
 missing=""
 for p in $packages; do

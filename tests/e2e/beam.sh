@@ -1,0 +1,72 @@
+#!/bin/sh
+# Erlang and Elixir programs on the BEAM (Debian's OTP 25.2.3, erts 13.1.5), traced through
+# shim/beam.c by entry patching of beam.smp. Each program (tests/beam) runs a scenario through
+# tests/beam/bt.erl, which prints the counts the scenario implies and the BEAM's own counts of
+# sends and receives from erlang:trace on the same run; the trace must show every one of them,
+# each send matched to the receive that took it, with its real sender and its name.
+. "$(dirname "$0")/../lib.sh"
+
+SRC="$TOP/tests/beam"
+EBIN="$TMP/ebin"
+ACTORTRACE="$B/actortrace"
+
+if ! command -v erl >/dev/null || ! command -v erlc >/dev/null; then
+    echo "not ok - beam: erl is not installed (scripts/install-deps.sh installs erlang-base)"
+    exit 0
+fi
+mkdir -p "$EBIN"
+check "beam: test programs compile" erlc -o "$EBIN" "$SRC"/*.erl
+
+# stable OUTPUT: the program's output but the line with the BEAM's count of runs
+stable() {
+    grep -v '^{"erlang_trace_runs"' "$1"
+}
+
+line() { # line OUTPUT: the scenario's line of counts
+    grep '^{"test"' "$1" | tail -n 1
+}
+
+# scenario NAME MAIN COMMAND...: runs COMMAND untraced and traced by `actortrace record`, then
+# checks the trace against the counts the program printed; MAIN is the registered name of the
+# scenario's main process
+scenario() {
+    name=$1 main=$2
+    shift 2
+    (cd "$TMP" && timeout 120 "$@") >"$TMP/$name.plain" 2>&1
+    equal "$name: runs untraced" $? 0
+    mkdir -p "$TMP/$name.dir"
+    (cd "$TMP/$name.dir" && timeout 120 "$ACTORTRACE" record -o "$TMP/$name.dir/run.trace" -- "$@") \
+        >"$TMP/$name.out" 2>"$TMP/$name.err"
+    equal "$name: runs traced, same exit status" $? 0
+    stable "$TMP/$name.plain" >"$TMP/$name.plain.stable"
+    stable "$TMP/$name.out" >"$TMP/$name.out.stable"
+    check "$name: output unchanged by tracing" cmp -s "$TMP/$name.plain.stable" "$TMP/$name.out.stable"
+    equal "$name: one trace file, from the emulator (the launchers leave none)" \
+        "$(ls "$TMP/$name.dir")" run.trace
+    check "$name: one line on stderr, the trace's" \
+        sh -c "[ \$(wc -l <'$TMP/$name.err') -eq 1 ] && grep -q ' 0 dropped' '$TMP/$name.err'"
+    "$DECODE" "$TMP/$name.dir/run.trace" | head -n -1 >"$TMP/$name.jsonl"
+    jq -s -c --arg main "$main" -f "$SRC/counts.jq" "$TMP/$name.jsonl" >"$TMP/$name.counts"
+    out=$(line "$TMP/$name.out")
+    got() { jq -r ".$1" "$TMP/$name.counts"; }
+    for key in spawn send recv exit; do
+        equal "$name: $key events = the program's count" "$(got $key)" \
+            "$(echo "$out" | jq -r ".expected.$key")"
+    done
+    for key in send recv; do
+        equal "$name: $key events = erlang:trace's count" "$(got $key)" \
+            "$(echo "$out" | jq -r ".erlang_trace.$key")"
+    done
+    equal "$name: every send matched to its receive by id, receiver and sender" \
+        "$(got matched)" "$(got send)"
+    equal "$name: sends and receives inside a step of their process" "$(got outside_steps)" 0
+    equal "$name: every step_begin has its step_end" "$(got step_end)" "$(got step_begin)"
+    runs=$(grep '^{"erlang_trace_runs"' "$TMP/$name.out" | jq -r .erlang_trace_runs)
+    check "$name: steps ($(got step_begin)) at most erlang:trace's runs ($runs)" \
+        [ "$(got step_begin)" -le "$runs" ]
+    check "$name: pids shown as <0.N.0>" grep -q '"actor_pid":"<0\.[0-9]*\.0>"' "$TMP/$name.jsonl"
+    equal "$name: the main process named by its registered name" "$(got named_main)" true
+}
+
+scenario ring ring_main erl -noshell -pa "$EBIN" -s ring start 10 100 -s init stop
+equal "ring: message names" "$(jq -c .msg_names "$TMP/ring.counts")" '["done","ring","stop","token"]'
