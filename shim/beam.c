@@ -13,6 +13,9 @@
  *   erts_do_exit_process     exit, named by the reason when it is an atom
  *   erts_queue_proc_message, erts_queue_proc_messages, erts_queue_message,
  *   erts_queue_message_token send: receiver, sender, the message's ErtsMessage as id, and its name
+ *   erts_proc_sig_send_to_alias, erts_try_alloc_message_on_heap
+ *                            send to an alias (a gen_server's reply), recorded when the message
+ *                            for the receiver is allocated, before it is queued
  *   beam_jit_remove_message  recv: the message a receive takes out of the queue
  *   erts_schedule_process    schedule: a process made runnable, by the process running here
  *   ethr_event_twait         park / unpark of a scheduler thread going to sleep and woken
@@ -88,6 +91,9 @@ static void (*real_erts_queue_message_token)(Process *, uint32_t, ErtsMessage *,
                                              Eterm);
 static int64_t (*real__Z23beam_jit_remove_messageP7processlPmS1_j)(Process *, int64_t, Eterm *,
                                                                    Eterm *, uint32_t);
+static void (*real_erts_proc_sig_send_to_alias)(Process *, Eterm, Eterm, Eterm, Eterm);
+static ErtsMessage *(*real_erts_try_alloc_message_on_heap)(Process *, void *, void *, uint64_t,
+                                                           void *, void *, int *);
 static void (*real_erts_schedule_process)(Process *, int32_t, uint32_t);
 static int (*real_ethr_event_twait)(void *, int64_t);
 static int (*real_erts_register_name)(Process *, Eterm, Eterm);
@@ -98,6 +104,8 @@ AT_PATCH_TABLE(AT_PATCHABLE(erts_schedule), AT_PATCHABLE(erl_create_process),
                AT_PATCHABLE(erts_queue_proc_messages), AT_PATCHABLE(erts_queue_message),
                AT_PATCHABLE(erts_queue_message_token),
                AT_PATCHABLE(_Z23beam_jit_remove_messageP7processlPmS1_j),
+               AT_PATCHABLE(erts_proc_sig_send_to_alias),
+               AT_PATCHABLE(erts_try_alloc_message_on_heap),
                AT_PATCHABLE(erts_schedule_process), AT_PATCHABLE(ethr_event_twait),
                AT_PATCHABLE(erts_register_name));
 
@@ -331,6 +339,39 @@ AT_EXPORT void erts_queue_message_token(Process *receiver, uint32_t locks, ErtsM
     if (on())
         record_send(receiver, from, mp, msg);
     real_erts_queue_message_token(receiver, locks, mp, msg, from, token);
+}
+
+/* A send to an alias queues its message as a signal by calls not exported: the message is
+ * recorded when erts_try_alloc_message_on_heap allocates it for the receiver, inside the send.
+ * A receiver whose message queue is off the heap gets its message allocated otherwise: that
+ * send is not recorded. */
+static __thread struct {
+    Eterm from, msg;
+    int active;
+} alias_send;
+
+AT_EXPORT void erts_proc_sig_send_to_alias(Process *c_p, Eterm from, Eterm to, Eterm msg,
+                                           Eterm token)
+{
+    AT_RESOLVE(real_erts_proc_sig_send_to_alias, "erts_proc_sig_send_to_alias");
+    alias_send.from = from;
+    alias_send.msg = msg;
+    alias_send.active = 1;
+    real_erts_proc_sig_send_to_alias(c_p, from, to, msg, token);
+    alias_send.active = 0;
+}
+
+AT_EXPORT ErtsMessage *erts_try_alloc_message_on_heap(Process *pp, void *psp, void *plp,
+                                                      uint64_t sz, void *hpp, void *ohpp,
+                                                      int *on_heap_p)
+{
+    AT_RESOLVE(real_erts_try_alloc_message_on_heap, "erts_try_alloc_message_on_heap");
+    ErtsMessage *mp = real_erts_try_alloc_message_on_heap(pp, psp, plp, sz, hpp, ohpp, on_heap_p);
+    if (alias_send.active && mp && on()) {
+        alias_send.active = 0;
+        record_send(pp, alias_send.from, mp, alias_send.msg);
+    }
+    return mp;
 }
 
 /* beam_jit_remove_message(Process *, Sint fcalls, Eterm *htop, Eterm *stop, Uint32 code_ix):

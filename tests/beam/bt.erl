@@ -11,6 +11,7 @@
 %% run(Name, Fun): Fun() runs in the scenario's main process and returns the expected counts,
 %% a list of {Key, Count}; the exit of the main process is added to them.
 run(Name, Fun) ->
+    logger:set_primary_config(level, none), % no reports of crashes: no messages to the logger
     Tracer = spawn(fun() -> tracer(#{}) end),
     Harness = self(),
     Main = spawn(fun() ->
@@ -53,10 +54,12 @@ tracer(Events) ->
 
 add(Events, Pid, E) -> maps:update_with(Pid, fun(L) -> [E | L] end, [E], Events).
 
-%% Runs are counted for the processes but Main, which ran before its tracing began and runs
+%% A send counts when it goes to one of the processes, or to an alias (a reference): the
+%% scenarios use only aliases of their own processes (gen_server's replies). Runs are counted
+%% for the processes but Main, which ran before its tracing began and runs
 %% after it ends.
 counts(Events, Main) ->
     All = lists:append(maps:values(Events)),
-    [{send, length([x || {send, To} <- All, is_map_key(To, Events)])},
+    [{send, length([x || {send, To} <- All, is_map_key(To, Events) orelse is_reference(To)])},
      {recv, length([x || 'receive' <- All])},
      {runs, length([x || {in, _} <- lists:append(maps:values(maps:remove(Main, Events)))])}].

@@ -39,5 +39,9 @@ def key: tostring;
     schedule: (map(select(.event == "schedule" and mine)) | length),
     processes: ($set | length),
     named_main: (map(select(.actor == $m and .actor_pid != null)) | length > 0),
-    msg_names: ([.[] | select(.event == "send" and between) | .msg_name // "none"] | unique)
+    msg_names: ([.[] | select(.event == "send" and between) | .msg_name // "none"] | unique),
+    sends_named: ([.[] | select(.event == "send" and between) | .msg_name // "none"]
+                  | group_by(.) | map({(.[0]): length}) | add // {}),
+    exits_by_reason: ([.[] | select(.event == "exit" and mine) | .msg_name // "none"]
+                      | group_by(.) | map({(.[0]): length}) | add // {})
   }

@@ -57,6 +57,14 @@ scenario() {
         equal "$name: $key events = erlang:trace's count" "$(got $key)" \
             "$(echo "$out" | jq -r ".erlang_trace.$key")"
     done
+    for key in $(echo "$out" | jq -r '.expected | keys[] | select(test(":"))'); do
+        field=${key%%:*} value=${key#*:}
+        table=sends_named
+        [ "$field" = exit ] && table=exits_by_reason
+        equal "$name: $field events with name $value = the program's count" \
+            "$(jq -r --arg v "$value" ".$table[\$v] // 0" "$TMP/$name.counts")" \
+            "$(echo "$out" | jq -r --arg k "$key" '.expected[$k]')"
+    done
     equal "$name: every send matched to its receive by id, receiver and sender" \
         "$(got matched)" "$(got send)"
     equal "$name: sends and receives inside a step of their process" "$(got outside_steps)" 0
@@ -68,5 +76,24 @@ scenario() {
     equal "$name: the main process named by its registered name" "$(got named_main)" true
 }
 
-scenario ring ring_main erl -noshell -pa "$EBIN" -s ring start 10 100 -s init stop
+erl_scenario() { # erl_scenario MODULE ARGS...
+    module=$1
+    shift
+    scenario "$module" "${module}_main" erl -noshell -pa "$EBIN" -s "$module" start "$@" -s init stop
+}
+
+erl_scenario ring 10 100
 equal "ring: message names" "$(jq -c .msg_names "$TMP/ring.counts")" '["done","ring","stop","token"]'
+erl_scenario gensrv 20 30
+erl_scenario selective 50
+erl_scenario kill 20
+erl_scenario supv 5
+if command -v elixir >/dev/null; then
+    scenario exgenserver exgenserver_main elixir -pa "$EBIN" "$SRC/genserver.exs" 20 30
+else
+    echo "not ok - exgenserver: elixir is not installed (scripts/install-deps.sh installs it)"
+fi
+# the worker takes every b before any a: its first receive is of a message sent later
+equal "selective: the first message taken is a b, sent after every a" \
+    "$(jq -s -r --arg main selective_main '(map(select(.actor_name == $main))[0].actor) as $m
+        | map(select(.event == "recv" and .sender == $m))[0].msg_name' "$TMP/selective.jsonl")" b
