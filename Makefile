@@ -219,9 +219,11 @@ $(B)/tests/test_patch: tests/unit/test_patch.c tests/unit/asm/patch_cases.S prel
 # refrt linked into the programs, for tests/e2e/patch.sh: a static archive (-fPIC, so that the
 # compiler keeps each exported function whole rather than inlining it into its callers), the
 # examples linked against it without -rdynamic (found in .symtab) and ring with it (.dynsym
-# exports the functions ahead of the preload), and pingpong stripped.
+# exports the functions ahead of the preload), pingpong stripped, and ring -rdynamic stripped
+# (found in .dynsym alone, as beam.smp's functions are).
 STATIC := $(B)/static
 PATCH_PROGS := $(patsubst $(B)/examples/%,$(STATIC)/%,$(EXAMPLES)) $(STATIC)/ring-rdynamic \
+	$(STATIC)/ring-rdynamic-stripped \
 	$(STATIC)/pingpong-stripped $(STATIC)/refused $(STATIC)/dlopen $(B)/symbolic/librefrt.so \
 	$(B)/bench/hotpath-static $(B)/bench/libactortrace-patchbench.so
 $(STATIC)/librefrt.a: $(RT_SRC) tests/rt/refrt.h | $(DEPS_OK)
@@ -233,6 +235,8 @@ $(STATIC)/%: tests/rt/examples/%.c tests/rt/examples/args.h tests/rt/refrt.h $(S
 $(STATIC)/ring-rdynamic: tests/rt/examples/ring.c tests/rt/examples/args.h $(STATIC)/librefrt.a
 	$(CC) $(CPPFLAGS) -Itests/rt $(CFLAGS) $(WARN) -rdynamic -pthread -o $@ $< $(STATIC)/librefrt.a
 $(STATIC)/pingpong-stripped: $(STATIC)/pingpong
+	strip -o $@ $<
+$(STATIC)/ring-rdynamic-stripped: $(STATIC)/ring-rdynamic
 	strip -o $@ $<
 # refrt as a shared library whose own calls are direct (-Bsymbolic-functions), for the examples
 # to run against instead of librefrt.so (LD_LIBRARY_PATH).
