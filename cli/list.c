@@ -14,24 +14,29 @@ static const char list_usage[] =
     "Lists the runtimes actortrace knows: the library a program links to use each one, and\n"
     "whether the library that record preloads has its shim. With PROG (a path, or a name\n"
     "looked up in PATH), also which of them PROG links: the libraries it names itself\n"
-    "(DT_NEEDED), not those its libraries pull in.\n"
+    "(DT_NEEDED), not those its libraries pull in; or is: the BEAM's emulator, beam.smp,\n"
+    "is its own runtime.\n"
     "\n"
     "Exit status: 0; 2 when PROG or the library cannot be read.\n";
 
 static const struct runtime {
     const char *name;
-    const char *soname; /* what a program's DT_NEEDED entry starts with when it links it */
+    const char *soname; /* what a program's DT_NEEDED entry starts with when it links it, or
+                         * the program's name when it is the runtime (program) */
+    bool program;       /* the runtime is the program itself: it exports probe */
     const char *probe;  /* a function the shim wraps: the library has the shim when it defines it */
     const char *option; /* the record option that turns the shim on; NULL: always on */
     const char *what;
 } runtimes[] = {
-    {"refrt", "librefrt.so", "rt_send", NULL, "the reference runtime (tests/rt)"},
-    {"czmq", "libczmq.so", "zactor_new", NULL, "CZMQ 4.2 actors: zactor, zloop, zpoller"},
-    {"caf", "libcaf_core.so", "_ZN3caf15scheduled_actor6launchEPNS_14execution_unitEbb", NULL,
-     "CAF 0.17.6, the C++ Actor Framework"},
-    {"aether", "libaether.so", "scheduler_send_local", NULL,
+    {"refrt", "librefrt.so", false, "rt_send", NULL, "the reference runtime (tests/rt)"},
+    {"czmq", "libczmq.so", false, "zactor_new", NULL, "CZMQ 4.2 actors: zactor, zloop, zpoller"},
+    {"caf", "libcaf_core.so", false, "_ZN3caf15scheduled_actor6launchEPNS_14execution_unitEbb",
+     NULL, "CAF 0.17.6, the C++ Actor Framework"},
+    {"aether", "libaether.so", false, "scheduler_send_local", NULL,
      "Aether v0.572.0's runtime, built as a shared library"},
-    {"glibc", "libc.so.6", "pthread_cond_wait", "--glibc",
+    {"beam", "beam.smp", true, "erts_schedule", NULL,
+     "the Erlang emulator of OTP 25.2.3 (erts 13.1.5): Erlang and Elixir"},
+    {"glibc", "libc.so.6", false, "pthread_cond_wait", "--glibc",
      "glibc's condvars, semaphores, futexes (record --glibc)"},
 };
 
@@ -47,6 +52,12 @@ static int open_elf(const char *path, struct elf_file *elf)
     return err < 0 ? err : elf->elf_class == 0 ? -ENOEXEC : 0;
 }
 
+/* Whether prog uses runtime r: links its library, or is the runtime (exports its probe). */
+static bool uses(const struct elf_file *prog, const struct runtime *r)
+{
+    return r->program ? at__elf_exports(prog, r->probe) : at__elf_needs(prog, r->soname);
+}
+
 static void print_table(const struct elf_file *lib, const struct elf_file *prog, const char *name)
 {
     printf("%-8s %-13s %-6s", "RUNTIME", "LIBRARY", "SHIM");
@@ -58,7 +69,7 @@ static void print_table(const struct elf_file *lib, const struct elf_file *prog,
         printf("%-8s %-13s %-6s", r->name, r->soname,
                at__elf_exports(lib, r->probe) ? "yes" : "no");
         if (name)
-            printf(" %-8s", at__elf_needs(prog, r->soname) ? "yes" : "no");
+            printf(" %-8s", uses(prog, r) ? "yes" : "no");
         printf(" %s\n", r->what);
     }
 }
@@ -98,7 +109,7 @@ void at__list_explain(const struct elf_file *prog, const char *library)
     char linked[256] = "";
     for (size_t i = 0; i < N_RUNTIMES; i++) {
         const struct runtime *r = &runtimes[i];
-        if (!r->option && at__elf_needs(prog, r->soname) && at__elf_exports(&lib, r->probe))
+        if (!r->option && uses(prog, r) && at__elf_exports(&lib, r->probe))
             snprintf(linked + strlen(linked), sizeof linked - strlen(linked), "%s%s",
                      linked[0] ? ", " : "", r->name);
     }
