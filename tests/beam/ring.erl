@@ -1,6 +1,6 @@
 %% A ring of N processes; a token goes M times around it, then a stop goes around once.
 -module(ring).
--export([start/0, start/1, run/2]).
+-export([start/0, start/1, run/2, bench/1]).
 
 start() -> start(['10', '100']).
 
@@ -22,6 +22,27 @@ run(N, M) ->
     [receive {'DOWN', _, process, P, normal} -> ok end || P <- Ring],
     Sends = 3 + N * M + N,
     [{spawn, N}, {send, Sends}, {recv, Sends + N}, {exit, N}].
+
+%% The benchmark (tests/bench/beam.sh): the ring of N x M, untraced (plain) or traced by
+%% erlang:trace with a tracer that only counts (erlang_trace); prints the microseconds from the
+%% first token to done, and the number of events the tracer counted.
+bench([N, M, Mode]) ->
+    Count = fun Count(C) -> receive {report, To} -> To ! {count, C}; _ -> Count(C + 1) end end,
+    Tracer = spawn(fun() -> Count(0) end),
+    Self = self(),
+    Ring = spawn(fun() ->
+        Mode =:= erlang_trace andalso
+            erlang:trace(self(), true, [send, 'receive', set_on_spawn, {tracer, Tracer}]),
+        {Us, _} = timer:tc(fun() -> run(list_to_integer(atom_to_list(N)),
+                                        list_to_integer(atom_to_list(M))) end),
+        erlang:trace(self(), false, [all]),
+        Self ! {us, Us}
+    end),
+    Us = receive {us, T} -> T end,
+    Tracer ! {report, self()},
+    Events = receive {count, C} -> C end,
+    io:format("ring ~s ~s ~s: ~b us, ~b erlang:trace events~n", [N, M, Mode, Us, Events]),
+    Ring.
 
 first(Main) ->
     receive {ring, Last} -> ok end,
