@@ -208,6 +208,14 @@ $(B)/tests/aether/guard/libother.so: tests/aether/guard/other.c | $(DEPS_OK)
 	$(CC) $(CPPFLAGS) $(CFLAGS) $(WARN) -fPIC -shared -Wl,-soname,libother.so -o $@ $<
 $(B)/tests/aether/guard/prog: tests/aether/guard/prog.c $(B)/tests/aether/guard/libother.so
 	$(CC) $(CPPFLAGS) $(CFLAGS) $(WARN) -o $@ $< $(B)/tests/aether/guard/libother.so -Wl,-rpath,'$$ORIGIN'
+# Stand-ins for other versions of the Erlang emulator, for the BEAM shim's guard: one of erts
+# 12.3.2, one that says 13.1.5 but has no atom table; -rdynamic, as beam.smp exports its
+# functions. -fno-ipa-ra: main must not keep values in registers its callees leave alone, which
+# a patched entry's jump to the wrapper does not preserve (docs/PATCHING.md).
+BEAM_GUARD := $(B)/tests/beam/emulator-12.3.2 $(B)/tests/beam/emulator-13.1.5
+$(B)/tests/beam/emulator-%: tests/beam/guard/emulator.c | $(DEPS_OK)
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS) $(CFLAGS) $(WARN) -fno-ipa-ra -rdynamic -DERTS_VERSION='"$*"' -o $@ $<
 # Entry patching (preload/patch*.c) decodes and re-encodes instructions with Zydis. Its unit
 # test patches the hand-written functions of tests/unit/asm/.
 PATCH_LIBS := -lZydis
@@ -311,7 +319,7 @@ demo: all
 
 FUZZ_PROGS := $(B)/fuzz/fuzz_decode $(B)/fuzz/rawtrace $(B)/fuzz/bombtrace
 test: all $(BENCH) $(B)/asan/tracedecode $(UNIT_TESTS) $(TEST_PROGS) $(CZMQ_PROGS) $(CAF_PROGS) $(AETHER_PROGS) \
-	$(FUZZ_PROGS) $(PATCH_PROGS)
+	$(FUZZ_PROGS) $(PATCH_PROGS) $(BEAM_GUARD)
 	@sh tests/run.sh
 
 # The test's fuzz run, longer, on a corpus kept between runs; fails when a check fails.

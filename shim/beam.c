@@ -123,39 +123,46 @@ static const char *atom_text(uint32_t index, size_t *len)
     return (const char *)word(atom, ATOM_NAME);
 }
 
+/* 1 when atom `index` of the first segment reads `text`; every pointer on the way is checked,
+ * since the table may not be laid out as expected. */
 static int atom_is(uint32_t index, const char *text)
 {
+    const char *const *const *segs = (const void *)word(atom_table, ATOM_TABLE_SEGS);
+    const char *atom = segs && segs[0] ? segs[0][index] : NULL;
+    if (!atom || !word(atom, ATOM_NAME))
+        return 0;
     size_t len;
     const char *s = atom_text(index, &len);
     return len == strlen(text) && memcmp(s, text, len) == 0;
 }
 
-/* Why this emulator's layout is not the one known, or NULL when it is. */
-static const char *mismatch(void)
+/* 0 when this emulator's layout is the one known; else -1, with why[] saying why not. */
+static int mismatch(char *why, size_t size)
 {
     const char *version = dlsym(RTLD_DEFAULT, "etp_erts_version");
     if (!version)
-        return "etp_erts_version is missing, this is not the BEAM";
-    if (strcmp(version, ERTS_VERSION) != 0)
-        return version;
-    atom_table = dlsym(RTLD_DEFAULT, "erts_atom_table");
-    if (!atom_table || !atom_is(0, "false") || !atom_is(1, "true"))
-        return "its atom table is not laid out as erts " ERTS_VERSION "'s";
-    return NULL;
+        snprintf(why, size, "etp_erts_version is missing, this is not the BEAM");
+    else if (strcmp(version, ERTS_VERSION) != 0)
+        snprintf(why, size, "erts %.32s, not " ERTS_VERSION, version);
+    else if (!(atom_table = dlsym(RTLD_DEFAULT, "erts_atom_table")) || !atom_is(0, "false") ||
+             !atom_is(1, "true"))
+        snprintf(why, size, "its atom table is not laid out as erts " ERTS_VERSION "'s");
+    else
+        return 0;
+    return -1;
 }
 
 static int check(void)
 {
-    const char *why = mismatch();
+    char why[96];
+    int verdict = mismatch(why, sizeof why) < 0 ? -1 : 1;
     int expected = 0;
     /* relaxed: each thread checks the same things and stores the same answer */
-    __atomic_compare_exchange_n(&state, &expected, why ? -1 : 1, 0, __ATOMIC_RELAXED,
-                                __ATOMIC_RELAXED);
-    if (why && expected == 0)
-        at__warn("beam: erts %s, not " ERTS_VERSION "; its calls are forwarded untraced "
-                 "(docs/shims/beam.md)",
-                 why);
-    return why ? -1 : 1;
+    if (__atomic_compare_exchange_n(&state, &expected, verdict, 0, __ATOMIC_RELAXED,
+                                    __ATOMIC_RELAXED) &&
+        verdict < 0)
+        at__warn("beam: %s; its calls are forwarded untraced (docs/shims/beam.md)", why);
+    return verdict;
 }
 
 static inline int on(void)

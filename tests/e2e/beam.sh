@@ -10,6 +10,25 @@ SRC="$TOP/tests/beam"
 EBIN="$TMP/ebin"
 ACTORTRACE="$B/actortrace"
 
+# the guard: stand-ins for other emulators (tests/beam/guard/emulator.c) whose functions the
+# shim patches; it says why in one line and forwards every call untouched
+for version in 12.3.2 13.1.5; do
+    emulator="$B/tests/beam/emulator-$version"
+    "$emulator" 1000 >"$TMP/guard.plain" 2>&1
+    ACTORTRACE_OUT="$TMP/guard.trace" LD_PRELOAD="$PRODUCT_LIB" "$emulator" 1000 \
+        >"$TMP/guard.out" 2>"$TMP/guard.err"
+    equal "guard $version: exit status unchanged" $? 0
+    check "guard $version: every call forwarded (output unchanged)" \
+        cmp -s "$TMP/guard.plain" "$TMP/guard.out"
+    case $version in
+    12.3.2) why="erts 12.3.2, not 13.1.5" ;;
+    *) why="its atom table is not laid out as erts 13.1.5's" ;;
+    esac
+    equal "guard $version: one line on stderr says why" "$(cat "$TMP/guard.err")" \
+        "actortrace: beam: $why; its calls are forwarded untraced (docs/shims/beam.md)"
+    check "guard $version: no trace" [ ! -e "$TMP/guard.trace" ]
+done
+
 if ! command -v erl >/dev/null || ! command -v erlc >/dev/null; then
     echo "not ok - beam: erl is not installed (scripts/install-deps.sh installs erlang-base)"
     exit 0
