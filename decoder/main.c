@@ -90,6 +90,8 @@ static const char usage[] =
     "  peer          any other event: parent (spawn), worker (schedule), waker (unpark) or\n"
     "                the object waited on; omitted when unknown\n"
     "  sender_name, peer_name  their registered names; omitted when they have none\n"
+    "  actor_pid, sender_pid, peer_pid  in a trace of the BEAM (beam.smp), the pid of\n"
+    "                actor, sender or peer as Erlang writes it: \"<0.85.0>\"\n"
     "  msg           message id; omitted when none\n"
     "  msg_name      the message's registered name, or name_N for an unnamed one; omitted\n"
     "                when the event has none\n"

@@ -52,7 +52,10 @@ typedef struct erts_message ErtsMessage;
 #define MSG_NEXT      0x00  /* ErtsMessage *next */
 #define MSG_TERM      0x10  /* Eterm m[0], the message */
 #define MSG_FROM      0x20  /* Eterm m[2], its sender */
-#define SCHED_NO      0xb8  /* Uint no in ErtsSchedulerData: the scheduler's number */
+#define SCHED_TYPE     0xb0 /* ErtsSchedType type in ErtsSchedulerData: 0 normal, 1 dirty CPU,
+                             * 2 dirty I/O */
+#define SCHED_NO       0xb8 /* Uint no: a normal scheduler's number, from 1 */
+#define SCHED_DIRTY_NO 0xc0 /* Uint dirty_no: a dirty scheduler's number, from 1 */
 
 #define ATOM_TABLE_SEGS 0x78 /* Atom ***seg_table of erts_atom_table (an IndexTable) */
 #define ATOM_SEG_BITS   10   /* 1024 atoms a segment */
@@ -230,13 +233,27 @@ AT_EXPORT int erts_register_name(Process *c_p, Eterm name, Eterm id)
 
 #define SCHEDULER_BASE (1ull << 62) /* no pid has bit 62 set: a pid's data is 28 + 32 bits */
 
+static void *(*real_erts_get_scheduler_data)(void); /* not wrapped: called only */
 static __thread uint64_t thread_scheduler;
 
+/* The actor id of the scheduler whose data is esdp (the JIT's calls to erts_schedule pass NULL:
+ * the calling thread's), named for its type and number: scheduler-1, dirty-cpu-1, dirty-io-1. */
 static uint64_t scheduler_id(void *esdp)
 {
-    uint64_t id = SCHEDULER_BASE + word(esdp, SCHED_NO);
+    static const char *const types[] = {"scheduler", "dirty-cpu", "dirty-io"};
+    if (!esdp) { /* the executable's own export: dlsym(RTLD_NEXT) from here does not see it */
+        if (!real_erts_get_scheduler_data)
+            *(void **)&real_erts_get_scheduler_data =
+                dlsym(RTLD_DEFAULT, "erts_get_scheduler_data");
+        esdp = real_erts_get_scheduler_data ? real_erts_get_scheduler_data() : NULL;
+    }
+    uint32_t type = esdp ? *(const uint32_t *)((const char *)esdp + SCHED_TYPE) : 3;
+    if (type > 2)
+        return SCHEDULER_BASE;
+    uint64_t no = word(esdp, type == 0 ? SCHED_NO : SCHED_DIRTY_NO);
+    uint64_t id = SCHEDULER_BASE + ((uint64_t)type << 32) + no;
     char name[32];
-    snprintf(name, sizeof name, "scheduler-%llu", (unsigned long long)word(esdp, SCHED_NO));
+    snprintf(name, sizeof name, "%s-%llu", types[type], (unsigned long long)no);
     at_name_actor(id, name);
     return id;
 }
@@ -249,7 +266,7 @@ AT_EXPORT Process *erts_schedule(void *esdp, Process *p, int calls)
     uint64_t ran = at_set_current_actor(0);
     if (ran)
         at_record(AT_EV_STEP_END, ran, 0, 0, 0, 0);
-    if (AT_UNLIKELY(!thread_scheduler) && esdp)
+    if (AT_UNLIKELY(!thread_scheduler))
         thread_scheduler = scheduler_id(esdp);
     Process *next = real_erts_schedule(esdp, p, calls);
     if (next) {

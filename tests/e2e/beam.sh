@@ -103,6 +103,22 @@ erl_scenario() { # erl_scenario MODULE ARGS...
 
 erl_scenario ring 10 100
 equal "ring: message names" "$(jq -c .msg_names "$TMP/ring.counts")" '["done","ring","stop","token"]'
+# each scheduler thread parks between runs, and its parks and unparks alternate from a park (its
+# last park may have no unpark: the emulator halts with it asleep)
+equal "ring: parks alternate with unparks, between runs" "$(jq -s '
+    reduce (.[] | select(.tid != null)) as $e ({}; ($e.tid | tostring) as $t
+      | if $e.event == "step_begin" then .[$t].run = true
+        elif $e.event == "step_end" then .[$t].run = false
+        elif $e.event == "park" then .[$t].bad += (if .[$t].parked or .[$t].run then 1 else 0 end)
+                                     | .[$t].parked = true
+        elif $e.event == "unpark" then .[$t].bad += (if .[$t].parked then 0 else 1 end)
+                                       | .[$t].parked = false
+        else . end) | [.[].bad // 0] | add' "$TMP/ring.jsonl")" 0
+# each parking thread is a scheduler of its own: as many names as threads, all of that form
+equal "ring: each scheduler named by its type and number" "$(jq -s -c '
+    map(select(.event == "park")) | [(map(.actor_name) | unique | length), (map(.tid) | unique
+      | length), all(.actor_name | test("^(scheduler|dirty-cpu|dirty-io)-[1-9][0-9]*$"))]' \
+    "$TMP/ring.jsonl" | jq -c '.[0] == .[1] and .[2]')" true
 erl_scenario gensrv 20 30
 erl_scenario selective 50
 erl_scenario kill 20
