@@ -179,6 +179,14 @@ static inline int on(void)
 
 static uint64_t atoms_named[ATOM_MAX / 64]; /* a bit per atom index; atomic */
 
+/* Copies the text of atom `index` into text[size], terminated, cut if longer. */
+static void atom_copy(uint32_t index, char *text, size_t size)
+{
+    size_t len;
+    const char *s = atom_text(index, &len);
+    snprintf(text, size, "%.*s", (int)len, s);
+}
+
 /* The message-name id of atom `t`: its index + 1; names it the first time. */
 static uint32_t atom_id(Eterm t)
 {
@@ -190,11 +198,7 @@ static uint32_t atom_id(Eterm t)
     if (AT_UNLIKELY(!(__atomic_load_n(&atoms_named[index / 64], __ATOMIC_RELAXED) & bit)) &&
         !(__atomic_fetch_or(&atoms_named[index / 64], bit, __ATOMIC_RELAXED) & bit)) {
         char text[256];
-        size_t len;
-        const char *s = atom_text(index, &len);
-        len = len < sizeof text - 1 ? len : sizeof text - 1;
-        memcpy(text, s, len);
-        text[len] = 0;
+        atom_copy(index, text, sizeof text);
         at_name_msg(index + 1, text);
     }
     return index + 1;
@@ -218,9 +222,7 @@ AT_EXPORT int erts_register_name(Process *c_p, Eterm name, Eterm id)
     int done = real_erts_register_name(c_p, name, id);
     if (done && is_pid(id) && is_atom(name) && on() && at_enabled()) {
         char text[256];
-        size_t len;
-        const char *s = atom_text(atom_index(name), &len);
-        snprintf(text, sizeof text, "%.*s", (int)len, s);
+        atom_copy(atom_index(name), text, sizeof text);
         at_name_actor(id, text);
     }
     return done;
@@ -229,7 +231,7 @@ AT_EXPORT int erts_register_name(Process *c_p, Eterm name, Eterm id)
 /* ===== Runs of processes on schedulers ====================================================
  * The process in its run is the thread's current actor (0 between runs); a scheduler thread is
  * one that called erts_schedule, and its actor id in park and unpark is SCHEDULER_BASE + its
- * number. */
+ * type << 32 + its number. */
 
 #define SCHEDULER_BASE (1ull << 62) /* no pid has bit 62 set: a pid's data is 28 + 32 bits */
 
