@@ -1,4 +1,5 @@
-%% A gen_server: C calls and K casts from the main process, then a cast that stops it.
+%% A gen_server, registered as gensrv_server: C calls and K casts from the main process, then a
+%% cast that stops it.
 -module(gensrv).
 -behaviour(gen_server).
 -export([start/0, start/1, run/2]).
@@ -13,7 +14,7 @@ start([C, K]) ->
 %% The server's start: a spawn and its ack; a call: the request and the reply (to an alias); a
 %% cast: the request; the stop: a cast, and the 'DOWN' of the monitor the main process holds.
 run(C, K) ->
-    {ok, Server} = gen_server:start(?MODULE, 0, []),
+    {ok, Server} = gen_server:start({local, gensrv_server}, ?MODULE, 0, []),
     Ref = monitor(process, Server),
     Sum = lists:foldl(fun(I, _) -> gen_server:cast(Server, {add, I}), gen_server:call(Server, get)
                       end, 0, lists:seq(1, min(C, K))),

@@ -120,6 +120,10 @@ equal "ring: each scheduler named by its type and number" "$(jq -s -c '
       | length), all(.actor_name | test("^(scheduler|dirty-cpu|dirty-io)-[1-9][0-9]*$"))]' \
     "$TMP/ring.jsonl" | jq -c '.[0] == .[1] and .[2]')" true
 erl_scenario gensrv 20 30
+equal "gensrv: the server's calls go to it by its registered name" "$(jq -r -s '
+    map(select(.event == "send" and .msg_name == "$gen_call" and .sender_name == "gensrv_main")
+      | .actor_name) | unique | join(",")' \
+    "$TMP/gensrv.jsonl")" gensrv_server
 erl_scenario selective 50
 erl_scenario kill 20
 erl_scenario supv 5
