@@ -212,6 +212,13 @@ $(B)/tests/aether/guard/libother.so: tests/aether/guard/other.c | $(DEPS_OK)
 	$(CC) $(CPPFLAGS) $(CFLAGS) $(WARN) -fPIC -shared -Wl,-soname,libother.so -o $@ $<
 $(B)/tests/aether/guard/prog: tests/aether/guard/prog.c $(B)/tests/aether/guard/libother.so
 	$(CC) $(CPPFLAGS) $(CFLAGS) $(WARN) -o $@ $< $(B)/tests/aether/guard/libother.so -Wl,-rpath,'$$ORIGIN'
+# Stand-ins for other versions of the Erlang emulator, for the BEAM shim's guard: one of erts
+# 12.3.2, one that says 13.1.5 but has no atom table; -rdynamic, as beam.smp exports its
+# functions.
+BEAM_GUARD := $(B)/tests/beam/emulator-12.3.2 $(B)/tests/beam/emulator-13.1.5
+$(B)/tests/beam/emulator-%: tests/beam/guard/emulator.c | $(DEPS_OK)
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS) $(CFLAGS) $(WARN) -rdynamic -DERTS_VERSION='"$*"' -o $@ $<
 # Entry patching (preload/patch*.c) decodes and re-encodes instructions with Zydis. Its unit
 # test patches the hand-written functions of tests/unit/asm/.
 PATCH_LIBS := -lZydis
@@ -223,9 +230,11 @@ $(B)/tests/test_patch: tests/unit/test_patch.c tests/unit/asm/patch_cases.S prel
 # refrt linked into the programs, for tests/e2e/patch.sh: a static archive (-fPIC, so that the
 # compiler keeps each exported function whole rather than inlining it into its callers), the
 # examples linked against it without -rdynamic (found in .symtab) and ring with it (.dynsym
-# exports the functions ahead of the preload), and pingpong stripped.
+# exports the functions ahead of the preload), pingpong stripped, and ring -rdynamic stripped
+# (found in .dynsym alone, as beam.smp's functions are).
 STATIC := $(B)/static
 PATCH_PROGS := $(patsubst $(B)/examples/%,$(STATIC)/%,$(EXAMPLES)) $(STATIC)/ring-rdynamic \
+	$(STATIC)/ring-rdynamic-stripped \
 	$(STATIC)/pingpong-stripped $(STATIC)/refused $(STATIC)/dlopen $(B)/symbolic/librefrt.so \
 	$(B)/bench/hotpath-static $(B)/bench/libactortrace-patchbench.so
 $(STATIC)/librefrt.a: $(RT_SRC) tests/rt/refrt.h | $(DEPS_OK)
@@ -237,6 +246,8 @@ $(STATIC)/%: tests/rt/examples/%.c tests/rt/examples/args.h tests/rt/refrt.h $(S
 $(STATIC)/ring-rdynamic: tests/rt/examples/ring.c tests/rt/examples/args.h $(STATIC)/librefrt.a
 	$(CC) $(CPPFLAGS) -Itests/rt $(CFLAGS) $(WARN) -rdynamic -pthread -o $@ $< $(STATIC)/librefrt.a
 $(STATIC)/pingpong-stripped: $(STATIC)/pingpong
+	strip -o $@ $<
+$(STATIC)/ring-rdynamic-stripped: $(STATIC)/ring-rdynamic
 	strip -o $@ $<
 # refrt as a shared library whose own calls are direct (-Bsymbolic-functions), for the examples
 # to run against instead of librefrt.so (LD_LIBRARY_PATH).
@@ -330,7 +341,7 @@ demo: all
 
 FUZZ_PROGS := $(B)/fuzz/fuzz_decode $(B)/fuzz/rawtrace $(B)/fuzz/bombtrace
 test: all $(BENCH) $(B)/asan/tracedecode $(UNIT_TESTS) $(TEST_PROGS) $(CZMQ_PROGS) $(CAF_PROGS) $(AETHER_PROGS) \
-	$(FUZZ_PROGS) $(PATCH_PROGS)
+	$(FUZZ_PROGS) $(PATCH_PROGS) $(BEAM_GUARD)
 	@sh tests/run.sh
 
 # The test's fuzz run, longer, on a corpus kept between runs; fails when a check fails.

@@ -15,26 +15,32 @@ static const char list_usage[] =
     "whether the library that record preloads has its shim. With PROG (a path, or a name\n"
     "looked up in PATH), also which of them PROG links: the libraries it names itself\n"
     "(DT_NEEDED), not those its libraries pull in; \"in\" for a runtime linked into PROG,\n"
-    "which record traces by patching its functions' entries. Each --shim LIB (as given to\n"
-    "record) adds a row: SHIM is yes when LIB is a shim shimgen generated.\n"
+    "which record traces by patching its functions' entries; or is: the BEAM's emulator,\n"
+    "beam.smp, is its own runtime. Each --shim LIB (as given to record) adds a row: SHIM is\n"
+    "yes when LIB is a shim shimgen generated.\n"
     "\n"
     "Exit status: 0; 2 when PROG or the library cannot be read.\n";
 
 static const struct runtime {
     const char *name;
-    const char *soname; /* what a program's DT_NEEDED entry starts with when it links it */
+    const char *soname; /* what a program's DT_NEEDED entry starts with when it links it, or
+                         * the program's name when it is the runtime (program) */
+    bool program;       /* the runtime is the program itself: it exports probe */
     const char *probe;  /* a function the shim wraps: the library has the shim when it defines it */
     const char *option; /* the record option that turns the shim on; NULL: always on */
     const char *what;
     bool patched; /* linked into a program, it is traced by entry patching (docs/PATCHING.md) */
 } runtimes[] = {
-    {"refrt", "librefrt.so", "rt_send", NULL, "the reference runtime (tests/rt)", true},
-    {"czmq", "libczmq.so", "zactor_new", NULL, "CZMQ 4.2 actors: zactor, zloop, zpoller", false},
-    {"caf", "libcaf_core.so", "_ZN3caf15scheduled_actor6launchEPNS_14execution_unitEbb", NULL,
-     "CAF 0.17.6, the C++ Actor Framework", false},
-    {"aether", "libaether.so", "scheduler_send_local", NULL,
+    {"refrt", "librefrt.so", false, "rt_send", NULL, "the reference runtime (tests/rt)", true},
+    {"czmq", "libczmq.so", false, "zactor_new", NULL, "CZMQ 4.2 actors: zactor, zloop, zpoller",
+     false},
+    {"caf", "libcaf_core.so", false, "_ZN3caf15scheduled_actor6launchEPNS_14execution_unitEbb",
+     NULL, "CAF 0.17.6, the C++ Actor Framework", false},
+    {"aether", "libaether.so", false, "scheduler_send_local", NULL,
      "Aether v0.572.0's runtime, built as a shared library", true},
-    {"glibc", "libc.so.6", "pthread_cond_wait", "--glibc",
+    {"beam", "beam.smp", true, "erts_schedule", NULL,
+     "the Erlang emulator of OTP 25.2.3 (erts 13.1.5): Erlang and Elixir", false},
+    {"glibc", "libc.so.6", false, "pthread_cond_wait", "--glibc",
      "glibc's condvars, semaphores, futexes (record --glibc)", false},
 };
 
@@ -67,10 +73,13 @@ static int open_elf(const char *path, struct elf_file *elf)
     return err < 0 ? err : elf->elf_class == 0 ? -ENOEXEC : 0;
 }
 
-/* "yes" when the program links the runtime's library, "in" when the runtime is linked into
- * it (the library patches it), else "no". */
+/* "yes" when the program links the runtime's library or is the runtime (the BEAM's emulator
+ * exports its probe), "in" when the runtime is linked into it (the library patches it), else
+ * "no". */
 static const char *linked(const struct elf_file *prog, const struct runtime *r)
 {
+    if (r->program)
+        return at__elf_exports(prog, r->probe) ? "yes" : "no";
     if (at__elf_needs(prog, r->soname))
         return "yes";
     return r->patched && at__elf_defines(prog, r->probe) ? "in" : "no";
@@ -136,16 +145,16 @@ void at__list_explain(const struct elf_file *prog, const char *library)
     struct elf_file lib;
     if (open_elf(library, &lib) < 0)
         return;
-    char linked[256] = "";
+    char traced[256] = "";
     for (size_t i = 0; i < N_RUNTIMES; i++) {
         const struct runtime *r = &runtimes[i];
-        if (!r->option && at__elf_needs(prog, r->soname) && at__elf_exports(&lib, r->probe))
-            snprintf(linked + strlen(linked), sizeof linked - strlen(linked), "%s%s",
-                     linked[0] ? ", " : "", r->name);
+        if (!r->option && strcmp(linked(prog, r), "no") != 0 && at__elf_exports(&lib, r->probe))
+            snprintf(traced + strlen(traced), sizeof traced - strlen(traced), "%s%s",
+                     traced[0] ? ", " : "", r->name);
     }
-    if (linked[0])
+    if (traced[0])
         at__cli_say("it links %s, which the library traces: it made no call the shim records",
-                    linked);
+                    traced);
     else
         at__cli_say("it links none of the runtimes the library traces (see actortrace list PROG)");
     at__elf_close(&lib);

@@ -69,6 +69,26 @@ static char *put_peer(char *p, const struct at_event *ev, bool send, const struc
     return p;
 }
 
+/* A trace of the BEAM (the exe is its beam.smp) has the emulator's pids as actor ids (see
+ * shim/beam.c): each is also written as Erlang prints it, <0.N.0>, N being bits 4 to 31 of the
+ * pid (bits 32 and up index the emulator's process table). */
+static bool is_beam(const struct trace *t)
+{
+    static const char emulator[] = "/beam.smp";
+    size_t len = t->process.exe ? strlen(t->process.exe) : 0;
+    return len >= sizeof emulator - 1 &&
+           strcmp(t->process.exe + len - (sizeof emulator - 1), emulator) == 0;
+}
+
+static char *put_pid(char *p, const char *key, size_t key_len, uint64_t id)
+{
+    if ((id & 0xf) != 0x3 || id >> 62) /* not a pid: a scheduler, say */
+        return p;
+    memcpy(p, key, key_len);
+    p = at__fmt_u64(AT_PUT(p + key_len, "\"<0."), id >> 4 & 0xfffffff);
+    return AT_PUT(p, ".0>\"");
+}
+
 static int jsonl_event(struct out *o, const struct decode *d, const struct merged *e)
 {
     const struct at_event *ev = e->ev;
@@ -96,8 +116,14 @@ static int jsonl_event(struct out *o, const struct decode *d, const struct merge
         p = at__fmt_u64(AT_PUT(p, ",\"actor\":"), ev->actor);
     if (actor)
         p = at__fmt_json_str(AT_PUT(p, ",\"actor_name\":"), actor->s, actor->len);
+    bool beam = is_beam(e->trace);
+    if (beam)
+        p = put_pid(p, ",\"actor_pid\":", 13, ev->actor);
     if (ev->peer)
         p = put_peer(p, ev, send, peer);
+    if (beam && ev->peer)
+        p = send || ev->kind == AT_EV_RECV ? put_pid(p, ",\"sender_pid\":", 14, ev->peer)
+                                           : put_pid(p, ",\"peer_pid\":", 12, ev->peer);
     if (ev->msg)
         p = at__fmt_u64(AT_PUT(p, ",\"msg\":"), ev->msg);
     if (ev->name)

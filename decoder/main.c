@@ -109,6 +109,8 @@ static const char usage[] =
     "  sender_name, peer_name  their registered names; omitted when they have none\n"
     "  sender_remote, peer_remote  true: an actor of another node (CAF remoting), its\n"
     "                id there; it has no name here\n"
+    "  actor_pid, sender_pid, peer_pid  in a trace of the BEAM (beam.smp), the pid of\n"
+    "                actor, sender or peer as Erlang writes it: \"<0.85.0>\"\n"
     "  msg           message id; omitted when none\n"
     "  msg_name      the message's registered name, or name_N for an unnamed one; omitted\n"
     "                when the event has none\n"

@@ -53,7 +53,8 @@ static int patching; /* on: a shim declares patchable functions, ACTORTRACE_PATC
 static void *self;   /* this library, kept open: dlsym on it finds the wrappers */
 static const char *self_path;
 static char exe_path[PATH_MAX];
-static int exe_stripped; /* the executable has no .symtab: what it links in cannot be found */
+static int exe_stripped; /* the executable has no .symtab and exports no function in .dynsym:
+                          * what it links in cannot be found */
 #define MAX_OBJECTS 4096
 static uintptr_t seen[MAX_OBJECTS]; /* the objects visited, by load address */
 static unsigned nseen;
@@ -291,14 +292,27 @@ static int system_program(const char *path)
     return 0;
 }
 
+/* 1 when symbol section `symtab` (NULL: none) defines a function. */
+static int defines_functions(const struct elf_file *f, const Elf64_Shdr *symtab)
+{
+    for (size_t i = 0; symtab && i < symtab->sh_size / sizeof(Elf64_Sym); i++) {
+        const Elf64_Sym *sym;
+        if (elf_symbol(f, symtab, i, &sym) && sym->st_shndx != SHN_UNDEF &&
+            ELF64_ST_TYPE(sym->st_info) == STT_FUNC)
+            return 1;
+    }
+    return 0;
+}
+
 /* Patches the declared functions object o defines, unless it reaches them through its PLT. */
 static void patch_object(const struct object *o)
 {
     struct elf_file f;
     if (elf_open(&f, o->path) < 0)
         return;
-    if (o->path == exe_path && !elf_section(&f, SHT_SYMTAB) && !system_program(o->path))
-        exe_stripped = 1;
+    if (o->path == exe_path && !elf_section(&f, SHT_SYMTAB) && !system_program(o->path) &&
+        !defines_functions(&f, elf_section(&f, SHT_DYNSYM)))
+        exe_stripped = 1; /* a stripped program that exports functions (beam.smp) is patched */
     const Elf64_Shdr *symtab = elf_symbols(&f);
     size_t nsyms = symtab && !calls_through_plt(&f, symtab) &&
                            (o->path == exe_path || calls_directly(o, &f, symtab))
@@ -397,8 +411,9 @@ void at__patch_new_objects(void)
     pthread_mutex_unlock(&patch_mutex);
 }
 
-/* A stripped program that recorded nothing may hold the runtime out of our sight: say so. And
- * the calls that ran untraced, nested too deep for the shadow stack (patch_stubs.c). */
+/* A stripped program that exports no function and recorded nothing may hold the runtime out of
+ * our sight: say so. And the calls that ran untraced, nested too deep for the shadow stack
+ * (patch_stubs.c). */
 __attribute__((destructor)) static void at_patch_destructor(void)
 {
     uint64_t untraced = __atomic_load_n(&at__patch_untraced, __ATOMIC_RELAXED);

@@ -14,6 +14,8 @@ packages="$packages libcaf-dev valgrind"
 packages="$packages libglib2.0-dev libuv1-dev"
 # the top view (ncurses), and tmux, in which its test runs it
 packages="$packages libncurses-dev tmux"
+# tests of the BEAM shim: Erlang/OTP 25 (erts 13.1.5) and Elixir 1.14
+packages="$packages erlang-base elixir"
 
 missing=""
 for p in $packages; do

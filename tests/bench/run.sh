@@ -171,6 +171,7 @@ czmq_report caf.onecore "one core (worst case)" 85 12
 floor_ceiling caf.onecore 12
 
 RUNS=$RUNS sh tests/bench/aether.sh
+RUNS=$RUNS sh tests/bench/beam.sh
 
 echo "== tracedecode views on a real trace of at least 10 million events"
 # pingpong 2500000 in block mode: about 25 million events, none dropped

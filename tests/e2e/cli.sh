@@ -237,7 +237,7 @@ row() { # row FILE RUNTIME: "SHIM LINKED" of a runtime in list's table
 }
 status "list" 0 "$AT" list
 says "list: names the library" list.out "library: $TRACER_LIB"
-for r in refrt czmq caf aether glibc; do
+for r in refrt czmq caf aether beam glibc; do
     check "list: $r is listed" grep -q "^$r " list.out
 done
 status "list pingpong" 0 "$AT" list "$PP"
@@ -258,6 +258,14 @@ says "list aether linked in: will be patched" "list aether linked in.out" \
     "$B/static/aether/pingpong has aether linked in: record traces it by patching its functions' entries"
 equal "list aether linked in: no other runtime linked in" \
     "$(awk '$4 == "in"' "list aether linked in.out" | wc -l)" 1
+BEAM=/usr/lib/erlang/erts-13.1.5/bin/beam.smp
+if [ -e "$BEAM" ]; then
+    status "list beam.smp" 0 "$AT" list "$BEAM"
+    equal "list beam.smp: is the beam" "$(row "list beam.smp.out" beam)" "yes yes"
+    equal "list pingpong: not the beam" "$(row "list pingpong.out" beam)" "yes no"
+else
+    echo "not ok - list beam.smp: $BEAM is not installed (scripts/install-deps.sh installs it)"
+fi
 status "list, a program in PATH" 0 "$AT" list sh
 status "list, a missing program" 2 "$AT" list no-such-program
 says "list, a missing program: said" "list, a missing program.err" \

@@ -40,6 +40,17 @@ check "ring -rdynamic: runs traced, nothing on stderr" [ $? -eq 0 -a ! -s "$TMP/
 "$DECODE" -o "$TMP/rd.jsonl" "$TMP/rd.trace"
 counts_equal "ring -rdynamic" "$TMP/rd.jsonl" "$TMP/rd.out"
 
+# the same stripped: no .symtab, the functions found in .dynsym
+traced "$TMP/rs.trace" "$S/ring-rdynamic-stripped" 16 500 >"$TMP/rs.out" 2>"$TMP/rs.err"
+check "ring -rdynamic stripped: runs traced, nothing on stderr" [ $? -eq 0 -a ! -s "$TMP/rs.err" ]
+"$DECODE" -o "$TMP/rs.jsonl" "$TMP/rs.trace"
+counts_equal "ring -rdynamic stripped" "$TMP/rs.jsonl" "$TMP/rs.out"
+# with a library that has no shim for it, it records nothing; its exported functions were
+# searched all the same, so it is not said to be out of sight
+ACTORTRACE_OUT="$TMP/rn.trace" LD_PRELOAD="$PRODUCT_LIB" "$S/ring-rdynamic-stripped" 4 10 \
+    >/dev/null 2>"$TMP/rn.err"
+check "ring -rdynamic stripped, no shim for it: nothing said" [ ! -s "$TMP/rn.err" ]
+
 # refrt (-Bsymbolic-functions) loaded by dlopen, called through dlsym's pointers: patched
 # before dlopen returns
 traced "$TMP/dl.trace" "$S/dlopen" "$B/symbolic/librefrt.so" 2000 >"$TMP/dl.out" 2>"$TMP/dl.err"

@@ -1,0 +1,58 @@
+#!/bin/sh
+# The BEAM (issue 26): a ring of 100 Erlang processes, 1000 rounds (tests/beam/ring.erl,
+# 200,000 messages and their receives), untraced, traced by actortrace, and traced by the BEAM's
+# own tracer (erlang:trace with send and 'receive', to a process that only counts them). Each
+# round runs the three in turn, in an order that rotates, so that all see the same background
+# load; the figures are medians of BEAM_ROUNDS rounds (default 3 x RUNS) of the ring's own time,
+# from its first spawn to its last message, which leaves the emulator's start-up out. Target:
+# actortrace at most 1.15 times untraced, with nothing dropped. Then the CPU time of the whole
+# emulator (medians), and what tracing adds per event recorded.
+. "$(dirname "$0")/lib.sh"
+
+ROUNDS=${BEAM_ROUNDS:-$((3 * RUNS))}
+N=100 M=1000
+echo "== BEAM: ring of $N processes x $M rounds, untraced / actortrace / erlang:trace, $ROUNDS rounds"
+if ! command -v erlc >/dev/null; then
+    echo "  skipped: erl is not installed (scripts/install-deps.sh installs erlang-base)"
+    return 0 2>/dev/null || exit 0
+fi
+erlc -o "$TMP" tests/beam/ring.erl tests/beam/bt.erl
+
+ring() { # ring MODE OUT [ENV...]: the ring's microseconds into OUT, the CPU seconds of the
+    # whole emulator (start-up and the writer thread included) into OUT.cpu
+    mode=$1 out=$2
+    shift 2
+    env "$@" /usr/bin/time -f "%U %S" -o "$TMP/time" \
+        erl -noshell -pa "$TMP" -s ring bench $N $M "$mode" -s init stop 2>>"$TMP/beam.err" |
+        sed -n 's/.*: \([0-9]*\) us,.*/\1/p' >>"$TMP/$out"
+    awk '{print $1 + $2}' "$TMP/time" >>"$TMP/$out.cpu"
+}
+
+plain() { ring plain beam.plain; }
+actortrace() {
+    ring plain beam.traced ACTORTRACE_OUT="$TMP/beam.trace" LD_PRELOAD="$B/libactortrace.so"
+    "$B/tracedecode" "$TMP/beam.trace" 2>/dev/null | tail -n 1 >"$TMP/beam.summary"
+    jq .dropped "$TMP/beam.summary" >>"$TMP/beam.dropped"
+    jq .events "$TMP/beam.summary" >>"$TMP/beam.events"
+    rm -f "$TMP/beam.trace"
+}
+erlang_trace() { ring erlang_trace beam.erlang; }
+
+for i in $(seq "$ROUNDS"); do
+    case $((i % 3)) in
+    0) plain; actortrace; erlang_trace ;;
+    1) actortrace; erlang_trace; plain ;;
+    2) erlang_trace; plain; actortrace ;;
+    esac
+done
+awk -v p="$(median <"$TMP/beam.plain")" -v t="$(median <"$TMP/beam.traced")" \
+    -v e="$(median <"$TMP/beam.erlang")" -v d="$(sort -n "$TMP/beam.dropped" | tail -n 1)" 'BEGIN {
+    printf "  untraced %.1f ms; actortrace %.1f ms (%.2fx, target <= 1.15), most dropped in a run: %d;\n",
+        p / 1000, t / 1000, t / p, d
+    printf "  erlang:trace %.1f ms (%.2fx)\n", e / 1000, e / p }'
+# CPU time is less at the mercy of other work than wall time: what tracing adds, per event
+awk -v p="$(median <"$TMP/beam.plain.cpu")" -v t="$(median <"$TMP/beam.traced.cpu")" \
+    -v e="$(median <"$TMP/beam.erlang.cpu")" -v n="$(median <"$TMP/beam.events")" 'BEGIN {
+    printf "  CPU of the whole emulator: untraced %.2f s, actortrace %.2f s (+%.0f ns for each of its %d events),\n",
+        p, t, (t - p) * 1e9 / n, n
+    printf "  erlang:trace %.2f s\n", e }'
