@@ -46,7 +46,7 @@ traced() { # traced OUT LIB COMMAND...: appends "wall cpu writer events dropped 
 
 spread() { # spread: "median lo hi" of the numbers on standard input, lo-hi the middle half
     sort -g | awk '{ v[NR] = $1 } END {
-        if (NR == 0) { print "nan nan nan"; exit }
+        if (NR == 0) { print "nan nan nan"; exit } # row() says why instead
         m = (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2
         print m, v[int(NR / 4) + 1], v[NR - int(NR / 4)] }'
 }
@@ -145,6 +145,12 @@ row() { # row NAME LIB FLOOR_LIB SMALL BIG COMMAND...: one program's figures (in
     prog=$(col "(\$4 - \$5 - \$2) / \$6 / $f") writer=$(col "\$5 / \$6 / $f")
     floorprog=$(col "(\$10 - \$2) / \$6 / $f") bytes=$(col '$8 / $6')
     events=$(col '$6' | cut -d ' ' -f 1) dropped=$(col '$7' | cut -d ' ' -f 1)
+    case "$f $wall $floorwall $prog $writer $floorprog $bytes" in
+    *nan* | *inf* | *' '' '*)
+        echo "  $name: not measured: a run printed no time (see $TMP/pairs)"
+        return
+        ;;
+    esac
     echo "  $name ($*, $events events, $dropped dropped; F here $f ns)" | sed "s|$B/||g"
     echo "$wall|$floorwall|$prog|$writer|$floorprog|$bytes" | awk -F '|' '
         function m(s, x) { split(s, x, " "); return sprintf("%.2f [%.2f-%.2f]", x[1], x[2], x[3]) }
