@@ -29,8 +29,9 @@ traced_run() { # traced_run LIB LABEL COMMAND...: appends "cpu writer events byt
     cpu=$(cpu_ns env ACTORTRACE_MODE=block ACTORTRACE_OUT="$TMP/t.trace" THREADCPU_OUT="$TMP/w" \
         LD_PRELOAD="$B/bench/libthreadcpu.so $lib" "$@")
     events=$("$B/tracedecode" -f stats --json "$TMP/t.trace" 2>/dev/null | jq .events)
-    echo "$cpu $(cat "$TMP/w") $events $(stat -c %s "$TMP/t.trace")" >>"$TMP/$label"
-    [ "$label" != this ] || mv "$TMP/t.trace" "$TMP/this.trace"
+    echo "$cpu $(cat "$TMP/w" 2>/dev/null || echo 0) ${events:-0} $(stat -c %s "$TMP/t.trace" 2>/dev/null || echo 0)" \
+        >>"$TMP/$label"
+    [ "$label" != this ] || [ ! -e "$TMP/t.trace" ] || mv "$TMP/t.trace" "$TMP/this.trace"
 }
 
 floor() { # floor: the writer's encoding and zstd on the last traced run's events, apart
