@@ -340,7 +340,7 @@ fuzz: all $(FUZZ_PROGS)
 		tee $(B)/fuzz/fuzz.log
 	@grep -q '^ok - fuzzer ran' $(B)/fuzz/fuzz.log && ! grep -q '^not ok' $(B)/fuzz/fuzz.log
 
-bench: all $(BENCH) $(AETHER_PROGS) $(PATCH_PROGS) $(MANY)/prog $(MANY)/libactortrace-many.so
+bench: all $(BENCH) $(TAKEBACK_PAUSE_LIB) $(AETHER_PROGS) $(PATCH_PROGS) $(MANY)/prog $(MANY)/libactortrace-many.so
 	@sh tests/bench/run.sh
 
 # make install PREFIX=/usr/local DESTDIR=: the command, tracedecode and shimgen in bin/, the library in
