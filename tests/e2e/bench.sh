@@ -57,3 +57,9 @@ counts() { grep '^{"ground_truth"' "$1" | jq -c '.ground_truth | {send, step, sp
 equal "floor variant: the same counts as untraced" "$(counts "$TMP/floor.out")" "$(counts "$TMP/plain.out")"
 check "floor variant: no trace written" [ ! -e "$TMP/floor.trace" ]
 check "floor variant: no writer thread" [ ! -s "$TMP/writer.ns" ]
+# the shims do run under it: the Aether shim's step wrapper is reached
+timeout 60 gdb -q -batch -ex 'set breakpoint pending on' \
+    -ex "set environment LD_PRELOAD=$B/bench/floor/libactortrace.so" -ex 'break step_trampoline' \
+    -ex run -ex kill --args "$B/static/aether/forkjoin" 8 50 >"$TMP/gdb.out" 2>&1
+check "floor variant: the Aether shim's step wrapper runs (a breakpoint in step_trampoline is hit)" \
+    grep -q 'hit Breakpoint 1, step_trampoline' "$TMP/gdb.out"
