@@ -2,7 +2,8 @@
 #   make         the library, tracedecode, the reference runtime and its programs
 #   make demo    trace the pingpong example and show the start of its JSONL
 #   make test    every test (unit, sanitizers, end-to-end, fault, fuzz); ends "N passed, N failed"
-#   make bench   benchmarks; they print figures, they assert nothing
+#   make bench   benchmarks; they print figures, they assert nothing (RUNS=5 runs of each
+#                figure, PAIRS=51 interleaved pairs of each real program, unless set)
 #   make fuzz    fuzz tracedecode for FUZZ_SECONDS (600) from real traces; keeps what it finds in
 #                build/fuzz/corpus, crashes in build/fuzz/artifacts
 
@@ -153,6 +154,29 @@ $(B)/bench/libactortrace-bench.so $(TAKEBACK_PAUSE_LIB): $(PRELOAD_SRC) $(COMMON
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) -Itests/rt $(CFLAGS) $(WARN) $(PRELOAD_FLAGS) -shared -Wl,-z,now -o $@ \
 		$(PRELOAD_SRC) $(COMMON_SRC) tests/bench/nop_shim.c -lzstd -ldl $(PATCH_LIBS) -Wl,-z,defs $(SHIM_VERSIONS)
+# The floor variants (include/at_record.h, AT_BENCH_FLOOR): the same shims, each event one
+# rdtsc and a 16-byte store, no writer; what tests/bench/programs.sh sets beside the real
+# library. The product's, the test copy's (refrt) and the benchmark's (nop_send).
+FLOOR_LIBS := $(B)/bench/floor/libactortrace.so $(B)/bench/floor/libactortrace-refrt.so \
+	$(B)/bench/floor/libactortrace-bench.so
+BENCH += $(FLOOR_LIBS)
+$(FLOOR_LIBS): CPPFLAGS += -DAT_BENCH_FLOOR -Itests/rt
+$(FLOOR_LIBS): $(PRELOAD_SRC) $(COMMON_SRC) shim/refrt.c tests/bench/nop_shim.c $(wildcard include/*.h preload/*.h shim/*.map)
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS) $(CFLAGS) $(WARN) $(PRELOAD_FLAGS) -shared -Wl,-z,now \
+		-Wl,-soname,libactortrace.so -o $@ $(PRELOAD_SRC) $(COMMON_SRC) \
+		$(if $(findstring refrt,$@),shim/refrt.c) $(if $(findstring bench,$(notdir $@)),tests/bench/nop_shim.c) \
+		-lzstd -ldl $(PATCH_LIBS) -Wl,-z,defs $(SHIM_VERSIONS)
+# GLib's program traced through tests/shimgen/glib.spec: the shim generated, and generated
+# again with the floor's recording (built by hand from the command shimgen prints).
+GLIB_SHIMS := $(B)/bench/glib/libshim-glib.so $(B)/bench/glib/floor/libshim-glib.so
+BENCH += $(GLIB_SHIMS) $(B)/shimgen-test/glib_demo
+$(GLIB_SHIMS): tests/shimgen/glib.spec $(B)/shimgen $(wildcard include/*.h)
+$(B)/bench/glib/libshim-glib.so:
+	$(B)/shimgen tests/shimgen/glib.spec -o $(@D) >/dev/null
+$(B)/bench/glib/floor/libshim-glib.so:
+	sh -c "$$($(B)/shimgen tests/shimgen/glib.spec -o $(@D) --no-build | \
+		sed 's/ -shared / -DAT_BENCH_FLOOR -shared /')"
 # Preloaded in front of the tracer: the CPU time of its writer thread.
 $(B)/bench/libthreadcpu.so: tests/bench/threadcpu.c
 	@mkdir -p $(@D)
@@ -350,7 +374,7 @@ fuzz: all $(FUZZ_PROGS)
 		tee $(B)/fuzz/fuzz.log
 	@grep -q '^ok - fuzzer ran' $(B)/fuzz/fuzz.log && ! grep -q '^not ok' $(B)/fuzz/fuzz.log
 
-bench: all $(BENCH) $(AETHER_PROGS) $(PATCH_PROGS) $(MANY)/prog $(MANY)/libactortrace-many.so
+bench: all $(BENCH) $(TAKEBACK_PAUSE_LIB) $(AETHER_PROGS) $(PATCH_PROGS) $(MANY)/prog $(MANY)/libactortrace-many.so
 	@sh tests/bench/run.sh
 
 # make install PREFIX=/usr/local DESTDIR=: the command, tracedecode and shimgen in bin/, the library in

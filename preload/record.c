@@ -18,6 +18,10 @@
 #include "recorder.h"
 
 __thread struct at_thread at__self __attribute__((tls_model("initial-exec")));
+#ifdef AT_BENCH_FLOOR
+__thread struct at_floor_slot at__floor_ring[AT_FLOOR_SLOTS] __attribute__((tls_model("initial-exec")));
+__thread uint32_t at__floor_next __attribute__((tls_model("initial-exec")));
+#endif
 
 uint64_t at__threads_total; /* threads that took a block; atomic, relaxed */
 static uint32_t block_seq;  /* numbers blocks as they are taken; atomic, relaxed */

@@ -22,6 +22,10 @@ echo "  untraced ${plain} ns/call, traced ${traced} ns/call (medians)"
 awk -v p="$plain" -v t="$traced" -v f="$floor" 'BEGIN {
     printf "  added per event: %.2f ns (target <= 12); %.2f x the floor\n", t - p, (t - p) / f }'
 
+# PAIRS (51 unless set) interleaved runs of each real program, untraced, traced and with the
+# floor variant
+sh tests/bench/programs.sh
+
 echo "== a dropped event: the same loop in drop mode with a writer that cannot keep up"
 # 1 MiB of blocks and the test copy's writer, which sleeps 1 s before its first pass: the thread
 # waits 100 ms for it during the loop's warm-up, then drops every timed call, so the traced cost
@@ -103,14 +107,14 @@ echo "== CZMQ ping-pong (main <-> zactor, zstr): round trips/s, untraced vs trac
 #   the two threads mostly run on different cores, so each message wakes the other core.
 # - one core: the whole process on one CPU (taskset), so every cycle the tracer spends, the
 #   writer thread's included, is on the round trip's critical path: the worst case.
-PAIRS=$((3 * RUNS))
+ROUND_PAIRS=$((3 * RUNS))
 # The program is $B/bench/$pingpong, which prints "round-trips/s CPU-ns/round-trip"; its
 # arguments after ROUNDS and WARMUP are $pingpong_args.
 pingpong=czmq_pingpong pingpong_args=
-czmq_pairs() { # czmq_pairs NAME ROUNDS WARMUP [taskset -c N]: PAIRS lines "plain traced" in $TMP/NAME.*
+czmq_pairs() { # czmq_pairs NAME ROUNDS WARMUP [taskset -c N]: ROUND_PAIRS lines "plain traced" in $TMP/NAME.*
     name=$1 rounds=$2 warmup=$3
     shift 3
-    for i in $(seq "$PAIRS"); do
+    for i in $(seq "$ROUND_PAIRS"); do
         for side in $([ $((i % 2)) = 1 ] && echo plain traced || echo traced plain); do
             if [ "$side" = plain ]; then
                 "$@" "$B/bench/$pingpong" "$rounds" "$warmup" $pingpong_args >>"$TMP/$name.plain"

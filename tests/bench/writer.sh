@@ -29,8 +29,9 @@ traced_run() { # traced_run LIB LABEL COMMAND...: appends "cpu writer events byt
     cpu=$(cpu_ns env ACTORTRACE_MODE=block ACTORTRACE_OUT="$TMP/t.trace" THREADCPU_OUT="$TMP/w" \
         LD_PRELOAD="$B/bench/libthreadcpu.so $lib" "$@")
     events=$("$B/tracedecode" -f stats --json "$TMP/t.trace" 2>/dev/null | jq .events)
-    echo "$cpu $(cat "$TMP/w") $events $(stat -c %s "$TMP/t.trace")" >>"$TMP/$label"
-    [ "$label" != this ] || mv "$TMP/t.trace" "$TMP/this.trace"
+    echo "$cpu $(cat "$TMP/w" 2>/dev/null || echo 0) ${events:-0} $(stat -c %s "$TMP/t.trace" 2>/dev/null || echo 0)" \
+        >>"$TMP/$label"
+    [ "$label" != this ] || [ ! -e "$TMP/t.trace" ] || mv "$TMP/t.trace" "$TMP/this.trace"
 }
 
 floor() { # floor: the writer's encoding and zstd on the last traced run's events, apart
@@ -50,6 +51,10 @@ report() { # report LABEL NAME: the medians of $TMP/LABEL against $TMP/plain
 measure() { # measure NAME LIB OTHER_LIB COMMAND...: OTHER_LIB "" compares with nothing
     local name=$1 lib=$2 other=$3
     shift 3
+    if [ ! -x "$1" ]; then # a row of figures, never inf or nan: it says why it has none
+        printf "  %-28s not measured: %s is not built (make bench builds it)\n" "$name" "$1"
+        return
+    fi
     rm -f "$TMP/plain" "$TMP/this" "$TMP/other"
     for i in $(seq "$RUNS"); do
         cpu_ns "$@" >>"$TMP/plain"
@@ -57,6 +62,10 @@ measure() { # measure NAME LIB OTHER_LIB COMMAND...: OTHER_LIB "" compares with 
         traced_run "$lib" this "$@"
         if [ -n "$other" ] && [ $((i % 2)) = 1 ]; then traced_run "$other" other "$@"; fi
     done
+    if awk '$4 <= 0 { bad = 1 } END { exit !bad }' "$TMP/this"; then
+        printf "  %-28s not measured: a traced run wrote no event (%s)\n" "$name" "$lib"
+        return
+    fi
     report this "$name"
     floor
     [ -z "$other" ] || report other "$name (compared)"

@@ -3,7 +3,8 @@
 # here is timed): hotpath --floor really stores into its buffer, which the compiler once
 # deleted, leaving rdtsc alone; libthreadcpu.so reports the writer thread's CPU time once, and
 # tracing under it still writes the whole trace; codec re-encodes every event of a trace, and
-# refuses what is not one.
+# refuses what is not one; the floor variant of the library (tests/bench/programs.sh) records
+# with one rdtsc and a 16-byte store, starts no writer, and is not in the product.
 . "$(dirname "$0")/../lib.sh"
 
 # The floor loop: rdtsc, then two 8-byte stores into the thread-local buffer, each iteration.
@@ -34,3 +35,31 @@ check "codec: encode and zstd figures ($out)" \
 "$B/bench/codec" "$TMP/h.jsonl" 2>"$TMP/codec.err"
 equal "codec: exits 1 on a file that is not a trace" $? 1
 check "codec: says why" grep -q "not an actortrace trace" "$TMP/codec.err"
+
+# The floor variant (tests/bench/programs.sh): the same shims, each event one rdtsc and a store
+# of 16 bytes, no recorder; never in the product.
+FLOOR_NOP="$B/bench/floor/libactortrace-bench.so"
+nm -D "$PRODUCT_LIB" | grep -q at__floor
+check "the product library has no floor recording" [ $? -ne 0 ]
+objdump -d --no-show-raw-insn "$FLOOR_NOP" | awk '/<nop_send>:/,/^$/' >"$TMP/floor-nop.s"
+equal "floor variant: nop_send's wrapper reads the timestamp counter once" \
+    "$(grep -c rdtsc "$TMP/floor-nop.s")" 1
+stores=$(awk '/rdtsc/ { on = 1 } on && /\tmov +%r[a-z0-9]+,(0x[0-9a-f]+)?\(%r/ { n++ }
+    on && /\tjmp / { exit } END { print n + 0 }' "$TMP/floor-nop.s")
+equal "floor variant: and stores 2 words after it" "$stores" 2
+rm -f "$TMP/writer.ns"
+ACTORTRACE_OUT="$TMP/floor.trace" THREADCPU_OUT="$TMP/writer.ns" \
+    LD_PRELOAD="$B/bench/libthreadcpu.so $B/bench/floor/libactortrace.so" \
+    "$B/static/aether/forkjoin" 8 500 >"$TMP/floor.out"
+equal "floor variant: the Aether stand-in's fork/join runs (linked in, patched)" $? 0
+"$B/static/aether/forkjoin" 8 500 >"$TMP/plain.out"
+counts() { grep '^{"ground_truth"' "$1" | jq -c '.ground_truth | {send, step, spawn, exit}'; }
+equal "floor variant: the same counts as untraced" "$(counts "$TMP/floor.out")" "$(counts "$TMP/plain.out")"
+check "floor variant: no trace written" [ ! -e "$TMP/floor.trace" ]
+check "floor variant: no writer thread" [ ! -s "$TMP/writer.ns" ]
+# the shims do run under it: the Aether shim's step wrapper is reached
+timeout 60 gdb -q -batch -ex 'set breakpoint pending on' \
+    -ex "set environment LD_PRELOAD=$B/bench/floor/libactortrace.so" -ex 'break step_trampoline' \
+    -ex run -ex kill --args "$B/static/aether/forkjoin" 8 50 >"$TMP/gdb.out" 2>&1
+check "floor variant: the Aether shim's step wrapper runs (a breakpoint in step_trampoline is hit)" \
+    grep -q 'hit Breakpoint 1, step_trampoline' "$TMP/gdb.out"
