@@ -57,6 +57,8 @@
 #define AT_LIKELY(x) __builtin_expect(!!(x), 1)
 #define AT_UNLIKELY(x) __builtin_expect(!!(x), 0)
 
+struct at_frame; /* actortrace.h: what a jump out of a handler or a step must undo */
+
 /* Per-thread recorder state. Owner: the thread itself. The writer reads `held`, `next` and
  * `nest`, stores 0 in `capacity` and clears `held` when it takes the block back (takeback.c);
  * other threads read a block's slots only through the ring (acquire on the slot's last word). */
@@ -85,6 +87,10 @@ struct at_thread {
                              * mutex */
     uint32_t exiting;       /* the thread-exit destructor has run: the thread stays out of the
                              * registry, which a later round of destructors might not leave */
+    struct at_frame *frames; /* the innermost signal handler or step a jump may leave, or NULL
+                              * (preload/jumps.c); the thread and its handlers only */
+    uintptr_t depth_sp;     /* the stack pointer of the outermost shim wrapper (at_enter), which
+                             * a jump past it leaves: jumps.c then lowers depth */
 };
 
 /* initial-exec: the library is loaded at startup by LD_PRELOAD, so its TLS sits in the static
@@ -111,6 +117,13 @@ static inline uint64_t at__rdtsc(void)
 }
 
 AT_EXPORT int at__core_slow(void);
+
+static inline uintptr_t at__stack_pointer(void)
+{
+    uintptr_t sp;
+    __asm__("mov %%rsp, %0" : "=r"(sp));
+    return sp;
+}
 
 /* The CPU number from the rseq area glibc registers for every thread (about 1 ns); the kernel
  * keeps cpu_id current. A negative value means rseq is not registered here. */

@@ -60,6 +60,12 @@ int at__trace_create(char *path, size_t cap, int forked_child);
  * handler the program installs (before or after) in front of ours. */
 void at__signals_install(void);
 
+/* ---- jumps.c: longjmp and friends, wrapped ---- */
+
+/* Resolves the jump functions (before a signal handler may need them) and checks that a
+ * jmp_buf's stack pointer can be read. */
+void at__jumps_resolve(void);
+
 /* ---- lifecycle.c: the recorder's state ---- */
 
 enum at_state {
@@ -196,6 +202,10 @@ int at__meta_thread(uint32_t tid, uint64_t tsc, const char *name);
 int at__meta_thread_exit(uint32_t tid, uint64_t tsc);
 int at__meta_lost(uint32_t tid, unsigned reason, uint64_t count, uint64_t first_tsc,
                   uint64_t last_tsc);
+/* The same from a signal handler: only if the lock is free and the queue has room; 0 or a
+ * negative errno. */
+int at__meta_lost_nowait(uint32_t tid, unsigned reason, uint64_t count, uint64_t first_tsc,
+                         uint64_t last_tsc);
 int at__meta_clock(void);
 void at__meta_clock_fields(uint64_t fields[3]);
 int at__meta_process(const char *ring_path);
@@ -237,9 +247,11 @@ int at__patch_defines(void **real, const char *symbol);
 
 /* ---- takeback.c: taking back the blocks of idle threads ---- */
 
-/* The slow path, with the thread's first block (never in a signal handler): the thread joins
- * the registry. 0 or -ENOMEM (the thread records on; its block is never taken back). */
-int at__takeback_register(struct at_thread *self);
+/* The slow path, with the thread's first block: the thread joins the registry. 0, -ENOMEM or,
+ * when the registry must grow and may_allocate is 0 (a signal handler: the program threads
+ * take the registry's lock only with signals blocked), -EAGAIN; then the thread records on,
+ * and its block is never taken back. */
+int at__takeback_register(struct at_thread *self, int may_allocate);
 /* Thread exit, before its blocks are handed over: the writer no longer looks at the thread. */
 void at__takeback_remove(struct at_thread *self);
 /* The slow path, its room on `block` open: makes the block the thread's current one in the

@@ -126,11 +126,13 @@ int at__takeback_claim(struct at_thread *self)
     return __atomic_exchange_n(&self->held, 0, __ATOMIC_ACQ_REL) != 0;
 }
 
-int at__takeback_register(struct at_thread *self)
+int at__takeback_register(struct at_thread *self, int may_allocate)
 {
     pthread_mutex_lock(&reg.lock);
     int err = 0;
-    if (reg.count == reg.cap) {
+    if (reg.count == reg.cap && !may_allocate) {
+        err = -EAGAIN;
+    } else if (reg.count == reg.cap) {
         uint32_t cap = reg.cap ? reg.cap * 2 : 64;
         struct entry *entries = realloc(reg.entries, cap * sizeof *entries);
         if (entries) {
