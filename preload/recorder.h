@@ -47,6 +47,10 @@ void at__config_stacks(void);
  * stopped for good may hold malloc's lock) it allocates nothing: what does not fit the
  * metadata queue's memory is left out. */
 void at__stacks_publish(int finishing);
+/* Whether a capture runs on this thread. A jump out of a signal handler (signals.c) leaves any
+ * capture it interrupted: the flag goes back to what it was when the handler around began. */
+uint32_t at__stack_busy(void);
+void at__stack_set_busy(uint32_t busy);
 
 /* ---- tracefile.c ---- */
 

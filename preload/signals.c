@@ -74,13 +74,13 @@ static int is_fatal(int sig)
 
 /* A handler running on this thread, for a jump that leaves it (jumps.c): what the thread's
  * counts go back to then. The jump lands in the code the handler interrupted, outside any
- * recording call (none has a jump target inside), so the recording calls in progress are those
- * of the handlers around it: as many as when the handler around it began. */
+ * recording call or stack capture (none has a jump target inside), so the recording calls in
+ * progress are those of the handlers around it: as many as when the handler around it began. */
 struct handler_frame {
     struct at_frame frame;
     struct handler_frame *outer_handler;
     uint32_t in_signal; /* before this handler */
-    uint32_t nest, spare_busy; /* at this handler's start */
+    uint32_t nest, spare_busy, stack_busy; /* at this handler's start */
 };
 static __thread struct handler_frame *innermost_handler;
 
@@ -92,6 +92,7 @@ static void handler_left(struct at_frame *frame)
     at__self.in_signal = h->in_signal;
     at__self.nest = around ? around->nest : 0;
     at__self.spare_busy = around ? around->spare_busy : 0;
+    at__stack_set_busy(around ? around->stack_busy : 0);
 }
 
 /* The frame lies on the alternate signal stack when the kernel put the handler there. */
@@ -107,6 +108,7 @@ static void handler_enter(struct handler_frame *h, const ucontext_t *uc)
     h->in_signal = at__self.in_signal;
     h->nest = at__self.nest;
     h->spare_busy = at__self.spare_busy;
+    h->stack_busy = at__stack_busy();
     innermost_handler = h;
     __atomic_signal_fence(__ATOMIC_SEQ_CST);
     at__self.in_signal++;

@@ -100,6 +100,14 @@ for mode in drop block; do
     equal "watchdog, $mode mode: dropped" "$(summary "$TMP/watchdog.jsonl" dropped)" 0
 done
 
+# The same with call stacks on sends: a jump out of a capture must not leave the thread's
+# captures skipped for good (before: all 10,000 sends after the timer "stack_skipped").
+export ACTORTRACE_STACKS=send
+nop_run watchdog_stacks drop "$B/tests/progs/jump_watchdog" 200000 10000 20
+unset ACTORTRACE_STACKS
+equal "watchdog, stacks on: every send after the timer has its stack" "$(jq -c \
+    'select(.event == "send" and .actor == 2 and .stack != null)' "$TMP/watchdog_stacks.jsonl" |
+    wc -l)" 10000
 # Threads whose only events come from handlers: the main thread, whose SIGUSR1 handler sends a
 # stop message (100 times), and a thread whose handlers run after the recorder's thread-exit
 # destructor (20 times). Block mode keeps every one; in drop mode too (the writer keeps up),
