@@ -66,7 +66,9 @@ static inline int at_enter(void)
 
 static inline void at_leave(void)
 {
-    at__self.depth--;
+    /* never below 0: a jump out of a trampoline that reset the depth (without a frame) may
+     * have lowered it already (jumps.c) */
+    at__self.depth -= at__self.depth != 0;
 }
 
 static inline int at_in_wrapper(void)

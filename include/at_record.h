@@ -78,7 +78,8 @@ struct at_thread {
     void *block;            /* struct at_ring_block of `slots`, owned by the slow path */
     uint32_t exit_hook;     /* the thread-exit key is set for this thread */
     uint32_t internal;      /* the recorder's own thread: its events are never recorded */
-    uint64_t drop_count;    /* events dropped since the last block was taken (drop mode) */
+    uint64_t drop_count;    /* events dropped and not yet in a LOST record; taken by the finish
+                             * once tracing is off (takeback.c) */
     uint64_t drop_first_tsc;
     char name[16];          /* the thread name last written to the trace */
     uint64_t held;          /* the current block's ticket (takeback.c), 0 = none; cleared by

@@ -21,7 +21,8 @@
 
 typedef void jump_fn(struct __jmp_buf_tag *, int);
 static jump_fn *real_longjmp, *real__longjmp, *real_siglongjmp, *real___longjmp_chk;
-static int readable = -1; /* the jmp_buf's stack pointer can be read: 1, 0, -1 unknown */
+static int readable = -1; /* the jmp_buf's stack pointer can be read: 1, 0, -1 unknown;
+                           * release / acquire, after the pointers above */
 
 static uintptr_t target_sp(const struct __jmp_buf_tag *env)
 {
@@ -43,13 +44,14 @@ static __attribute__((noinline)) int check_readable(void)
 
 void at__jumps_resolve(void)
 {
-    if (readable >= 0)
+    if (__atomic_load_n(&readable, __ATOMIC_ACQUIRE) >= 0)
         return;
     *(void **)&real_longjmp = dlsym(RTLD_NEXT, "longjmp");
     *(void **)&real__longjmp = dlsym(RTLD_NEXT, "_longjmp");
     *(void **)&real_siglongjmp = dlsym(RTLD_NEXT, "siglongjmp");
     *(void **)&real___longjmp_chk = dlsym(RTLD_NEXT, "__longjmp_chk");
-    readable = check_readable();
+    /* threads racing here store the same values */
+    __atomic_store_n(&readable, check_readable(), __ATOMIC_RELEASE);
 }
 
 static int left(const struct at_frame *frame, uintptr_t target)
@@ -80,7 +82,8 @@ static void leave(uintptr_t target)
 static void before_jump(struct __jmp_buf_tag *env)
 {
     at__jumps_resolve();
-    if (readable && (at__self.frames || at__self.depth))
+    /* relaxed: resolved above, on this thread or with acquire */
+    if (__atomic_load_n(&readable, __ATOMIC_RELAXED) > 0 && (at__self.frames || at__self.depth))
         leave(target_sp(env));
 }
 

@@ -274,6 +274,10 @@ int at__takeback_ask(uint32_t *barren);
 /* The writer, once per pass: takes back and writes idle threads' blocks when a thread asked.
  * Returns the blocks freed (nothing, and no lock or system call, when nobody asked). */
 uint32_t at__takeback_pass(void);
+/* The end of the trace, once tracing is off (no thread counts or notes drops any more): the
+ * drops registered threads have not noted yet, as LOST records. Waits 100 ms at most for the
+ * registry and allocates nothing (the end may come in a fatal signal's handler). */
+void at__takeback_note_drops(void);
 void at__takeback_after_fork(void);
 /* The committed slots at the start of a block whose owner took `taken` slots and is in no
  * at_record call: they are all before the first slot never written. */

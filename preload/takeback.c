@@ -354,6 +354,22 @@ uint32_t at__takeback_pass(void)
     return taken;
 }
 
+void at__takeback_note_drops(void)
+{
+    struct timespec until = at__monotonic_after(100 * 1000 * 1000ull);
+    if (pthread_mutex_clocklock(&reg.lock, CLOCK_MONOTONIC, &until) != 0)
+        return;
+    for (uint32_t i = 0; i < reg.count; i++) {
+        struct at_thread *thread = reg.entries[i].thread;
+        /* relaxed: tracing is off, so the thread no longer counts drops or notes them */
+        uint64_t count = __atomic_exchange_n(&thread->drop_count, 0, __ATOMIC_RELAXED);
+        if (count)
+            at__meta_lost_nowait(thread->tid, AT_LOST_DROPPED, count, thread->drop_first_tsc,
+                                 at__rdtsc());
+    }
+    pthread_mutex_unlock(&reg.lock);
+}
+
 /* In a forked child: the registered threads are the parent's; only the forking thread came
  * along, and it registers again with its first block. */
 void at__takeback_after_fork(void)
