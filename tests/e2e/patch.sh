@@ -170,5 +170,9 @@ aether_static pingpong "$S/aether/pingpong" 5000
 aether_static forkjoin "$S/aether/forkjoin" 8 500
 aether_static ask "$S/aether/ask" 500
 aether_static single "$S/aether/single" 2000
+# a panic leaves a step by _longjmp, which the program calls through its own PLT
+aether_static panic "$S/aether/panic" main
+rm -f "$TMP"/panic.* # the same names again
+aether_static panic "$S/aether/panic" worker
 # linked -rdynamic, as ae links: the functions are in .dynsym too, ahead of the wrappers
 aether_static pingpong "$S/aether/pingpong-rdynamic" 5000
