@@ -332,12 +332,14 @@ static int switch_blocked(struct at_thread *self)
  * one goes to the writer first (spare_busy == 0: no interrupted call holds a slot of it).
  * Signals blocked: a handler in this one would take a second one. A handler that ran before
  * they were blocked may have replaced `seen` already (and recorded into the new spare): then
- * that spare stays. seen_seq: seen's number then, in case its block came back as a spare. */
+ * that spare stays. seen_seq: seen's number then, in case its block came back as a spare.
+ * The call may be the thread's first (a handler interrupting the thread's first recording
+ * call, or one after its exit destructor): the thread is made ready here, signals blocked. */
 static void new_spare(struct at_thread *self, struct at_ring_block *seen, uint32_t seen_seq)
 {
     sigset_t old;
     signals_off(&old);
-    if (self->spare == seen && (!seen || seen->seq == seen_seq)) {
+    if (self->spare == seen && (!seen || seen->seq == seen_seq) && thread_ready(self)) {
         if (seen)
             at__writer_submit(seen, seen->capacity);
         self->spare = take_block(self);
@@ -354,7 +356,7 @@ static int record_spare(struct at_thread *self, unsigned kind, uint64_t actor, u
 {
     struct at_ring_block *spare = self->spare;
     int full = spare && self->spare_next >= spare->capacity;
-    if ((!spare || (full && self->spare_busy == 0)) && self->tid && self->exit_hook)
+    if (!spare || (full && self->spare_busy == 0))
         new_spare(self, spare, spare ? spare->seq : 0);
     /* busy from before the slot is taken until it is committed (as nest in at_record); the
      * spare is read after: a handler may have replaced it until then, none can from now */

@@ -95,21 +95,24 @@ static void handler_left(struct at_frame *frame)
     at__stack_set_busy(around ? around->stack_busy : 0);
 }
 
-/* The frame lies on the alternate signal stack when the kernel put the handler there. */
+/* The frame lies on the alternate signal stack when the kernel put the handler there. Its
+ * counts are filled in before it is pushed: a handler that interrupts this one may jump out of
+ * both. */
 static void handler_enter(struct handler_frame *h, const ucontext_t *uc)
 {
+    h->outer_handler = innermost_handler;
+    h->in_signal = at__self.in_signal;
+    h->nest = at__self.nest;
+    h->spare_busy = at__self.spare_busy;
+    h->stack_busy = at__stack_busy();
+    __atomic_signal_fence(__ATOMIC_SEQ_CST); /* a handler that interrupts sees h whole */
+    innermost_handler = h;
     at_frame_push(&h->frame, handler_left);
     uintptr_t lo = (uintptr_t)uc->uc_stack.ss_sp, size = uc->uc_stack.ss_size;
     if (!(uc->uc_stack.ss_flags & SS_DISABLE) && (uintptr_t)h - lo < size) {
         h->frame.stack_lo = lo;
         h->frame.stack_hi = lo + size;
     }
-    h->outer_handler = innermost_handler;
-    h->in_signal = at__self.in_signal;
-    h->nest = at__self.nest;
-    h->spare_busy = at__self.spare_busy;
-    h->stack_busy = at__stack_busy();
-    innermost_handler = h;
     __atomic_signal_fence(__ATOMIC_SEQ_CST);
     at__self.in_signal++;
 }

@@ -498,7 +498,8 @@ static void step_end(const struct step_frame *s, unsigned path)
 static void step_left(struct at_frame *frame)
 {
     /* relaxed: as label() */
-    step_end((struct step_frame *)frame, __atomic_load_n(&label_ids[PATH_ABANDONED], __ATOMIC_RELAXED));
+    unsigned abandoned = __atomic_load_n(&label_ids[PATH_ABANDONED], __ATOMIC_RELAXED);
+    step_end((struct step_frame *)frame, abandoned);
 }
 
 static void step_trampoline(void *actor)
