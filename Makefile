@@ -325,7 +325,7 @@ $(B)/patch/opener-rpath: tests/patch/opener.c
 	$(CC) $(CFLAGS) $(WARN) -o $@ $< -ldl -Wl,--disable-new-dtags,-rpath,'$$ORIGIN/a'
 # The Aether stand-in linked into its programs, as Aether's default build links its runtime: a
 # static archive built -fPIC (the functions stay whole), the programs without -rdynamic.
-AETHER_STATIC := $(patsubst %,$(STATIC)/aether/%,pingpong forkjoin ask single)
+AETHER_STATIC := $(patsubst %,$(STATIC)/aether/%,pingpong forkjoin ask single panic)
 PATCH_PROGS += $(AETHER_STATIC) $(STATIC)/aether/pingpong-rdynamic
 $(STATIC)/aether/libaether.a: tests/aether/runtime.c tests/aether/aether_abi.h | $(DEPS_OK)
 	@mkdir -p $(@D)

@@ -56,12 +56,19 @@ static inline uint64_t at_set_current_actor(uint64_t actor)
 
 static inline int at_enter(void)
 {
-    return at__self.depth++ == 0;
+    if (at__self.depth++ != 0)
+        return 0;
+    /* a jump (longjmp) to a frame above this one leaves the wrapper without at_leave: jumps.c
+     * compares the jump's target with this */
+    at__self.depth_sp = at__stack_pointer();
+    return 1;
 }
 
 static inline void at_leave(void)
 {
-    at__self.depth--;
+    /* never below 0: a jump out of a trampoline that reset the depth (without a frame) may
+     * have lowered it already (jumps.c) */
+    at__self.depth -= at__self.depth != 0;
 }
 
 static inline int at_in_wrapper(void)
@@ -79,6 +86,47 @@ static inline uint32_t at_depth_reset(void)
 static inline void at_depth_restore(uint32_t saved)
 {
     at__self.depth = saved;
+}
+
+/* ===== Jumps out of a step ==================================================================
+ * A runtime may leave a handler by longjmp (Aether's panic does), past the trampoline that set
+ * the current actor and reset the depth: nothing after the call then runs. A trampoline that
+ * must undo something when that happens pushes a frame, a local variable of its own, before it
+ * calls the handler and pops it after: a jump to a point above the frame (longjmp, _longjmp,
+ * siglongjmp, __longjmp_chk, which the library wraps) puts back the depth the frame saved and
+ * calls `unwind`, innermost frame first, before it jumps. Signal handlers are frames too
+ * (signals.c). Thread-local; no synchronisation; unwind runs on the jumping thread, maybe in a
+ * signal handler, so it must be async-signal-safe. */
+
+struct at_frame {
+    struct at_frame *outer;
+    void (*unwind)(struct at_frame *frame); /* a jump left the frame; NULL: nothing to do */
+    uintptr_t stack_lo, stack_hi; /* the alternate signal stack the frame is on, or 0, 0 */
+    uintptr_t depth_sp;           /* at_enter's, saved with depth */
+    uint32_t depth;
+    uint32_t unwound; /* set when a jump left the frame (a pop after it does nothing) */
+};
+
+/* Saves the depth into frame and makes it the innermost; on an alternate signal stack when
+ * the frame it is pushed inside is and it lies there too. */
+static inline void at_frame_push(struct at_frame *frame, void (*unwind)(struct at_frame *))
+{
+    struct at_frame *outer = at__self.frames;
+    *frame = (struct at_frame){.outer = outer, .unwind = unwind,
+                               .depth_sp = at__self.depth_sp, .depth = at__self.depth};
+    if (outer && (uintptr_t)frame - outer->stack_lo < outer->stack_hi - outer->stack_lo) {
+        frame->stack_lo = outer->stack_lo;
+        frame->stack_hi = outer->stack_hi;
+    }
+    /* a signal handler on this thread sees the frame whole or not at all */
+    __atomic_signal_fence(__ATOMIC_SEQ_CST);
+    at__self.frames = frame;
+}
+
+static inline void at_frame_pop(struct at_frame *frame)
+{
+    if (at__self.frames == frame)
+        at__self.frames = frame->outer;
 }
 
 /* ===== Names ================================================================================

@@ -57,6 +57,8 @@
 #define AT_LIKELY(x) __builtin_expect(!!(x), 1)
 #define AT_UNLIKELY(x) __builtin_expect(!!(x), 0)
 
+struct at_frame; /* actortrace.h: what a jump out of a handler or a step must undo */
+
 /* Per-thread recorder state. Owner: the thread itself. The writer reads `held`, `next` and
  * `nest`, stores 0 in `capacity` and clears `held` when it takes the block back (takeback.c);
  * other threads read a block's slots only through the ring (acquire on the slot's last word). */
@@ -76,7 +78,8 @@ struct at_thread {
     void *block;            /* struct at_ring_block of `slots`, owned by the slow path */
     uint32_t exit_hook;     /* the thread-exit key is set for this thread */
     uint32_t internal;      /* the recorder's own thread: its events are never recorded */
-    uint64_t drop_count;    /* events dropped since the last block was taken (drop mode) */
+    uint64_t drop_count;    /* events dropped and not yet in a LOST record; taken by the finish
+                             * once tracing is off (takeback.c) */
     uint64_t drop_first_tsc;
     char name[16];          /* the thread name last written to the trace */
     uint64_t held;          /* the current block's ticket (takeback.c), 0 = none; cleared by
@@ -85,6 +88,10 @@ struct at_thread {
                              * mutex */
     uint32_t exiting;       /* the thread-exit destructor has run: the thread stays out of the
                              * registry, which a later round of destructors might not leave */
+    struct at_frame *frames; /* the innermost signal handler or step a jump may leave, or NULL
+                              * (preload/jumps.c); the thread and its handlers only */
+    uintptr_t depth_sp;     /* the stack pointer of the outermost shim wrapper (at_enter), which
+                             * a jump past it leaves: jumps.c then lowers depth */
 };
 
 /* initial-exec: the library is loaded at startup by LD_PRELOAD, so its TLS sits in the static
@@ -111,6 +118,13 @@ static inline uint64_t at__rdtsc(void)
 }
 
 AT_EXPORT int at__core_slow(void);
+
+static inline uintptr_t at__stack_pointer(void)
+{
+    uintptr_t sp;
+    __asm__("mov %%rsp, %0" : "=r"(sp));
+    return sp;
+}
 
 /* The CPU number from the rseq area glibc registers for every thread (about 1 ns); the kernel
  * keeps cpu_id current. A negative value means rseq is not registered here. */

@@ -206,6 +206,7 @@ int at__finish(uint64_t timeout_ns)
     if (!__atomic_compare_exchange_n(&at__state, &expected, AT_STATE_OFF, 0, __ATOMIC_ACQ_REL,
                                      __ATOMIC_ACQUIRE))
         return -EALREADY;
+    at__takeback_note_drops(); /* before the writer's last pass, which writes them */
     int err = at__writer_stop(timeout_ns);
     if (err == 0)
         at__ring_remove(); /* everything is in the trace: nothing to recover */

@@ -174,6 +174,14 @@ int at__meta_lost(uint32_t tid, unsigned reason, uint64_t count, uint64_t first_
     return append(AT_META_LOST, f, 5, NULL, 0);
 }
 
+int at__meta_lost_nowait(uint32_t tid, unsigned reason, uint64_t count, uint64_t first_tsc,
+                         uint64_t last_tsc)
+{
+    uint64_t f[] = {tid, reason, count, first_tsc, last_tsc};
+    uint8_t record[1 + (5 + 1) * AT_VARINT_MAX];
+    return at__meta_append_raw(record, at__meta_encode(record, AT_META_LOST, f, 5), 0, 0);
+}
+
 #ifdef AT_TEST_HOST
 /* The test copy only (tests/e2e/clocks.sh): ACTORTRACE_TEST_HOST=BOOT_ID,MONO_NS,REAL_NS makes
  * the process look like one of another host, with that boot id and its clocks shifted by those

@@ -44,13 +44,18 @@ static void note_name(struct at_thread *self)
     at__meta_thread(self->tid, at__rdtsc(), name);
 }
 
+/* In a signal handler, only if the metadata lock is free and its queue has room (the handler
+ * may have interrupted this thread inside the queue, or malloc); else the count waits. */
 static void note_drops(struct at_thread *self)
 {
     if (self->drop_count == 0)
         return;
-    at__meta_lost(self->tid, AT_LOST_DROPPED, self->drop_count, self->drop_first_tsc,
-                  at__rdtsc());
-    self->drop_count = 0;
+    int err = self->in_signal ? at__meta_lost_nowait(self->tid, AT_LOST_DROPPED, self->drop_count,
+                                                     self->drop_first_tsc, at__rdtsc())
+                              : at__meta_lost(self->tid, AT_LOST_DROPPED, self->drop_count,
+                                              self->drop_first_tsc, at__rdtsc());
+    if (err == 0 || !self->in_signal)
+        self->drop_count = 0;
 }
 
 /* The time range of a run of drops is from the first to when it is noted (note_drops): no
@@ -98,12 +103,15 @@ static void hand_over(struct at_thread *self)
         note_name(self);
 }
 
+/* In a signal handler too (thread_ready): the name then waits for the thread's next block
+ * taken outside one, and the registry is joined only if that needs no allocation. */
 static void first_event(struct at_thread *self)
 {
     if (self->tid == 0) {
         self->tid = (uint32_t)gettid();
         __atomic_fetch_add(&at__threads_total, 1, __ATOMIC_RELAXED); /* a total, as above */
-        note_name(self);
+        if (!self->in_signal)
+            note_name(self);
     }
     if (!self->exit_hook) {
         /* the destructor runs again if a later destructor records: it is set anew here. An
@@ -114,7 +122,7 @@ static void first_event(struct at_thread *self)
         pthread_setspecific(at__exit_key, self);
         self->exit_hook = 1;
         if (!self->exiting)
-            at__takeback_register(self);
+            at__takeback_register(self, !self->in_signal);
     }
 }
 
@@ -266,13 +274,17 @@ static int tracing_state(const struct at_thread *self)
     return state;
 }
 
-/* Whether the thread may take blocks: a thread's first one takes locks and may allocate
- * (first_event), which a signal handler must not. */
+/* glibc keeps the values of the first 32 keys in the thread's descriptor: setting one is a
+ * store, where a later key's may allocate. */
+#define KEYS_IN_DESCRIPTOR 32
+
+/* Whether the thread may take blocks. Its first one (or its first after its exit destructor)
+ * sets the thread-exit key, which in a signal handler must not allocate. */
 static int thread_ready(struct at_thread *self)
 {
     if (self->tid && self->exit_hook)
         return 1;
-    if (self->in_signal)
+    if (self->in_signal && at__exit_key >= KEYS_IN_DESCRIPTOR)
         return 0;
     first_event(self);
     return 1;
@@ -295,8 +307,7 @@ static int switch_block(struct at_thread *self)
     }
     if (!block)
         return 0;
-    if (!self->in_signal)
-        note_drops(self);
+    note_drops(self);
     self->block = block;
     self->slots = at__block_slots(block);
     set_room(self, next < block->capacity ? next : block->capacity, block->capacity);
@@ -325,12 +336,14 @@ static int switch_blocked(struct at_thread *self)
  * one goes to the writer first (spare_busy == 0: no interrupted call holds a slot of it).
  * Signals blocked: a handler in this one would take a second one. A handler that ran before
  * they were blocked may have replaced `seen` already (and recorded into the new spare): then
- * that spare stays. seen_seq: seen's number then, in case its block came back as a spare. */
+ * that spare stays. seen_seq: seen's number then, in case its block came back as a spare.
+ * The call may be the thread's first (a handler interrupting the thread's first recording
+ * call, or one after its exit destructor): the thread is made ready here, signals blocked. */
 static void new_spare(struct at_thread *self, struct at_ring_block *seen, uint32_t seen_seq)
 {
     sigset_t old;
     signals_off(&old);
-    if (self->spare == seen && (!seen || seen->seq == seen_seq)) {
+    if (self->spare == seen && (!seen || seen->seq == seen_seq) && thread_ready(self)) {
         if (seen)
             at__writer_submit(seen, seen->capacity);
         self->spare = take_block(self);
@@ -347,7 +360,7 @@ static int record_spare(struct at_thread *self, unsigned kind, uint64_t actor, u
 {
     struct at_ring_block *spare = self->spare;
     int full = spare && self->spare_next >= spare->capacity;
-    if ((!spare || (full && self->spare_busy == 0)) && self->tid && self->exit_hook)
+    if (!spare || (full && self->spare_busy == 0))
         new_spare(self, spare, spare ? spare->seq : 0);
     /* busy from before the slot is taken until it is committed (as nest in at_record); the
      * spare is read after: a handler may have replaced it until then, none can from now */
@@ -430,15 +443,18 @@ void at__thread_exit(void *unused)
 }
 
 /* In a child after fork: the forking thread's block belongs to the parent. The child's one
- * thread starts again with no block, keeping only the current actor and the shim depth (the
- * fork may have been called from inside a handler). */
+ * thread starts again with no block, keeping only what its stack, a copy, goes on with: the
+ * current actor, the shim depth, the signal handlers and steps it runs in (the fork may have
+ * been called from inside a handler or a step). */
 void at__record_after_fork(void)
 {
-    uint64_t actor = at__self.current_actor;
-    uint32_t depth = at__self.depth;
+    struct at_thread kept = at__self;
     memset(&at__self, 0, sizeof at__self);
-    at__self.current_actor = actor;
-    at__self.depth = depth;
+    at__self.current_actor = kept.current_actor;
+    at__self.depth = kept.depth;
+    at__self.depth_sp = kept.depth_sp;
+    at__self.frames = kept.frames;
+    at__self.in_signal = kept.in_signal;
     /* the parent's losses are the parent's; its lock may have been held by another thread */
     overwritten_count = 0;
     pthread_mutex_init(&overwritten_lock, NULL);

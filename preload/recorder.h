@@ -47,6 +47,10 @@ void at__config_stacks(void);
  * stopped for good may hold malloc's lock) it allocates nothing: what does not fit the
  * metadata queue's memory is left out. */
 void at__stacks_publish(int finishing);
+/* Whether a capture runs on this thread. A jump out of a signal handler (signals.c) leaves any
+ * capture it interrupted: the flag goes back to what it was when the handler around began. */
+uint32_t at__stack_busy(void);
+void at__stack_set_busy(uint32_t busy);
 
 /* ---- tracefile.c ---- */
 
@@ -59,6 +63,12 @@ int at__trace_create(char *path, size_t cap, int forked_child);
 /* Takes over the fatal signals the program leaves at their default action, keeping every
  * handler the program installs (before or after) in front of ours. */
 void at__signals_install(void);
+
+/* ---- jumps.c: longjmp and friends, wrapped ---- */
+
+/* Resolves the jump functions (before a signal handler may need them) and checks that a
+ * jmp_buf's stack pointer can be read. */
+void at__jumps_resolve(void);
 
 /* ---- lifecycle.c: the recorder's state ---- */
 
@@ -196,6 +206,10 @@ int at__meta_thread(uint32_t tid, uint64_t tsc, const char *name);
 int at__meta_thread_exit(uint32_t tid, uint64_t tsc);
 int at__meta_lost(uint32_t tid, unsigned reason, uint64_t count, uint64_t first_tsc,
                   uint64_t last_tsc);
+/* The same from a signal handler: only if the lock is free and the queue has room; 0 or a
+ * negative errno. */
+int at__meta_lost_nowait(uint32_t tid, unsigned reason, uint64_t count, uint64_t first_tsc,
+                         uint64_t last_tsc);
 int at__meta_clock(void);
 void at__meta_clock_fields(uint64_t fields[3]);
 int at__meta_process(const char *ring_path);
@@ -237,9 +251,11 @@ int at__patch_defines(void **real, const char *symbol);
 
 /* ---- takeback.c: taking back the blocks of idle threads ---- */
 
-/* The slow path, with the thread's first block (never in a signal handler): the thread joins
- * the registry. 0 or -ENOMEM (the thread records on; its block is never taken back). */
-int at__takeback_register(struct at_thread *self);
+/* The slow path, with the thread's first block: the thread joins the registry. 0, -ENOMEM or,
+ * when the registry must grow and may_allocate is 0 (a signal handler: the program threads
+ * take the registry's lock only with signals blocked), -EAGAIN; then the thread records on,
+ * and its block is never taken back. */
+int at__takeback_register(struct at_thread *self, int may_allocate);
 /* Thread exit, before its blocks are handed over: the writer no longer looks at the thread. */
 void at__takeback_remove(struct at_thread *self);
 /* The slow path, its room on `block` open: makes the block the thread's current one in the
@@ -258,6 +274,10 @@ int at__takeback_ask(uint32_t *barren);
 /* The writer, once per pass: takes back and writes idle threads' blocks when a thread asked.
  * Returns the blocks freed (nothing, and no lock or system call, when nobody asked). */
 uint32_t at__takeback_pass(void);
+/* The end of the trace, once tracing is off (no thread counts or notes drops any more): the
+ * drops registered threads have not noted yet, as LOST records. Waits 100 ms at most for the
+ * registry and allocates nothing (the end may come in a fatal signal's handler). */
+void at__takeback_note_drops(void);
 void at__takeback_after_fork(void);
 /* The committed slots at the start of a block whose owner took `taken` slots and is in no
  * at_record call: they are all before the first slot never written. */

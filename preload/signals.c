@@ -18,6 +18,7 @@
 #include <pthread.h>
 #include <signal.h>
 #include <string.h>
+#include <ucontext.h>
 #include <unistd.h>
 
 #include "recorder.h"
@@ -71,13 +72,66 @@ static int is_fatal(int sig)
     return 0;
 }
 
+/* A handler running on this thread, for a jump that leaves it (jumps.c): what the thread's
+ * counts go back to then. The jump lands in the code the handler interrupted, outside any
+ * recording call or stack capture (none has a jump target inside), so the recording calls in
+ * progress are those of the handlers around it: as many as when the handler around it began. */
+struct handler_frame {
+    struct at_frame frame;
+    struct handler_frame *outer_handler;
+    uint32_t in_signal; /* before this handler */
+    uint32_t nest, spare_busy, stack_busy; /* at this handler's start */
+};
+static __thread struct handler_frame *innermost_handler;
+
+static void handler_left(struct at_frame *frame)
+{
+    struct handler_frame *h = (struct handler_frame *)frame;
+    struct handler_frame *around = h->outer_handler;
+    innermost_handler = around;
+    at__self.in_signal = h->in_signal;
+    at__self.nest = around ? around->nest : 0;
+    at__self.spare_busy = around ? around->spare_busy : 0;
+    at__stack_set_busy(around ? around->stack_busy : 0);
+}
+
+/* The frame lies on the alternate signal stack when the kernel put the handler there. Its
+ * counts are filled in before it is pushed: a handler that interrupts this one may jump out of
+ * both. */
+static void handler_enter(struct handler_frame *h, const ucontext_t *uc)
+{
+    h->outer_handler = innermost_handler;
+    h->in_signal = at__self.in_signal;
+    h->nest = at__self.nest;
+    h->spare_busy = at__self.spare_busy;
+    h->stack_busy = at__stack_busy();
+    __atomic_signal_fence(__ATOMIC_SEQ_CST); /* a handler that interrupts sees h whole */
+    innermost_handler = h;
+    at_frame_push(&h->frame, handler_left);
+    uintptr_t lo = (uintptr_t)uc->uc_stack.ss_sp, size = uc->uc_stack.ss_size;
+    if (!(uc->uc_stack.ss_flags & SS_DISABLE) && (uintptr_t)h - lo < size) {
+        h->frame.stack_lo = lo;
+        h->frame.stack_hi = lo + size;
+    }
+    __atomic_signal_fence(__ATOMIC_SEQ_CST);
+    at__self.in_signal++;
+}
+
+static void handler_leave(struct handler_frame *h)
+{
+    at__self.in_signal--;
+    __atomic_signal_fence(__ATOMIC_SEQ_CST);
+    innermost_handler = h->outer_handler;
+    at_frame_pop(&h->frame);
+}
+
 /* In front of every handler the program installs, and of the fatal signals' default action.
  * in_signal tells the recorder that this thread runs a handler (record.c). */
 static void on_signal(int sig, siginfo_t *info, void *context)
 {
     int saved_errno = errno;
-    at__self.in_signal++;
-    __atomic_signal_fence(__ATOMIC_SEQ_CST);
+    struct handler_frame frame;
+    handler_enter(&frame, context);
     if (sig == DUMP_SIGNAL && at__config.mode == AT_MODE_OVERWRITE) {
         if (at_enabled())
             at__writer_request_dump();
@@ -93,8 +147,7 @@ static void on_signal(int sig, siginfo_t *info, void *context)
             at__finish(AT_FINISH_DEADLINE_NS);
         die_as_default(sig, info);
     }
-    __atomic_signal_fence(__ATOMIC_SEQ_CST);
-    at__self.in_signal--;
+    handler_leave(&frame);
     errno = saved_errno;
 }
 
@@ -113,6 +166,7 @@ static int install(int sig)
 static void resolve(void)
 {
     AT_RESOLVE(real_sigaction, "sigaction");
+    at__jumps_resolve(); /* before a handler may jump */
 }
 
 /* Puts ours in front for sig, keeping the program's disposition; under `lock`. */

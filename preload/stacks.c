@@ -118,6 +118,16 @@ static uint32_t capture(void)
     return depth ? intern((uintptr_t *)pc + first, depth) : 0;
 }
 
+uint32_t at__stack_busy(void)
+{
+    return stack_self.busy;
+}
+
+void at__stack_set_busy(uint32_t busy)
+{
+    stack_self.busy = busy;
+}
+
 /* Id 0 in the companion says the capture was skipped: a handler interrupted a capture on this
  * thread (libunwind's per-thread state is in use), or the table is full around the stack. */
 AT_EXPORT void at__stack_capture(unsigned kind, uint64_t actor)

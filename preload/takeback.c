@@ -126,11 +126,13 @@ int at__takeback_claim(struct at_thread *self)
     return __atomic_exchange_n(&self->held, 0, __ATOMIC_ACQ_REL) != 0;
 }
 
-int at__takeback_register(struct at_thread *self)
+int at__takeback_register(struct at_thread *self, int may_allocate)
 {
     pthread_mutex_lock(&reg.lock);
     int err = 0;
-    if (reg.count == reg.cap) {
+    if (reg.count == reg.cap && !may_allocate) {
+        err = -EAGAIN;
+    } else if (reg.count == reg.cap) {
         uint32_t cap = reg.cap ? reg.cap * 2 : 64;
         struct entry *entries = realloc(reg.entries, cap * sizeof *entries);
         if (entries) {
@@ -350,6 +352,22 @@ uint32_t at__takeback_pass(void)
         pthread_mutex_unlock(&reg.lock);
     }
     return taken;
+}
+
+void at__takeback_note_drops(void)
+{
+    struct timespec until = at__monotonic_after(100 * 1000 * 1000ull);
+    if (pthread_mutex_clocklock(&reg.lock, CLOCK_MONOTONIC, &until) != 0)
+        return;
+    for (uint32_t i = 0; i < reg.count; i++) {
+        struct at_thread *thread = reg.entries[i].thread;
+        /* relaxed: tracing is off, so the thread no longer counts drops or notes them */
+        uint64_t count = __atomic_exchange_n(&thread->drop_count, 0, __ATOMIC_RELAXED);
+        if (count)
+            at__meta_lost_nowait(thread->tid, AT_LOST_DROPPED, count, thread->drop_first_tsc,
+                                 at__rdtsc());
+    }
+    pthread_mutex_unlock(&reg.lock);
 }
 
 /* In a forked child: the registered threads are the parent's; only the forking thread came

@@ -13,7 +13,8 @@
  *   scheduler_spawn_actor, scheduler_register_actor
  *                          spawn (peer: the spawner) and schedule (peer: the worker of the
  *                          actor's core); the actor's step pointer is replaced by
- *                          step_trampoline, which records step_begin / step_end around it
+ *                          step_trampoline, which records step_begin / step_end around it;
+ *                          a step left by a jump (a panic) ends with path "abandoned"
  *   scheduler_release_actor  exit
  *   scheduler_thread       marks the thread as the worker of its core: its condvar waits (the
  *                          runtime parks idle workers in pthread_cond_timedwait) are recorded by
@@ -186,12 +187,13 @@ enum label {
     PATH_ASK,
     PATH_ASK_REMOTE,
     PATH_WORKER,
+    PATH_ABANDONED, /* a step_end: the step was left by a jump (a panic) */
     KIND_REPLY,
     LABELS
 };
 static const char *const label_names[LABELS] = {
-    "local",        "remote",      "message/local", "message/remote", "batch/local",
-    "batch/remote", "ask/local",   "ask/remote",    "worker",         "reply"};
+    "local",     "remote",     "message/local", "message/remote", "batch/local", "batch/remote",
+    "ask/local", "ask/remote", "worker",        "abandoned",      "reply"};
 static unsigned label_ids[LABELS]; /* 0 until first use; atomic, relaxed */
 
 static unsigned label(enum label which)
@@ -490,26 +492,50 @@ static void head_message(const void *actor, uint32_t *msg, uint32_t *type)
         *msg = outer.msg;
 }
 
+/* A running step, and what the thread had before it. A panic leaves the step by a jump to the
+ * runtime's barrier (longjmp): the recorder then calls step_left (actortrace.h, at_frame),
+ * which ends the step as the trampoline would have, its step_end with the path "abandoned". */
+struct step_frame {
+    struct at_frame frame;
+    uint64_t id, previous_actor;
+    uint32_t msg, type, previous_msg;
+    struct outer_send previous_outer;
+};
+
+static void step_end(const struct step_frame *s, unsigned path)
+{
+    at_set_current_actor(s->previous_actor);
+    at_record(AT_EV_STEP_END, s->id, 0, s->msg, s->type, path);
+    current_msg = s->previous_msg;
+    outer = s->previous_outer;
+}
+
+/* May run in a signal handler (a fault turned into a panic): the label is registered at the
+ * actor's spawn. */
+static void step_left(struct at_frame *frame)
+{
+    /* relaxed: as label() */
+    unsigned abandoned = __atomic_load_n(&label_ids[PATH_ABANDONED], __ATOMIC_RELAXED);
+    step_end((struct step_frame *)frame, abandoned);
+}
+
 static void step_trampoline(void *actor)
 {
     step_fn *step = steps_get(actor);
-    uint64_t id = actor_id(actor);
-    uint32_t msg, type;
-    head_message(actor, &msg, &type);
-    struct outer_send saved_outer = outer;
-    uint32_t saved_msg = current_msg;
+    struct step_frame s = {.id = actor_id(actor), .previous_msg = current_msg,
+                           .previous_outer = outer};
+    head_message(actor, &s.msg, &s.type);
     outer = (struct outer_send){0};
-    current_msg = msg;
-    at_record(AT_EV_STEP_BEGIN, id, 0, msg, type, 0);
-    uint64_t previous = at_set_current_actor(id);
+    current_msg = s.msg;
+    at_record(AT_EV_STEP_BEGIN, s.id, 0, s.msg, s.type, 0);
+    s.previous_actor = at_set_current_actor(s.id);
+    at_frame_push(&s.frame, step_left);
     uint32_t depth = at_depth_reset();
     if (step)
         step(actor);
     at_depth_restore(depth);
-    at_set_current_actor(previous);
-    at_record(AT_EV_STEP_END, id, 0, msg, type, 0);
-    current_msg = saved_msg;
-    outer = saved_outer;
+    at_frame_pop(&s.frame);
+    step_end(&s, 0);
 }
 
 AT_EXPORT void scheduler_reply(void *actor, void *data, size_t size)
@@ -536,6 +562,7 @@ static void adopt(void *actor)
     step_fn *step = *slot;
     if (step != step_trampoline && steps_put(actor, step) == 0)
         *slot = step_trampoline;
+    label(PATH_ABANDONED); /* for step_left, which must not register it */
     uint64_t id = actor_id(actor);
     at_record(AT_EV_SPAWN, id, sender(), 0, 0, 0);
     at_record(AT_EV_SCHEDULE, id, worker_id(field(actor, ACTOR_CORE)), 0, 0, 0);

@@ -78,6 +78,8 @@ void scheduler_send_batch_flush(void);
 void aether_send_message(void *actor_ptr, void *message_data, size_t message_size);
 void *scheduler_ask_message(ActorBase *actor, void *msg, size_t size, int timeout_ms);
 void scheduler_reply(ActorBase *actor, void *data, size_t size);
+/* Leaves the running step by a jump to the scheduler's panic barrier; the actor is dead. */
+void aether_panic(const char *reason) __attribute__((noreturn));
 
 /* What the generated step functions inline: takes the oldest message; 0 when there is none. */
 static inline int mailbox_receive(Mailbox *mailbox, Message *out)

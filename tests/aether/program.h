@@ -1,10 +1,18 @@
-/* What the stand-in's programs share: their arguments, and the line of expected counts each
- * prints beside the runtime's ground truth. */
+/* What the stand-in's programs share: their arguments, a counting actor, and the line of
+ * expected counts each prints beside the runtime's ground truth. */
 #ifndef PROGRAM_H
 #define PROGRAM_H
 
 #include <stdio.h>
 #include <stdlib.h>
+
+#include "aether_abi.h"
+
+/* An actor that adds up what it is sent (single.c, panic.c). */
+typedef struct {
+    ActorBase base;
+    long total;
+} Counter;
 
 /* argv[i] as a count in [1, max], or fallback when absent; exits with status 2 when malformed. */
 static inline long arg_count(int argc, char **argv, int i, long fallback, long max)

@@ -12,10 +12,14 @@
  * _flush, scheduler_spawn_actor calls scheduler_register_actor. A flush delivers without them.
  * A program that starts the scheduler with a single actor runs it on the main thread: sends
  * then run the step inline, and aether_send_message delivers without calling a send function.
+ * Each step runs inside a panic barrier: aether_panic leaves the step by _longjmp (not
+ * siglongjmp: Aether saves no signal mask per step) to the innermost barrier of the thread,
+ * and the actor is then dead; its later messages are dropped.
  *
  * The runtime counts each operation itself: that count is the ground truth of the tests. */
 #include <errno.h>
 #include <pthread.h>
+#include <setjmp.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -67,11 +71,11 @@ struct reply_slot {
 enum count {
     N_LOCAL, N_REMOTE, N_MESSAGE_LOCAL, N_MESSAGE_REMOTE, N_BATCH_LOCAL, N_BATCH_REMOTE,
     N_ASK_LOCAL, N_ASK_REMOTE, N_STEP, N_REGISTER, N_RELEASE, N_REPLY, N_PARK, N_DROP_DEAD,
-    N_COUNTS
+    N_PANIC, N_COUNTS
 };
 static const char *const count_names[N_COUNTS] = {
     "local", "remote", "message_local", "message_remote", "batch_local", "batch_remote",
-    "ask_local", "ask_remote", "step", "spawn", "exit", "reply", "park", "drop_dead"};
+    "ask_local", "ask_remote", "step", "spawn", "exit", "reply", "park", "drop_dead", "panic"};
 static long counts[N_COUNTS]; /* atomic */
 
 static struct core cores[MAX_CORES];
@@ -99,11 +103,32 @@ static int is_local(const ActorBase *actor)
 
 /* ---- Delivery ---- */
 
+/* The innermost panic barrier of the thread: the step aether_panic leaves. */
+static __thread jmp_buf *barrier;
+
+void aether_panic(const char *reason)
+{
+    if (!barrier) {
+        fprintf(stderr, "aether stand-in: panic outside a step: %s\n", reason);
+        abort();
+    }
+    _longjmp(*barrier, 1);
+}
+
 static void run_step(ActorBase *actor)
 {
     Mailbox *m = &actor->mailbox;
     asker = m->count ? m->messages[m->head]._reply_slot : NULL;
-    STEP(actor)(actor); /* always through the pointer, as aether_step_safe does */
+    jmp_buf here;
+    jmp_buf *outer = barrier;
+    barrier = &here;
+    if (_setjmp(here) == 0) {
+        STEP(actor)(actor); /* always through the pointer, as aether_step_safe does */
+    } else {
+        actor->dead = 1;
+        count(N_PANIC);
+    }
+    barrier = outer;
     asker = NULL;
     count(N_STEP);
     __atomic_sub_fetch(&in_flight, 1, __ATOMIC_RELEASE);

@@ -11,11 +11,6 @@ struct pair_msg {
     int a, b;
 };
 
-typedef struct {
-    ActorBase base;
-    long total;
-} Counter;
-
 static void counter_step(void *self)
 {
     Counter *c = self;

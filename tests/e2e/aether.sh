@@ -196,6 +196,35 @@ check "aether format: core is the scheduler core, -1 for the main thread" jq -n 
 check "aether format (single): every event on the main thread, core -1" jq -n -e \
     '[inputs | select(.event)] | length > 0 and all(.core == -1)' "$TMP/single.aether"
 
+# ---- a panic leaves a step by a jump: the step ends "abandoned", and the thread records on
+# with its own sender and depth. "main": the one actor runs inside main's send (main-thread
+# mode); "worker": on a worker. Then main spawns an actor and sends it 5 messages.
+for where in main worker; do
+    traced "$TMP/panic.trace" "$AE/panic" $where >"$TMP/panic.out" 2>"$TMP/panic.err"
+    check "panic on $where: runs traced" [ $? -eq 0 ]
+    check "panic on $where: tracer printed nothing on stderr" [ ! -s "$TMP/panic.err" ]
+    "$DECODE" -o "$TMP/panic.jsonl" "$TMP/panic.trace"
+    j="$TMP/panic.jsonl"
+    out="$TMP/panic.out"
+    equal "panic on $where: the runtime saw one panic" "$(truth "$out" panic)" 1
+    equal "panic on $where: send events = ground truth" "$(kind_count "$j" send)" \
+        "$(truth "$out" send)"
+    for kind in step_begin step_end; do
+        equal "panic on $where: $kind events = ground truth steps" "$(kind_count "$j" $kind)" \
+            "$(truth "$out" step)"
+    done
+    equal "panic on $where: one step ended abandoned, the panicking actor's" "$(jq -c \
+        'select(.path == "abandoned") | [.event, .actor]' "$j")" '["step_end",1]'
+    equal "panic on $where: spawn events = ground truth" "$(kind_count "$j" spawn)" \
+        "$(truth "$out" spawn)"
+    check "panic on $where: every spawn names main as the parent" jq -n -e \
+        --argjson m "$MAIN_ID" '[inputs | select(.event == "spawn") | .peer] | all(. == $m)' "$j"
+    check "panic on $where: main's sends name main, the panicking step's its actor" jq -n -e \
+        --argjson m "$MAIN_ID" '[inputs | select(.event == "send")] | all(.sender == $m or
+        (.sender == 1 and .actor == 2))' "$j"
+    rm -f "$TMP/panic.trace"
+done
+
 # ---- the guard: a library that shares two of the runtime's names and nothing else is left alone
 traced "$TMP/other.trace" "$AE/guard/prog" >"$TMP/other.out" 2>"$TMP/other.err"
 check "guard: a look-alike library's program runs traced" [ $? -eq 0 ]

@@ -181,6 +181,10 @@ aether_static pingpong "$S/aether/pingpong" 5000
 aether_static forkjoin "$S/aether/forkjoin" 8 500
 aether_static ask "$S/aether/ask" 500
 aether_static single "$S/aether/single" 2000
+# a panic leaves a step by _longjmp, which the program calls through its own PLT
+aether_static panic "$S/aether/panic" main
+rm -f "$TMP"/panic.* # the same names again
+aether_static panic "$S/aether/panic" worker
 # linked -rdynamic, as ae links: the functions are in .dynsym too, ahead of the wrappers
 aether_static pingpong "$S/aether/pingpong-rdynamic" 5000
 
@@ -208,14 +212,14 @@ equal "registers: park events = calls" "$(kind_count "$TMP/rg.jsonl" park)" \
     "$(truth "$TMP/rg.plain" park)"
 # the same with a timer's handler calling rt_park every 200 us, in the middle of the calls and
 # of their way in and out of the wrapper: every call recorded, no register changed
-ACTORTRACE_OUT="$TMP/rs.trace" LD_PRELOAD="$LIB" timeout 30 "$P/regs" 2000 signals \
-    >"$TMP/rs.out" 2>&1
+ACTORTRACE_OUT="$TMP/rsig.trace" LD_PRELOAD="$LIB" timeout 30 "$P/regs" 2000 signals \
+    >"$TMP/rsig.out" 2>&1
 rc=$?
-check "registers, handlers calling in between: none changed: $(head -n 1 "$TMP/rs.out")" \
+check "registers, handlers calling in between: none changed: $(head -n 1 "$TMP/rsig.out")" \
     [ $rc -eq 0 ]
-"$DECODE" -o "$TMP/rs.jsonl" "$TMP/rs.trace" 2>/dev/null
+"$DECODE" -o "$TMP/rsig.jsonl" "$TMP/rsig.trace" 2>/dev/null
 equal "registers, handlers calling in between: park events = calls" \
-    "$(kind_count "$TMP/rs.jsonl" park)" "$(truth "$TMP/rs.out" park)"
+    "$(kind_count "$TMP/rsig.jsonl" park)" "$(truth "$TMP/rsig.out" park)"
 # rt_step recursing 300 deep through its patched entry, then 3000 longjmps out of rt_schedule's
 # original (each leaves a stale frame on the shadow stack, which holds 1024), then 1000 calls
 shadow() { # shadow DEPTH JUMPS: runs shadow traced; checks the schedules; $TMP/sh.{out,err,jsonl}
