@@ -154,6 +154,14 @@ static int start(void)
 /* The thread running start(): its own events meanwhile are dropped, not waited for. */
 static __thread int starting_here;
 
+/* Whether this thread has the stack the start needs: a thread with less leaves it to a later
+ * event (its events meanwhile are dropped and counted), rather than fault in the middle. */
+static int room_to_start(void)
+{
+    at__stack_room_learn();
+    return at__stack_room() >= AT_START_STACK;
+}
+
 /* The first thread to get here starts the recorder; others that record meanwhile wait for it
  * (a few milliseconds, once), so that no event of the program's start is lost. */
 int at__ensure_started(void)
@@ -162,7 +170,8 @@ int at__ensure_started(void)
      * running comes here, and a compare-exchange on at__state each, from every such thread,
      * made them fight over its cache line: a load decides. */
     int state = __atomic_load_n(&at__state, __ATOMIC_ACQUIRE);
-    if (state == AT_STATE_OFF || state == AT_STATE_RUNNING)
+    if (state == AT_STATE_OFF || state == AT_STATE_RUNNING ||
+        (state == AT_STATE_UNINIT && !room_to_start()))
         return state;
     int expected = AT_STATE_UNINIT;
     /* acq_rel: one thread wins the start; pairs with at__finish's CAS from UNINIT to OFF */
