@@ -10,7 +10,8 @@
 #include "recorder.h"
 
 static __thread struct {
-    uintptr_t low, high; /* the thread's stack; high == 0: not read yet */
+    uintptr_t low, high; /* the thread's stack; high == 0: not known */
+    int read;            /* tried once: a failure is not tried again at every capture */
 } bounds __attribute__((tls_model("initial-exec")));
 
 void at__stack_room_learn(void)
@@ -18,7 +19,10 @@ void at__stack_room_learn(void)
     pthread_attr_t attr;
     void *addr;
     size_t size;
-    if (bounds.high || pthread_getattr_np(pthread_self(), &attr) != 0)
+    if (bounds.read)
+        return;
+    bounds.read = 1;
+    if (pthread_getattr_np(pthread_self(), &attr) != 0)
         return;
     if (pthread_attr_getstack(&attr, &addr, &size) == 0) {
         bounds.low = (uintptr_t)addr;
