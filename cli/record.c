@@ -25,7 +25,8 @@ static const char record_usage[] =
     "\n"
     "Runs PROG with libactortrace.so preloaded, so that the calls it makes into the actor\n"
     "runtimes actortrace knows are recorded, and when it ends, says on standard error where\n"
-    "the trace went and how many events it holds and how many were dropped. Each option\n"
+    "the trace went and how many events it holds and how many were dropped, one line for\n"
+    "each file the run wrote (a forked child's, an exec'd image's). Each option\n"
     "sets one of the recorder's settings (actortrace(7)); a setting without an option given\n"
     "comes from its ACTORTRACE_* environment variable, or its default.\n"
     "\n"
@@ -73,8 +74,9 @@ static const char record_usage[] =
     "Exit status:\n"
     "  PROG's own exit status when it exits\n"
     "  128+N  PROG was killed by signal N (also said on standard error)\n"
-    "  125    an unknown option, a bad value, no program given, FILE exists, or the\n"
-    "         library cannot be found\n"
+    "  125    an unknown option, a bad value, no program given, FILE exists or cannot\n"
+    "         be created (its directory missing or not writable), or the library cannot\n"
+    "         be found\n"
     "  126    PROG cannot be run or cannot be traced: not executable; statically linked\n"
     "         (no dynamic loader reads LD_PRELOAD); setuid or setgid to another user or\n"
     "         group (the loader ignores LD_PRELOAD then); an ELF class or machine other\n"
@@ -348,11 +350,40 @@ static int preloadable(const char *path)
     return bad ? EXIT_RECORD_ERROR : 0;
 }
 
+/* Whether the recorder will be able to create the trace file NAME (PATTERN expanded): its
+ * directory must exist and be writable, and a name without %p must be free. A directory that
+ * depends on the pid cannot be checked. 0, or the refusal's exit status. */
+static int creatable(const char *name)
+{
+    char dir[PATH_MAX];
+    struct stat st;
+    const char *pat = pattern(), *slash = strrchr(pat, '/'), *name_slash = strrchr(name, '/');
+    if (slash && memchr(pat, '%', (size_t)(slash - pat)))
+        return 0;
+    snprintf(dir, sizeof dir, "%.*s", name_slash ? (int)(name_slash - name) : 1,
+             name_slash ? name : ".");
+    if (!dir[0])
+        snprintf(dir, sizeof dir, "/");
+    int err = stat(dir, &st) < 0             ? errno
+              : !S_ISDIR(st.st_mode)         ? ENOTDIR
+              : access(dir, W_OK | X_OK) < 0 ? errno
+                                             : 0;
+    if (err) {
+        at__cli_say("cannot create %s: %s: %s", name, dir, strerror(err));
+        return EXIT_RECORD_ERROR;
+    }
+    if (!strstr(pattern(), "%p") && lstat(name, &st) == 0) {
+        at__cli_say("%s exists; the recorder creates its file new: remove it or name another "
+                    "with -o", name);
+        return EXIT_RECORD_ERROR;
+    }
+    return 0;
+}
+
 /* Everything checked before the program runs: 0, or the exit status of the refusal. */
 static int prepare(struct record *r)
 {
     char name[PATH_MAX];
-    struct stat st;
     int status = find(r);
     if (status)
         return status;
@@ -374,12 +405,7 @@ static int prepare(struct record *r)
     status = check_traceable(r, &lib) < 0 ? EXIT_CANNOT_TRACE : 0;
     at__elf_close(&lib);
     expand(pattern(), 0, name, sizeof name);
-    if (!status && !strstr(pattern(), "%p") && lstat(name, &st) == 0) {
-        at__cli_say("%s exists; the recorder creates its file new: remove it or name another "
-                    "with -o", name);
-        status = EXIT_RECORD_ERROR;
-    }
-    return status;
+    return status ? status : creatable(name);
 }
 
 static volatile pid_t running; /* the program, while it runs: where forwarded signals go */
@@ -561,16 +587,15 @@ static long long json_number(const char *json, const char *key)
     return at ? strtoll(at + strlen(needle), NULL, 10) : -1;
 }
 
-/* One line: the files, and from tracedecode's statistics their events and drops. */
-static void summarise(char **files, size_t n)
+/* One line for a file: its events and drops, from tracedecode's statistics. */
+static void summarise(char *file)
 {
     static const char *const stats[] = {"--format", "stats", "--json", "--", NULL};
+    char *const files[] = {file, NULL};
     char json[4096]; /* the totals lead the report */
     int status = at__cli_decode(stats, files, json, sizeof json);
     long long events = json_number(json, "events"), dropped = json_number(json, "dropped");
-    fprintf(stderr, "actortrace: trace%s: %s", n > 1 ? "s" : "", files[0]);
-    for (size_t i = 1; i < n; i++)
-        fprintf(stderr, ", %s", files[i]);
+    fprintf(stderr, "actortrace: trace: %s", file);
     if (status > 1 || events < 0 || dropped < 0)
         fprintf(stderr, " (tracedecode could not read it: exit status %d)\n", status);
     else
@@ -582,9 +607,9 @@ static void report(const struct record *r, pid_t pid)
 {
     char *files[MAX_TRACES + 1];
     size_t n = find_traces(r, pid, files);
-    if (n > 0) {
-        summarise(files, n);
-    } else {
+    for (size_t i = 0; i < n; i++)
+        summarise(files[i]);
+    if (n == 0) {
         at__cli_say("no trace was written: %s recorded no event", r->argv[0]);
         at__list_explain(&r->elf, r->library);
     }

@@ -11,6 +11,7 @@
  * A ring is read only when its process is gone: a process with the recorded pid must also have
  * the recorded start time to count as the same one (a container's pid 1 decoded on the host is
  * not the host's init). */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
@@ -32,20 +33,51 @@ struct ring {
     const struct at_ring_header *header;
 };
 
+/* The fields of a /proc stat file (PATH) after the name, from field 3 on, into BUF; NULL when
+ * unreadable. The name, field 2, is in parentheses and may hold spaces and parentheses. */
+static const char *stat_fields(const char *path, char *buf, size_t cap)
+{
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    ssize_t n = fd >= 0 ? read(fd, buf, cap - 1) : -1;
+    if (fd >= 0)
+        close(fd);
+    buf[n > 0 ? n : 0] = '\0';
+    const char *p = strrchr(buf, ')');
+    return p && p[1] == ' ' ? p + 2 : NULL;
+}
+
 /* Field 22 of /proc/PID/stat, the start time in clock ticks after boot; 0 when unknown. */
 static uint64_t start_ticks(uint64_t pid)
 {
     char path[64], stat[1024];
     snprintf(path, sizeof path, "/proc/%llu/stat", (unsigned long long)pid);
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    ssize_t n = fd >= 0 ? read(fd, stat, sizeof stat - 1) : -1;
-    if (fd >= 0)
-        close(fd);
-    stat[n > 0 ? n : 0] = '\0';
-    const char *p = strrchr(stat, ')'); /* the name may hold spaces and parentheses */
-    for (int field = 2; p && field < 22; field++)
-        p = strchr(p + 1, ' ');
-    return p ? strtoull(p + 1, NULL, 10) : 0;
+    const char *p = stat_fields(path, stat, sizeof stat);
+    for (int field = 3; p && field < 22; field++)
+        p = strchr(p, ' ') ? strchr(p, ' ') + 1 : NULL;
+    return p ? strtoull(p, NULL, 10) : 0;
+}
+
+/* Whether a thread of process pid still runs. A killed process that its parent has not reaped
+ * yet (a zombie) has its first thread left, in state Z (or X), and no other; a process whose
+ * first thread left by pthread_exit has that one in state Z too, beside threads that run.
+ * Unreadable: taken as running. */
+static bool has_live_thread(uint64_t pid)
+{
+    char path[96], stat[1024];
+    snprintf(path, sizeof path, "/proc/%llu/task", (unsigned long long)pid);
+    DIR *tasks = opendir(path);
+    bool live = tasks == NULL;
+    for (struct dirent *e; !live && tasks && (e = readdir(tasks));) {
+        if (e->d_name[0] == '.')
+            continue;
+        snprintf(path, sizeof path, "/proc/%llu/task/%.20s/stat", (unsigned long long)pid,
+                 e->d_name);
+        const char *state = stat_fields(path, stat, sizeof stat);
+        live = state && *state != 'Z' && *state != 'X';
+    }
+    if (tasks)
+        closedir(tasks);
+    return live;
 }
 
 bool at__process_running(uint64_t pid, uint64_t started)
@@ -53,7 +85,7 @@ bool at__process_running(uint64_t pid, uint64_t started)
     if (pid == 0 || pid > INT32_MAX || (kill((pid_t)pid, 0) < 0 && errno != EPERM))
         return false;
     uint64_t now = start_ticks(pid);
-    return started == 0 || now == 0 || now == started;
+    return (started == 0 || now == 0 || now == started) && has_live_thread(pid);
 }
 
 /* Why the ring file cannot be used, or NULL. */

@@ -135,7 +135,8 @@ int at__trace_recover(struct trace *t, bool force);
 
 /* Whether process pid, which started at start_ticks (field 22 of /proc/PID/stat; 0: unknown),
  * is still running here: a process with that pid and start time, or with that pid when the
- * start time is unknown. */
+ * start time is unknown, that has a thread that is not a zombie (a killed process its parent
+ * has not reaped runs no thread). */
 bool at__process_running(uint64_t pid, uint64_t start_ticks);
 
 /* The pieces of at__trace_open that a follower (follow.c) uses on a file that grows: */

@@ -93,12 +93,14 @@ static int first_start(void)
     return 0;
 }
 
-/* start() with every signal blocked on this thread. SIGXFSZ: the ring file and the trace's
- * first bytes may go past RLIMIT_FSIZE, and then the calls must fail with EFBIG (and tracing be
- * off, or the ring be anonymous memory) rather than the signal end the program; a SIGXFSZ
- * raised meanwhile is taken off this thread before it is unblocked. The others: a fatal signal
- * handled here in the middle of start() would find half a recorder to finish; on any other
- * thread, the handler waits for start() to end (at__finish). */
+/* start() with every signal blocked on this thread, until its result is published; returns
+ * the state it published. SIGXFSZ: the ring file and the trace's first bytes may go past
+ * RLIMIT_FSIZE, and then the calls must fail with EFBIG (and tracing be off, or the ring be
+ * anonymous memory) rather than the signal end the program; a SIGXFSZ raised meanwhile is
+ * taken off this thread before it is unblocked. The others: a fatal signal handled here in the
+ * middle of start() would find half a recorder to finish; on any other thread, the handler
+ * waits for the result (at__finish), and may have stopped this one, whose handler then runs
+ * once the result is out (signals.c). */
 static int start_guarded(int (*start_fn)(void))
 {
     sigset_t all, xfsz, old;
@@ -106,12 +108,15 @@ static int start_guarded(int (*start_fn)(void))
     sigemptyset(&xfsz);
     sigaddset(&xfsz, SIGXFSZ);
     pthread_sigmask(SIG_BLOCK, &all, &old);
-    int err = start_fn();
+    int state = start_fn() == 0 ? AT_STATE_RUNNING : AT_STATE_OFF;
     struct timespec none = {0, 0};
     while (sigtimedwait(&xfsz, NULL, &none) == SIGXFSZ)
         ;
+    /* release: pairs with every acquire load of at__state: the ring and writer are made */
+    __atomic_store_n(&at__state, state, __ATOMIC_RELEASE);
+    at__futex((uint32_t *)&at__state, FUTEX_WAKE_PRIVATE, INT32_MAX, NULL);
     pthread_sigmask(SIG_SETMASK, &old, NULL);
-    return err;
+    return state;
 }
 
 static int start(void)
@@ -149,6 +154,14 @@ static int start(void)
 /* The thread running start(): its own events meanwhile are dropped, not waited for. */
 static __thread int starting_here;
 
+/* Whether this thread has the stack the start needs: a thread with less leaves it to a later
+ * event (its events meanwhile are dropped and counted), rather than fault in the middle. */
+static int room_to_start(void)
+{
+    at__stack_room_learn();
+    return at__stack_room() >= AT_START_STACK;
+}
+
 /* The first thread to get here starts the recorder; others that record meanwhile wait for it
  * (a few milliseconds, once), so that no event of the program's start is lost. */
 int at__ensure_started(void)
@@ -157,18 +170,16 @@ int at__ensure_started(void)
      * running comes here, and a compare-exchange on at__state each, from every such thread,
      * made them fight over its cache line: a load decides. */
     int state = __atomic_load_n(&at__state, __ATOMIC_ACQUIRE);
-    if (state == AT_STATE_OFF || state == AT_STATE_RUNNING)
+    if (state == AT_STATE_OFF || state == AT_STATE_RUNNING ||
+        (state == AT_STATE_UNINIT && !room_to_start()))
         return state;
     int expected = AT_STATE_UNINIT;
     /* acq_rel: one thread wins the start; pairs with at__finish's CAS from UNINIT to OFF */
     if (__atomic_compare_exchange_n(&at__state, &expected, AT_STATE_STARTING, 0,
                                     __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
         starting_here = 1;
-        int state = start_guarded(start) == 0 ? AT_STATE_RUNNING : AT_STATE_OFF;
+        int state = start_guarded(start);
         starting_here = 0;
-        /* release: pairs with every acquire load of at__state: the ring and writer are made */
-        __atomic_store_n(&at__state, state, __ATOMIC_RELEASE);
-        at__futex((uint32_t *)&at__state, FUTEX_WAKE_PRIVATE, INT32_MAX, NULL);
         return state;
     }
     /* acquire: pairs with the release store of the start's result above */

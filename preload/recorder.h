@@ -39,6 +39,21 @@ void at__config_load(void);
 /* Reads the ACTORTRACE_STACK* variables into at__config (stacks.c calls it at load time). */
 void at__config_stacks(void);
 
+/* ---- stackroom.c: the stack a thread has left ---- */
+
+/* Stack the recorder's start needs beyond its caller's frame (7.3 KiB measured, the first
+ * call's symbol binding included), and a capture (4.4 to 5 KiB; 9.4 KiB for the process's
+ * first, which fills libunwind's caches): tests/progs/stack_room measure, docs/STACKS.md. */
+#define AT_START_STACK (16 * 1024)
+#define AT_CAPTURE_STACK (16 * 1024)
+
+/* Reads the calling thread's stack bounds, once per thread. Not in a signal handler. */
+void at__stack_room_learn(void);
+
+/* Bytes of stack left below the caller, or SIZE_MAX when not known: the bounds are not read
+ * yet, or the stack pointer is outside them (a signal stack, a coroutine's). Signal-safe. */
+size_t at__stack_room(void);
+
 /* ---- stacks.c: call stacks on chosen event kinds ---- */
 
 #define AT_STACK_DEPTH_MAX 32

@@ -7,6 +7,13 @@
  * which faults again; a sent signal is raised again. The status the parent sees is the same.
  * What the writer could not write by then stays in the ring file, for recovery.
  *
+ * The default action ends every thread at once; the trace takes milliseconds to finish, and
+ * meanwhile the program's other threads would run on, print and record (thousands of events
+ * after the signal). So the thread that takes the signal first stops the others: it sends
+ * each the same signal (tgkill), and in our handler a thread that finds another finishing
+ * blocks every signal and waits there for the process to end. What they had committed is
+ * written, their blocks as they are. A thread that blocks the signal is not stopped.
+ *
  * The program's own handlers are kept: sigaction() and signal() are wrapped, so the program
  * sees and sets its own dispositions while the kernel's stays ours, and our handler calls the
  * program's when it has one (with the flags and mask it asked for). Every handler the program
@@ -14,7 +21,9 @@
  * recorder then does nothing there that is not async-signal-safe. SIG_IGN is passed to the
  * kernel as it is. In overwrite mode, SIGUSR2 asks for the blocks in memory to be written; left
  * at its default action it never ends the program, not even while the trace finishes. */
+#include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <signal.h>
 #include <string.h>
@@ -62,6 +71,61 @@ static void die_as_default(int sig, const siginfo_t *info)
                  sig == SIGTRAP || sig == SIGSYS) && info->si_code > 0;
     if (!fault)
         raise(sig);
+}
+
+/* The thread that ends the process for a fatal signal at its default action; 0 = none. The
+ * first to set it (compare-exchange) finishes the trace; the others stop. */
+static pid_t ending;
+
+/* Sends sig to every thread of the process but this one. Async-signal-safe: the directory is
+ * read with getdents64 into the stack. The writer blocks every signal, so it runs on. */
+static void signal_other_threads(int sig)
+{
+    int fd = open("/proc/self/task", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    char buf[4096];
+    pid_t self = gettid();
+    for (ssize_t n; fd >= 0 && (n = getdents64(fd, buf, sizeof buf)) > 0;)
+        for (ssize_t at = 0; at < n; at += ((struct dirent64 *)(buf + at))->d_reclen) {
+            pid_t tid = 0;
+            for (const char *c = ((struct dirent64 *)(buf + at))->d_name; *c >= '0' && *c <= '9';)
+                tid = tid * 10 + *c++ - '0';
+            if (tid > 0 && tid != self)
+                tgkill(at__pid, tid, sig);
+        }
+    if (fd >= 0)
+        close(fd);
+}
+
+/* Where a thread that another's fatal signal stops waits for the end of the process: no
+ * handler of the program runs here any more. */
+static void stop_here(void)
+{
+    sigset_t all;
+    sigfillset(&all);
+    pthread_sigmask(SIG_SETMASK, &all, NULL);
+    for (;;)
+        pause();
+}
+
+/* A fatal signal at its default action: the first thread here stops the others (twice, for a
+ * thread created meanwhile), finishes the trace and dies of the signal; a thread that comes
+ * later stops, unless it is that one (a fault while finishing). A vfork child (another pid)
+ * and the recorder's own threads die at once. */
+static void end_as_default(int sig, const siginfo_t *info)
+{
+    pid_t first = 0, self = gettid();
+    if (!at__self.internal && getpid() == at__pid) {
+        /* relaxed: nothing is published with it; a thread that loses only stops */
+        if (__atomic_compare_exchange_n(&ending, &first, self, 0, __ATOMIC_RELAXED,
+                                        __ATOMIC_RELAXED)) {
+            signal_other_threads(sig);
+            signal_other_threads(sig);
+            at__finish(AT_FINISH_DEADLINE_NS);
+        } else if (first != self) {
+            stop_here();
+        }
+    }
+    die_as_default(sig, info);
 }
 
 static int is_fatal(int sig)
@@ -143,9 +207,7 @@ static void on_signal(int sig, siginfo_t *info, void *context)
         if (reset)
             program[sig].sa_handler = SIG_DFL;
     } else if (program[sig].sa_handler == SIG_DFL) {
-        if (!at__self.internal)
-            at__finish(AT_FINISH_DEADLINE_NS);
-        die_as_default(sig, info);
+        end_as_default(sig, info);
     }
     handler_leave(&frame);
     errno = saved_errno;

@@ -129,16 +129,21 @@ void at__stack_set_busy(uint32_t busy)
 }
 
 /* Id 0 in the companion says the capture was skipped: a handler interrupted a capture on this
- * thread (libunwind's per-thread state is in use), or the table is full around the stack. */
+ * thread (libunwind's per-thread state is in use), the thread has less stack left than a
+ * capture needs (AT_CAPTURE_STACK), or the table is full around the stack. */
 AT_EXPORT void at__stack_capture(unsigned kind, uint64_t actor)
 {
     uint32_t id = 0;
     if (!stack_self.busy) {
         if (at__config.stack_every > 1 && stack_self.tick++ % at__config.stack_every)
             return;
-        stack_self.busy = 1;
-        id = capture();
-        stack_self.busy = 0;
+        if (!at__self.in_signal)
+            at__stack_room_learn();
+        if (at__stack_room() >= AT_CAPTURE_STACK) {
+            stack_self.busy = 1;
+            id = capture();
+            stack_self.busy = 0;
+        }
     }
     at_record(stack_kind, actor, 0, id, kind, 0);
 }

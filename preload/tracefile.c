@@ -2,12 +2,17 @@
  * The file is always created new (O_EXCL), never through a symbolic link (O_NOFOLLOW), mode
  * 0600. One pattern can name files for several process images, so two rules keep them apart:
  * a child forked from a traced process appends ".PID" when the pattern has no %p, and when the
- * name is taken by an earlier image of the same pid (a program that exec'd itself or another
- * traced program) and the pattern has %p, ".1", ".2", ... is appended. */
+ * name is taken by an earlier image of the same process (a program that exec'd itself or
+ * another traced program), ".1", ".2", ... is appended. With %p in the name, a file of the same
+ * pid is such an image's; without, a file changed since this process started is (an earlier
+ * image ended its trace before the exec, so after the process began; a file left by an earlier
+ * run is older, and is refused: it is not ours to add to). */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "recorder.h"
@@ -49,6 +54,24 @@ static int append(char *path, size_t cap, const char *base, long number)
     return n < 0 || (size_t)n >= cap ? -ENAMETOOLONG : 0;
 }
 
+/* Whether the file at path was changed since this process started (in clock ticks after boot,
+ * /proc's unit, with one tick to spare for its rounding down). */
+static int changed_since_start(const char *path)
+{
+    struct stat st;
+    struct timespec real, boot;
+    long tick = sysconf(_SC_CLK_TCK);
+    uint64_t started = at__start_ticks();
+    if (lstat(path, &st) < 0 || !S_ISREG(st.st_mode) || tick <= 0 || started == 0)
+        return 0;
+    clock_gettime(CLOCK_REALTIME, &real);
+    clock_gettime(CLOCK_BOOTTIME, &boot);
+    /* the change time on the boot clock, in ns: mtime - (realtime now - boottime now) */
+    int64_t ns = ((int64_t)st.st_mtim.tv_sec - real.tv_sec + boot.tv_sec) * 1000000000 +
+                 st.st_mtim.tv_nsec - real.tv_nsec + boot.tv_nsec;
+    return ns >= ((int64_t)started - 1) * (1000000000 / tick);
+}
+
 int at__trace_create(char *path, size_t cap, int forked_child)
 {
     const char *pattern = at__config.out_pattern;
@@ -61,7 +84,8 @@ int at__trace_create(char *path, size_t cap, int forked_child)
     }
     snprintf(path, cap, "%s", base);
     int fd = create(path);
-    for (long n = 1; fd == -EEXIST && per_pid && n < MAX_IMAGES; n++) {
+    int earlier_image = fd == -EEXIST && (per_pid || changed_since_start(path));
+    for (long n = 1; fd == -EEXIST && earlier_image && n < MAX_IMAGES; n++) {
         AT_RETURN_IF_ERROR(append(path, cap, base, n));
         fd = create(path);
     }

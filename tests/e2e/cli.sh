@@ -26,11 +26,8 @@ says() { # says NAME FILE TEXT: FILE has a line that holds TEXT
     check "$1" grep -qF -- "$3" "$2"
 }
 
-trace_line() { # trace_line JSONL FILES...: the line record writes about a complete trace
-    local jsonl="$1"
-    shift
-    echo "actortrace: trace$([ $# -gt 1 ] && echo s): $(echo "$@" | sed 's/ /, /g'):" \
-        "$(summary "$jsonl" events) events, $(summary "$jsonl" dropped) dropped"
+trace_line() { # trace_line JSONL FILE: the line record writes about a complete trace
+    echo "actortrace: trace: $2: $(summary "$1" events) events, $(summary "$1" dropped) dropped"
 }
 
 # --- record: a traced run, its trace and its summary
@@ -129,10 +126,37 @@ status "record, forked child" 0 "$AT" record --preload "$LIB_NOP" -o fork.trace 
 child=$(ls fork.trace.* 2>/dev/null)
 check "record, forked child: two files" [ -n "$child" ]
 "$DECODE" -o fork.jsonl fork.trace $child
-equal "record, forked child: stderr names both, with their events" \
+"$DECODE" -o fork0.jsonl fork.trace
+"$DECODE" -o fork1.jsonl $child
+equal "record, forked child: stderr names both, each with its events" \
     "$(grep '^actortrace: trace' "record, forked child.err")" \
-    "$(trace_line fork.jsonl fork.trace "$child")"
+    "$(trace_line fork0.jsonl fork.trace; trace_line fork1.jsonl "$child")"
 equal "record, forked child: every send of both" "$(kind_count fork.jsonl send)" 3000
+
+# a program that execs another: each image has a file of its own (the second FILE.1, since the
+# name has no %p), and record names both, each with its own events and drops
+status "record, exec" 0 "$AT" record --preload "$LIB_NOP" -o exec.trace -- \
+    "$B/tests/progs/forker" exec 1000
+check "record, exec: the new image's file" [ -f exec.trace.1 ]
+"$DECODE" -o exec0.jsonl exec.trace
+"$DECODE" -o exec1.jsonl exec.trace.1
+equal "record, exec: the first image's sends" "$(kind_count exec0.jsonl send)" 1000
+equal "record, exec: the new image's sends" "$(kind_count exec1.jsonl send)" \
+    "$(truth "record, exec.out" image_send)"
+equal "record, exec: stderr names each file with its events and drops" \
+    "$(grep '^actortrace: trace' "record, exec.err")" \
+    "$(trace_line exec0.jsonl exec.trace; trace_line exec1.jsonl exec.trace.1)"
+check "record, exec: no complaint of a taken name" sh -c "! grep -q 'exists' 'record, exec.err'"
+
+# a launcher that execs the program records nothing and leaves no file: the program's trace
+# has the name given, and record reports it
+status "record sh -c 'exec prog'" 0 "$AT" record -o shexec.trace -- sh -c "exec '$PP' 300"
+"$DECODE" -o shexec.jsonl shexec.trace
+equal "record sh -c 'exec prog': the program's trace, named as given" \
+    "$(kind_count shexec.jsonl send)" "$(truth "record sh -c 'exec prog'.out" send)"
+equal "record sh -c 'exec prog': reported" "$(grep '^actortrace: trace' "record sh -c 'exec prog'.err")" \
+    "$(trace_line shexec.jsonl shexec.trace)"
+check "record sh -c 'exec prog': one file" [ "$(ls shexec.trace* | wc -l)" -eq 1 ]
 
 # a script is run, and the program it starts is traced
 printf '#!/bin/sh\nexec "%s" 300\n' "$PP" >script.sh
@@ -188,6 +212,14 @@ refused "refuse a missing program name" 125 "actortrace record: no program to ru
     "$AT" record -o none.trace
 refused "refuse a trace file that exists" 125 "actortrace: pp.trace exists" \
     "$AT" record -o pp.trace -- "$PP" 10
+refused "refuse a trace file in a missing directory" 125 \
+    "actortrace: cannot create /no/such/dir/x.trace: /no/such/dir: No such file or directory" \
+    "$AT" record -o /no/such/dir/x.trace -- "$PP" 10
+equal "refuse a trace file in a missing directory: one line" \
+    "$(wc -l <"refuse a trace file in a missing directory.err")" 1
+refused "refuse a trace file under a file" 125 \
+    "actortrace: cannot create pp.trace/x.trace: pp.trace: Not a directory" \
+    "$AT" record -o pp.trace/x.trace -- "$PP" 10
 refused "refuse a missing library" 125 "actortrace: /no/lib.so: No such file or directory" \
     "$AT" record --preload /no/lib.so -- "$PP" 10
 check "refusals wrote no trace" [ ! -e none.trace ]

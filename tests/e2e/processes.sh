@@ -45,6 +45,23 @@ check "exec: the new image's trace is complete" [ $? -eq 0 ]
 equal "exec: sends before exec" "$(sends_of "$TMP/before.jsonl" 1)" $N
 equal "exec: sends of the new image" "$(sends_of "$TMP/after.jsonl" 3)" "$(truth "$TMP/exec.out" image_send)"
 
+# without %p: the name the first image took is taken for the new one, which appends .1
+mkdir -p "$TMP/fixed_exec"
+ACTORTRACE_OUT="$TMP/fixed_exec/x.trace" LD_PRELOAD="$LIB_NOP" "$P" exec $N \
+    >"$TMP/fixed_exec.out" 2>"$TMP/fixed_exec.err"
+check "exec without %p: program succeeds" [ $? -eq 0 ]
+check "exec without %p: nothing said" [ ! -s "$TMP/fixed_exec.err" ]
+"$DECODE" -o "$TMP/fixed_after.jsonl" "$TMP/fixed_exec/x.trace.1"
+check "exec without %p: the new image's trace is complete" [ $? -eq 0 ]
+equal "exec without %p: sends of the new image" "$(sends_of "$TMP/fixed_after.jsonl" 3)" \
+    "$(truth "$TMP/fixed_exec.out" image_send)"
+# a file left by an earlier run (older than the process) is not an earlier image's: refused
+touch -d '1 minute ago' "$TMP/stale.trace"
+ACTORTRACE_OUT="$TMP/stale.trace" LD_PRELOAD="$LIB_NOP" "$P" exec 10 >/dev/null 2>"$TMP/stale.err"
+check "a file of an earlier run: refused" grep -q 'stale.trace (File exists); not tracing' \
+    "$TMP/stale.err"
+check "a file of an earlier run: no .1 made" [ ! -e "$TMP/stale.trace.1" ]
+
 for mode in vfork vfork_exit spawn; do
     run "$mode" "$mode"
     check "$mode: program succeeds" [ $? -eq 0 ]

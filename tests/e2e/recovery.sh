@@ -4,7 +4,9 @@
 # to the last one that had returned (the program's own record, in a shared file) decodes, in
 # order, none twice, and the recovered ones are marked. Run 4 has 4 KiB blocks, which the writer
 # puts several to a frame: a block in a frame the writer wrote just before the kill is still in
-# the ring, and must not be recovered again.
+# the ring, and must not be recovered again. A killed process that is still a zombie (its parent
+# has not reaped it) runs no thread: it is recovered too; a process whose first thread left
+# while others run is still running.
 . "$(dirname "$0")/../lib.sh"
 P="$B/tests/progs/killme"
 export ACTORTRACE_RING_DIR="$TMP/rings"
@@ -56,3 +58,41 @@ equal "--no-recover: nothing recovered" "$(summary "$TMP/n.jsonl" recovered)" 0
 rm -f "$ACTORTRACE_RING_DIR"/*
 "$DECODE" -o "$TMP/gone.jsonl" "$TMP/n.trace" 2>"$TMP/gone.err"
 check "ring file gone: the decoder says the unwritten events are lost" grep -q "cannot be read" "$TMP/gone.err"
+
+# a zombie: killed, not reaped by its parent (a shell that became `sleep`), which runs no
+# thread and is recovered as if gone
+sh -c 'env ACTORTRACE_OUT="$1" LD_PRELOAD="$2" "$3" "$4" 2>/dev/null & echo $! >"$5"; exec sleep 30' \
+    zombie "$TMP/z.trace" "$LIB_NOP" "$P" "$TMP/z.progress" "$TMP/z.pid" &
+parent=$!
+sleep 0.3
+zpid=$(cat "$TMP/z.pid")
+kill -KILL "$zpid"
+for i in $(seq 100); do
+    [ "$(awk '{ print $3 }' "/proc/$zpid/stat" 2>/dev/null)" = Z ] && break
+    sleep 0.05
+done
+check "zombie: the killed process is a zombie while decoded" \
+    [ "$(awk '{ print $3 }' "/proc/$zpid/stat")" = Z ]
+"$DECODE" -o "$TMP/z.jsonl" "$TMP/z.trace" 2>"$TMP/z.err"
+check "zombie: not said to be running" sh -c "! grep -q 'still running' '$TMP/z.err'"
+check "zombie: events recovered ($(summary "$TMP/z.jsonl" recovered))" \
+    [ "$(summary "$TMP/z.jsonl" recovered)" -gt 0 ]
+check "zombie: every send that returned" jq -n -e --argjson want "$(progress "$TMP/z.progress" 0)" \
+    '[inputs | select(.event == "send" and .actor == 1)] | length >= $want' "$TMP/z.jsonl"
+kill "$parent"
+wait "$parent" 2>/dev/null
+rm -f "$ACTORTRACE_RING_DIR"/*
+
+# the main thread left with pthread_exit, two threads still send: the process runs, and its
+# ring is left alone
+env ACTORTRACE_OUT="$TMP/l.trace" LD_PRELOAD="$LIB_NOP" "$P" "$TMP/l.progress" leader_exits \
+    2>/dev/null &
+pid=$!
+sleep 0.3
+check "leader exited: its first thread is a zombie" [ "$(awk '{ print $3 }' "/proc/$pid/stat")" = Z ]
+"$DECODE" -o "$TMP/l.jsonl" "$TMP/l.trace" 2>"$TMP/l.err"
+check "leader exited: said to be running" grep -q 'still running' "$TMP/l.err"
+equal "leader exited: nothing recovered" "$(summary "$TMP/l.jsonl" recovered)" 0
+kill -KILL $pid
+wait $pid 2>/dev/null
+rm -f "$ACTORTRACE_RING_DIR"/*

@@ -266,3 +266,21 @@ equal "fork: two traces" "$(ls "$TMP"/fork/t-*.trace | wc -l)" 2
 equal "fork: top senders of both processes, each send counted once" \
     "$(jq -c '[.senders.sends == .senders.with_stack, .senders.sends == (.senders.functions | map(.sends) | add),
         (.senders.functions | map(.pid) | unique | length)]' "$TMP/fork.stats")" "[true,true,2]"
+
+# A thread with little stack left (tests/progs/stack_room): a 64 KiB thread that has used 58
+# KiB sends 10 times with stacks on. A capture needs more than that (4.4 to 9.4 KiB measured,
+# docs/STACKS.md): it is skipped and counted, the sends are recorded, the program runs as
+# untraced (before: SIGSEGV). The main thread's 11 sends keep their stacks.
+ROOM="$B/tests/progs/stack_room"
+"$ROOM" deep 64 58 10 main_first >"$TMP/thin.plain" 2>&1
+check "thin stack: runs untraced" [ $? -eq 0 ]
+timeout -s KILL 60 env ACTORTRACE_OUT="$TMP/thin.trace" ACTORTRACE_STACKS=send \
+    LD_PRELOAD="$LIB_NOP" "$ROOM" deep 64 58 10 main_first >"$TMP/thin.out" 2>"$TMP/thin.err"
+equal "thin stack: runs traced with stacks" "$?" 0
+"$DECODE" -o "$TMP/thin.jsonl" "$TMP/thin.trace" 2>/dev/null
+equal "thin stack: every send" "$(kind_count "$TMP/thin.jsonl" send)" 21
+equal "thin stack: the thin thread's captures skipped" "$(summary "$TMP/thin.jsonl" stacks_skipped)" 10
+equal "thin stack: the thin thread's sends marked" \
+    "$(jq -c 'select(.event == "send" and .actor == 1 and .stack_skipped)' "$TMP/thin.jsonl" | wc -l)" 10
+equal "thin stack: the main thread's sends have their stacks" \
+    "$(jq -c 'select(.event == "send" and .actor != 1 and (.stack | length) > 0)' "$TMP/thin.jsonl" | wc -l)" 11

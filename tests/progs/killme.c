@@ -1,12 +1,14 @@
 /* Sends to actor 1 (nop_send) with message ids 1, 2, 3, ... until it is killed, and after each
  * send stores the id in a shared file mapping: after a SIGKILL, that file says which sends had
  * returned, so which events the trace must hold. A second thread does the same for actor 2.
- * Usage: killme PROGRESS_FILE [fast]; fast: no pause every 64 sends, so that a small buffer
- * overflows. */
+ * Usage: killme PROGRESS_FILE [fast|leader_exits]; fast: no pause every 64 sends, so that a
+ * small buffer overflows; leader_exits: both senders on threads of their own, and the main
+ * thread leaves with pthread_exit (the process goes on, its first thread a zombie). */
 #include <fcntl.h>
 #include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <string.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
@@ -31,7 +33,8 @@ int main(int argc, char **argv)
 {
     if (argc < 2)
         return 2;
-    fast = argc > 2;
+    fast = argc > 2 && !strcmp(argv[2], "fast");
+    int leader_exits = argc > 2 && !strcmp(argv[2], "leader_exits");
     int fd = open(argv[1], O_RDWR | O_CREAT | O_TRUNC, 0600);
     if (fd < 0 || ftruncate(fd, 4096) < 0)
         return 1;
@@ -40,6 +43,10 @@ int main(int argc, char **argv)
         return 1;
     pthread_t t;
     pthread_create(&t, NULL, sender, (void *)(intptr_t)2);
+    if (leader_exits) {
+        pthread_create(&t, NULL, sender, (void *)(intptr_t)1);
+        pthread_exit(NULL);
+    }
     sender((void *)(intptr_t)1);
     return 0;
 }
