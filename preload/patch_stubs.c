@@ -140,6 +140,19 @@ __attribute__((target("general-regs-only"), used)) static uintptr_t shadow_new(v
     "3:  " fx " 128(%rdi)\n"                                                                       \
     "4:\n"
 
+/* The flags a caller can see change: the status flags (CF PF AF ZF SF OF). DF is clear at
+ * every call and return (the ABI), and C code writes no other. lahf / sahf carry all but OF,
+ * which seto keeps in al; sahf and an add that overflows exactly when al is 1 put them back,
+ * at a fraction of what pushfq / popfq cost (popfq is microcoded). FLAGS_SAVE clobbers rax;
+ * FLAGS_RESTORE takes the saved word in rax. */
+#define FLAGS_SAVE(slot)                                                                           \
+    "    seto %al\n"                                                                               \
+    "    lahf\n"                                                                                   \
+    "    mov %rax, " slot "\n"
+#define FLAGS_RESTORE                                                                              \
+    "    add $0x7f, %al\n"                                                                         \
+    "    sahf\n"
+
 /* at__patch_enter: from a function's stub, which pushed rax and set rax to the function's
  * struct at_patch_desc. On the stack, from rsp: the caller's rax, the return address. */
 __asm__(".text\n"
@@ -147,11 +160,12 @@ __asm__(".text\n"
         ".hidden at__patch_enter\n"
         ".type at__patch_enter, @function\n"
         "at__patch_enter:\n"
-        "    pushfq\n"
+        "    lea -8(%rsp), %rsp\n" /* the flags' slot (lea: writes no flag) */
         "    push %rcx\n    push %rdx\n    push %rsi\n    push %rdi\n"
         "    push %r8\n    push %r9\n    push %r10\n    push %r11\n"
-        /* from rsp: r11 r10 r9 r8 rdi rsi rdx rcx flags rax, the return address at 80 */
         "    mov %rax, %r10\n" /* the desc */
+        FLAGS_SAVE("64(%rsp)")
+        /* from rsp: r11 r10 r9 r8 rdi rsi rdx rcx flags rax, the return address at 80 */
         "    mov at__patch_shadow@gottpoff(%rip), %r11\n"
         "    mov %fs:(%r11), %r9\n"
         "    test %r9, %r9\n"
@@ -219,7 +233,10 @@ __asm__(".text\n"
         "    mov 8(%r10), %r11\n"
         "    mov %r11, 72(%rsp)\n"
         "    pop %r11\n    pop %r10\n    pop %r9\n    pop %r8\n    pop %rdi\n    pop %rsi\n"
-        "    pop %rdx\n    pop %rcx\n    popfq\n"
+        "    pop %rdx\n    pop %rcx\n"
+        "    xchg %rax, (%rsp)\n" /* the flags, and the caller's rax for the pop */
+        FLAGS_RESTORE
+        "    pop %rax\n"
         "    ret\n"
         ".size at__patch_enter, .-at__patch_enter\n");
 
@@ -297,6 +314,6 @@ __asm__(".text\n"
         "    mov %rdi, (%r9)\n"
         "    mov %rax, 88(%rsp)\n" /* only now: until the pop, the slot marks the frame live */
         "    pop %rbx\n    pop %r11\n    pop %r10\n    pop %r9\n    pop %r8\n    pop %rdi\n"
-        "    pop %rsi\n    pop %rcx\n    popfq\n    pop %rdx\n    pop %rax\n"
+        "    pop %rsi\n    pop %rcx\n    pop %rax\n" FLAGS_RESTORE "    pop %rdx\n    pop %rax\n"
         "    ret\n"
         ".size at__patch_return, .-at__patch_return\n");
