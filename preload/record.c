@@ -15,6 +15,7 @@
 #include <sys/prctl.h>
 #include <unistd.h>
 
+#include "at_vectors.h"
 #include "recorder.h"
 
 __thread struct at_thread at__self __attribute__((tls_model("initial-exec")));
@@ -23,9 +24,12 @@ uint64_t at__threads_total; /* threads that took a block; atomic, relaxed */
 static uint32_t block_seq;  /* numbers blocks as they are taken; atomic, relaxed */
 extern pthread_key_t at__exit_key;
 
-int at__core_slow(void)
+/* Called from the shims' wrappers, like at__record_slow: the caller's vector registers are
+ * kept (at_vectors.h). */
+AT_GENERAL_REGS_ONLY int at__core_slow(void)
 {
-    int cpu = sched_getcpu();
+    int cpu;
+    AT_VECTORS_KEPT(cpu = sched_getcpu());
     return cpu < 0 ? 0 : cpu;
 }
 
@@ -373,8 +377,8 @@ static int dropping(const struct at_thread *self)
            __atomic_load_n(&at__state, __ATOMIC_RELAXED) == AT_STATE_RUNNING;
 }
 
-void at__record_slow(unsigned kind, uint64_t actor, uint64_t peer, uint64_t msg, uint32_t name,
-                     unsigned path)
+static void record_slow(unsigned kind, uint64_t actor, uint64_t peer, uint64_t msg, uint32_t name,
+                        unsigned path)
 {
     struct at_thread *self = &at__self;
     if (self->internal)
@@ -398,6 +402,12 @@ void at__record_slow(unsigned kind, uint64_t actor, uint64_t peer, uint64_t msg,
         drop(self);
     }
     errno = saved_errno;
+}
+
+AT_GENERAL_REGS_ONLY void at__record_slow(unsigned kind, uint64_t actor, uint64_t peer,
+                                          uint64_t msg, uint32_t name, unsigned path)
+{
+    AT_VECTORS_KEPT(record_slow(kind, actor, peer, msg, name, path));
 }
 
 /* The pthread key destructor: the thread is ending, so its partial blocks go to the writer. */
