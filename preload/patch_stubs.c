@@ -192,8 +192,28 @@ __asm__(".text\n"
     "    sahf\n"
 
 /* at__patch_enter: from a function's stub, which pushed rax and set rax to the function's
- * struct at_patch_desc. On the stack, from rsp: the caller's rax, the return address. */
+ * struct at_patch_desc. On the stack, from rsp: the caller's rax, the return address. Its rare
+ * ways (a thread's first call, no frame left) come first, then the way through the wrapper,
+ * whose last instruction, the call of the wrapper, lies just before at__patch_return. */
 __asm__(".text\n"
+        ".Lenter_new:\n"
+        "    push %r10\n" /* aligns the stack to 16 bytes for the call, as the ABI wants */
+        "    call shadow_new\n"
+        "    pop %r10\n"
+        "    mov %rax, %r9\n"
+        "    test %r9, %r9\n"
+        "    jnz .Lenter_stale\n"
+        ".Lenter_untraced:\n" /* no frame: to the original, every register as the caller left it */
+        "    lock incq at__patch_untraced(%rip)\n"
+        "    mov 72(%rsp), %rax\n"
+        "    mov 8(%r10), %r11\n"
+        "    mov %r11, 72(%rsp)\n"
+        "    pop %r11\n    pop %r10\n    pop %r9\n    pop %r8\n    pop %rdi\n    pop %rsi\n"
+        "    pop %rdx\n    pop %rcx\n"
+        "    xchg %rax, (%rsp)\n" /* the flags, and the caller's rax for the pop */
+        FLAGS_RESTORE
+        "    pop %rax\n"
+        "    ret\n"
         ".globl at__patch_enter\n"
         ".hidden at__patch_enter\n"
         ".type at__patch_enter, @function\n"
@@ -246,54 +266,42 @@ __asm__(".text\n"
         "    mov 0(%rsp), %rdx\n    mov %rdx, 96(%rdi)\n"  /* r11 */
         "    mov 64(%rsp), %rdx\n    mov %rdx, 104(%rdi)\n" /* flags */
         "    mov %rbx, 112(%rdi)\n"
-        "    movq $1, (%rdi)\n" /* complete */
+        /* the slot first: a handler that finds the frame complete finds it live */
         "    lea at__patch_return(%rip), %rcx\n"
         "    mov %rcx, 80(%rsp)\n"
+        "    movq $1, (%rdi)\n" /* complete */
         "    mov %rdi, %rbx\n" /* the frame, for at__patch_return and unwinders */
         "    mov (%r10), %r11\n" /* the wrapper */
         "    add $8, %rsp\n"
         "    pop %r10\n    pop %r9\n    pop %r8\n    pop %rdi\n    pop %rsi\n    pop %rdx\n"
         "    pop %rcx\n    lea 8(%rsp), %rsp\n    pop %rax\n"
-        "    jmp *%r11\n"
-        ".Lenter_new:\n"
-        "    push %r10\n" /* aligns the stack to 16 bytes for the call, as the ABI wants */
-        "    call shadow_new\n"
-        "    pop %r10\n"
-        "    mov %rax, %r9\n"
-        "    test %r9, %r9\n"
-        "    jnz .Lenter_stale\n"
-        ".Lenter_untraced:\n" /* no frame: to the original, every register as the caller left it */
-        "    lock incq at__patch_untraced(%rip)\n"
-        "    mov 72(%rsp), %rax\n"
-        "    mov 8(%r10), %r11\n"
-        "    mov %r11, 72(%rsp)\n"
-        "    pop %r11\n    pop %r10\n    pop %r9\n    pop %r8\n    pop %rdi\n    pop %rsi\n"
-        "    pop %rdx\n    pop %rcx\n"
-        "    xchg %rax, (%rsp)\n" /* the flags, and the caller's rax for the pop */
-        FLAGS_RESTORE
-        "    pop %rax\n"
-        "    ret\n"
-        ".size at__patch_enter, .-at__patch_enter\n");
-
-/* at__patch_return: the wrapper returned here; its return value in rax, rdx (the vector
- * registers and st0 are as the wrapper left them). rbx holds the call's frame (at__patch_enter put it there; the wrapper, and the original,
- * keep it as a callee-saved register), and the frames above it are stale. Its call frame
- * information says where the caller's return address and rbx are (in the frame rbx points
- * to), so that an unwinder (a stack capture in the wrapper, a debugger, an exception) goes on
- * from the wrapper to the caller. The nop before it is inside that information: unwinders
- * look a return address up at the byte before it. The information covers only that nop and
- * the first instruction (an unwinder never finds a wrong rule past them: a stack captured in a
- * handler that interrupted the rest stops there). */
-__asm__(".text\n"
-        ".globl at__patch_return\n"
-        ".hidden at__patch_return\n"
-        ".type at__patch_return, @function\n"
+        /* Above the slot (E + 8, the red zone keeps E from a signal frame), and call: the call
+         * stores at__patch_return in the slot again, and pushes it on the processor's stack of
+         * return addresses too, above the caller's own return address, so that the wrapper's
+         * ret and at__patch_return's ret both go where it predicts. (A jmp to the wrapper left
+         * both mispredicted, and every ret of the callers above them after.) */
+        "    lea 8(%rsp), %rsp\n"
         "    .cfi_startproc\n"
         "    .cfi_def_cfa %rsp, 0\n"
         /* DW_CFA_expression rip (16) and rbx (3): at rbx + 16 and rbx + 112 (DW_OP_breg3) */
         "    .cfi_escape 0x10, 0x10, 0x02, 0x73, 0x10\n"
         "    .cfi_escape 0x10, 0x03, 0x03, 0x73, 0xf0, 0x00\n"
-        "    nop\n"
+        "    call *%r11\n"
+        ".size at__patch_enter, .-at__patch_enter\n"
+        /* at__patch_return (in the same assembly, right after the call of the wrapper): the wrapper
+         * returned here; its return value in rax, rdx (the vector registers and st0 are as the
+         * wrapper left them). rbx holds the call's frame (at__patch_enter put it there; the
+         * wrapper, and the original, keep it as a callee-saved register), and the frames above it
+         * are stale. Its call frame information says where the caller's return address and rbx are
+         * (in the frame rbx points to), so that an unwinder (a stack capture in the wrapper, a
+         * debugger, an exception) goes on from the wrapper to the caller. The call of the wrapper
+         * is inside that information: unwinders look a return address up at the byte before it (at
+         * the call, the rules hold too: rbx holds the frame, rsp is E + 8). The information covers
+         * only that call and the first instruction here (an unwinder never finds a wrong rule past
+         * them: a stack captured in a handler that interrupted the rest stops there). */
+        ".globl at__patch_return\n"
+        ".hidden at__patch_return\n"
+        ".type at__patch_return, @function\n"
         "at__patch_return:\n"
         "    lea -8(%rsp), %rsp\n" /* rsp: where the return address lay (E) */
         "    .cfi_endproc\n" /* what follows moves rsp and rbx: described by nothing */
