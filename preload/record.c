@@ -24,10 +24,23 @@ uint64_t at__threads_total; /* threads that took a block; atomic, relaxed */
 static uint32_t block_seq;  /* numbers blocks as they are taken; atomic, relaxed */
 extern pthread_key_t at__exit_key;
 
-/* Called from the shims' wrappers, like at__record_slow: the caller's vector registers are
- * kept (at_vectors.h). */
+/* The CPU number when rseq is not registered (glibc.pthread.rseq=0, valgrind): on every event
+ * then, so without a call into the C library where the processor has rdtscp, whose TSC_AUX
+ * Linux sets to the CPU number (bits 0-11) and node; else sched_getcpu, the caller's vector
+ * registers kept (at_vectors.h): it may be a patched entry's wrapper. */
 AT_GENERAL_REGS_ONLY int at__core_slow(void)
 {
+    static int has_rdtscp = -1; /* races store the same value */
+    if (has_rdtscp < 0) {
+        unsigned a, b, c, d;
+        __asm__("cpuid" : "=a"(a), "=b"(b), "=c"(c), "=d"(d) : "a"(0x80000001u), "c"(0));
+        has_rdtscp = d >> 27 & 1;
+    }
+    if (has_rdtscp) {
+        unsigned lo, hi, aux;
+        __asm__ volatile("rdtscp" : "=a"(lo), "=d"(hi), "=c"(aux));
+        return (int)(aux & 0xfff);
+    }
     int cpu;
     AT_VECTORS_KEPT(cpu = sched_getcpu());
     return cpu < 0 ? 0 : cpu;
