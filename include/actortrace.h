@@ -187,7 +187,13 @@ AT_EXPORT void *at_resolve_versioned(const char *symbol, const char *version);
  *   a struct of 9 to 16 bytes of floats or doubles    AT_RETURN_XMM0 | AT_RETURN_XMM1
  *   a struct of 16 bytes, one half integers, the other floating
  *                                                     AT_RETURN_RAX | AT_RETURN_XMM0
- *   long double                                       AT_RETURN_X87 */
+ *   long double                                       AT_RETURN_X87
+ * The patched entry saves no vector register (docs/PATCHING.md, "Registers"): a shim with a
+ * table is compiled with general registers only, `#pragma GCC target("general-regs-only")`
+ * before its first #include (AT_PATCH_TABLE stops the build otherwise), and whatever its
+ * wrappers call outside the library's API (the C library) runs inside AT_VECTORS_KEPT
+ * (at_vectors.h). So a wrapper takes and returns no floating-point value: the AT_RETURN_XMM*
+ * and AT_RETURN_X87 results pass through as the original leaves them. */
 #define AT_RETURNS_NOTHING 0u
 #define AT_RETURN_RAX      1u
 #define AT_RETURN_RDX      2u
@@ -201,10 +207,20 @@ struct at_patchable {
     const char *patched_in; /* the object whose entry was patched; set by the recorder */
 };
 
+/* The pragma undefines __SSE__ for what follows it. */
+#ifdef __SSE__
+#define AT__GENERAL_REGS_ONLY 0
+#else
+#define AT__GENERAL_REGS_ONLY 1
+#endif
+
 #define AT_PATCHABLE(symbol, returns) {#symbol, (void **)&real_##symbol, returns, 0}
 /* aligned: as the struct, not more, so that the tables of several shims lie end to end in the
  * section, one array (the compiler would align a large array to 32 bytes, leaving gaps). */
 #define AT_PATCH_TABLE(...)                                                                 \
+    _Static_assert(AT__GENERAL_REGS_ONLY, "a shim with patchable wrappers is compiled with "  \
+                                          "general registers only: #pragma GCC target("      \
+                                          "\"general-regs-only\") before its first #include"); \
     __attribute__((section("at_patchable"), used, aligned(__alignof__(struct at_patchable)))) \
     static struct at_patchable at__patchable[] = {__VA_ARGS__}
 

@@ -15,6 +15,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "at_vectors.h"
 #include "recorder.h"
 
 int at__state;
@@ -46,7 +47,7 @@ uint64_t at__clock_ns(clockid_t clock)
     return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
-int at_enabled(void)
+AT_GENERAL_REGS_ONLY int at_enabled(void) /* called from wrappers: no vector register */
 {
     /* acquire: pairs with the release store of RUNNING in at__ensure_started */
     return __atomic_load_n(&at__state, __ATOMIC_ACQUIRE) == AT_STATE_RUNNING;

@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "at_codec.h"
+#include "at_vectors.h"
 #include "recorder.h"
 
 
@@ -291,14 +292,19 @@ static int name_record(unsigned space, uint64_t id, const char *name)
     return err;
 }
 
-int at_name_msg(uint32_t id, const char *name)
+/* The API the shims' wrappers call keeps the caller's vector registers (at_vectors.h). */
+AT_GENERAL_REGS_ONLY int at_name_msg(uint32_t id, const char *name)
 {
-    return name_record(AT_NAME_MSG, id, name);
+    int err;
+    AT_VECTORS_KEPT(err = name_record(AT_NAME_MSG, id, name));
+    return err;
 }
 
-int at_name_actor(uint64_t actor, const char *name)
+AT_GENERAL_REGS_ONLY int at_name_actor(uint64_t actor, const char *name)
 {
-    return name_record(AT_NAME_ACTOR, actor, name);
+    int err;
+    AT_VECTORS_KEPT(err = name_record(AT_NAME_ACTOR, actor, name));
+    return err;
 }
 
 /* Looks name up in table[first..255], adding it if absent; returns its index or 0. */
@@ -323,12 +329,16 @@ static unsigned intern(char **table, unsigned first, unsigned space, const char 
     return found;
 }
 
-unsigned at_path_register(const char *name)
+AT_GENERAL_REGS_ONLY unsigned at_path_register(const char *name)
 {
-    return intern(paths, 1, AT_NAME_PATH, name);
+    unsigned id;
+    AT_VECTORS_KEPT(id = intern(paths, 1, AT_NAME_PATH, name));
+    return id;
 }
 
-unsigned at_event_register(const char *name)
+AT_GENERAL_REGS_ONLY unsigned at_event_register(const char *name)
 {
-    return intern(kinds, AT_EV_FIRST_REGISTERED, AT_NAME_EVENT, name);
+    unsigned id;
+    AT_VECTORS_KEPT(id = intern(kinds, AT_EV_FIRST_REGISTERED, AT_NAME_EVENT, name));
+    return id;
 }

@@ -15,6 +15,7 @@
 #include <sys/prctl.h>
 #include <unistd.h>
 
+#include "at_vectors.h"
 #include "recorder.h"
 
 __thread struct at_thread at__self __attribute__((tls_model("initial-exec")));
@@ -27,9 +28,25 @@ uint64_t at__threads_total; /* threads that took a block; atomic, relaxed */
 static uint32_t block_seq;  /* numbers blocks as they are taken; atomic, relaxed */
 extern pthread_key_t at__exit_key;
 
-int at__core_slow(void)
+/* The CPU number when rseq is not registered (glibc.pthread.rseq=0, valgrind): on every event
+ * then, so without a call into the C library where the processor has rdtscp, whose TSC_AUX
+ * Linux sets to the CPU number (bits 0-11) and node; else sched_getcpu, the caller's vector
+ * registers kept (at_vectors.h): it may be a patched entry's wrapper. */
+AT_GENERAL_REGS_ONLY int at__core_slow(void)
 {
-    int cpu = sched_getcpu();
+    static int has_rdtscp = -1; /* races store the same value */
+    if (has_rdtscp < 0) {
+        unsigned a, b, c, d;
+        __asm__("cpuid" : "=a"(a), "=b"(b), "=c"(c), "=d"(d) : "a"(0x80000001u), "c"(0));
+        has_rdtscp = d >> 27 & 1;
+    }
+    if (has_rdtscp) {
+        unsigned lo, hi, aux;
+        __asm__ volatile("rdtscp" : "=a"(lo), "=d"(hi), "=c"(aux));
+        return (int)(aux & 0xfff);
+    }
+    int cpu;
+    AT_VECTORS_KEPT(cpu = sched_getcpu());
     return cpu < 0 ? 0 : cpu;
 }
 
@@ -390,8 +407,8 @@ static int dropping(const struct at_thread *self)
            __atomic_load_n(&at__state, __ATOMIC_RELAXED) == AT_STATE_RUNNING;
 }
 
-void at__record_slow(unsigned kind, uint64_t actor, uint64_t peer, uint64_t msg, uint32_t name,
-                     unsigned path)
+static void record_slow(unsigned kind, uint64_t actor, uint64_t peer, uint64_t msg, uint32_t name,
+                        unsigned path)
 {
     struct at_thread *self = &at__self;
     if (self->internal)
@@ -415,6 +432,12 @@ void at__record_slow(unsigned kind, uint64_t actor, uint64_t peer, uint64_t msg,
         drop(self);
     }
     errno = saved_errno;
+}
+
+AT_GENERAL_REGS_ONLY void at__record_slow(unsigned kind, uint64_t actor, uint64_t peer,
+                                          uint64_t msg, uint32_t name, unsigned path)
+{
+    AT_VECTORS_KEPT(record_slow(kind, actor, peer, msg, name, path));
 }
 
 /* The pthread key destructor: the thread is ending, so its partial blocks go to the writer. */

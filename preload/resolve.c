@@ -3,6 +3,7 @@
  * is expected to cope (the runtime it wraps is not loaded, or is a version we do not know). */
 #include <dlfcn.h>
 
+#include "at_vectors.h"
 #include "recorder.h"
 
 static void *report_missing(const char *symbol, const char *version)
@@ -13,14 +14,23 @@ static void *report_missing(const char *symbol, const char *version)
     return NULL;
 }
 
-void *at_resolve(const char *symbol)
+static void *resolve(const char *symbol, const char *version)
 {
-    void *real = dlsym(RTLD_NEXT, symbol);
-    return real ? real : report_missing(symbol, NULL);
+    void *real = version ? dlvsym(RTLD_NEXT, symbol, version) : dlsym(RTLD_NEXT, symbol);
+    return real ? real : report_missing(symbol, version);
 }
 
-void *at_resolve_versioned(const char *symbol, const char *version)
+/* Called from the shims' wrappers: the caller's vector registers are kept (at_vectors.h). */
+AT_GENERAL_REGS_ONLY void *at_resolve(const char *symbol)
 {
-    void *real = dlvsym(RTLD_NEXT, symbol, version);
-    return real ? real : report_missing(symbol, version);
+    void *real;
+    AT_VECTORS_KEPT(real = resolve(symbol, NULL));
+    return real;
+}
+
+AT_GENERAL_REGS_ONLY void *at_resolve_versioned(const char *symbol, const char *version)
+{
+    void *real;
+    AT_VECTORS_KEPT(real = resolve(symbol, version));
+    return real;
 }

@@ -27,6 +27,7 @@
 #include <libunwind.h>
 
 #include "at_codec.h"
+#include "at_vectors.h"
 #include "recorder.h"
 
 uint64_t at__stack_kinds;
@@ -131,7 +132,7 @@ void at__stack_set_busy(uint32_t busy)
 /* Id 0 in the companion says the capture was skipped: a handler interrupted a capture on this
  * thread (libunwind's per-thread state is in use), the thread has less stack left than a
  * capture needs (AT_CAPTURE_STACK), or the table is full around the stack. */
-AT_EXPORT void at__stack_capture(unsigned kind, uint64_t actor)
+static void stack_capture(unsigned kind, uint64_t actor)
 {
     uint32_t id = 0;
     if (!stack_self.busy) {
@@ -146,6 +147,12 @@ AT_EXPORT void at__stack_capture(unsigned kind, uint64_t actor)
         }
     }
     at_record(stack_kind, actor, 0, id, kind, 0);
+}
+
+/* The caller's vector registers are kept (at_vectors.h): it may be a patched entry's wrapper. */
+AT_EXPORT AT_GENERAL_REGS_ONLY void at__stack_capture(unsigned kind, uint64_t actor)
+{
+    AT_VECTORS_KEPT(stack_capture(kind, actor));
 }
 
 /* ---- Symbolization, on the writer thread ---- */

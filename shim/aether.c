@@ -33,12 +33,16 @@
  * Guard: the shim records only when every function below exists (the runtime is Aether's) and
  * the first actor spawned has its step pointer at ACTOR_STEP (the layout is v0.572's); else it
  * says so once and forwards every call untouched. */
+/* The wrappers may run behind patched entries, which save no vector register: general registers
+ * only, before any header's inline functions (include/at_vectors.h). */
+#pragma GCC target("general-regs-only")
 #include <dlfcn.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <unistd.h>
 
 #include "actortrace.h"
+#include "at_vectors.h"
 #include "workers.h"
 
 void at__warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
@@ -121,7 +125,8 @@ static void switch_off(const char *why)
 {
     /* relaxed: one warning; the reals are resolved before any wrapper forwards, either way */
     if (__atomic_exchange_n(&state, -1, __ATOMIC_RELAXED) != -1)
-        at__warn("aether: %s; its calls are forwarded untraced (docs/shims/aether.md)", why);
+        AT_VECTORS_KEPT(
+            at__warn("aether: %s; its calls are forwarded untraced (docs/shims/aether.md)", why));
 }
 
 /* 1 when the runtime has the symbol: its pointer is set already (the trampoline of a patched
@@ -172,7 +177,12 @@ static inline int on(void)
 {
     /* relaxed: pairs with check_symbols and switch_off only in value; each checks the same */
     int s = __atomic_load_n(&state, __ATOMIC_RELAXED);
-    return AT_LIKELY(s > 0) || (s == 0 && check_symbols() > 0);
+    if (AT_LIKELY(s > 0))
+        return 1;
+    if (s < 0)
+        return 0;
+    AT_VECTORS_KEPT(s = check_symbols()); /* dlsym, snprintf */
+    return s > 0;
 }
 
 /* ===== Paths and kinds ==================================================================== */
@@ -237,7 +247,9 @@ static uint64_t worker_id(int core)
 static uint64_t thread_self(void)
 {
     thread_known = 1;
-    if (gettid() != getpid())
+    int other;
+    AT_VECTORS_KEPT(other = gettid() != getpid());
+    if (other)
         return thread_actor = 0;
     /* relaxed: one thread names main; nothing is published with it */
     if (!__atomic_exchange_n(&main_named, 1, __ATOMIC_RELAXED))
@@ -595,7 +607,9 @@ AT_EXPORT int scheduler_register_actor(void *actor, int preferred_core)
                    : -1;
     int result = real_scheduler_register_actor(actor, preferred_core);
     Dl_info info;
-    if (!dladdr(*(void **)((char *)actor + ACTOR_STEP), &info))
+    int found;
+    AT_VECTORS_KEPT(found = dladdr(*(void **)((char *)actor + ACTOR_STEP), &info));
+    if (!found)
         switch_off("no function where v0.572.0 has the step pointer (another version?)");
     else
         adopt(actor);
@@ -625,7 +639,7 @@ AT_EXPORT void *scheduler_thread(void *arg)
     int core = arg ? *(const int *)arg : -1;
     if (on() && core >= 0 && core < MAX_WORKERS) {
         char name[32];
-        snprintf(name, sizeof name, "worker-%d", core);
+        AT_VECTORS_KEPT(snprintf(name, sizeof name, "worker-%d", core));
         at_name_actor(worker_id(core), name);
         thread_core = core;
         thread_actor = worker_id(core);

@@ -31,11 +31,16 @@
  * Guard: the emulator's version string (etp_erts_version) must be 13.1.5, and atoms 0 and 1 of
  * its table must read "false" and "true" (the table's layout); else one line on stderr and
  * every call is forwarded untouched. */
+/* The wrappers run behind patched entries, which save no vector register: general registers
+ * only, before any header's inline functions; what they call in the C library or the emulator
+ * outside the function they wrap keeps the caller's vector state (include/at_vectors.h). */
+#pragma GCC target("general-regs-only")
 #include <dlfcn.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "actortrace.h"
+#include "at_vectors.h"
 
 void at__warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
@@ -162,13 +167,15 @@ static int mismatch(char *why, size_t size)
 static int check(void)
 {
     char why[96];
-    int verdict = mismatch(why, sizeof why) < 0 ? -1 : 1;
+    int verdict;
+    AT_VECTORS_KEPT(verdict = mismatch(why, sizeof why) < 0 ? -1 : 1); /* dlsym, snprintf */
     int expected = 0;
     /* relaxed: each thread checks the same things and stores the same answer */
     if (__atomic_compare_exchange_n(&state, &expected, verdict, 0, __ATOMIC_RELAXED,
                                     __ATOMIC_RELAXED) &&
         verdict < 0)
-        at__warn("beam: %s; its calls are forwarded untraced (docs/shims/beam.md)", why);
+        AT_VECTORS_KEPT(
+            at__warn("beam: %s; its calls are forwarded untraced (docs/shims/beam.md)", why));
     return verdict;
 }
 
@@ -188,7 +195,7 @@ static void atom_copy(uint32_t index, char *text, size_t size)
 {
     size_t len;
     const char *s = atom_text(index, &len);
-    snprintf(text, size, "%.*s", (int)len, s);
+    AT_VECTORS_KEPT(snprintf(text, size, "%.*s", (int)len, s));
 }
 
 /* The message-name id of atom `t`: its index + 1; names it the first time. */
@@ -249,9 +256,10 @@ static uint64_t scheduler_id(void *esdp)
     static const char *const types[] = {"scheduler", "dirty-cpu", "dirty-io"};
     if (!esdp) { /* the executable's own export: dlsym(RTLD_NEXT) from here does not see it */
         if (!real_erts_get_scheduler_data)
-            *(void **)&real_erts_get_scheduler_data =
-                dlsym(RTLD_DEFAULT, "erts_get_scheduler_data");
-        esdp = real_erts_get_scheduler_data ? real_erts_get_scheduler_data() : NULL;
+            AT_VECTORS_KEPT(*(void **)&real_erts_get_scheduler_data =
+                                dlsym(RTLD_DEFAULT, "erts_get_scheduler_data"));
+        if (real_erts_get_scheduler_data)
+            AT_VECTORS_KEPT(esdp = real_erts_get_scheduler_data());
     }
     uint32_t type = esdp ? *(const uint32_t *)((const char *)esdp + SCHED_TYPE) : 3;
     if (type > 2)
@@ -259,7 +267,7 @@ static uint64_t scheduler_id(void *esdp)
     uint64_t no = word(esdp, type == 0 ? SCHED_NO : SCHED_DIRTY_NO);
     uint64_t id = SCHEDULER_BASE + ((uint64_t)type << 32) + no;
     char name[32];
-    snprintf(name, sizeof name, "%s-%llu", types[type], (unsigned long long)no);
+    AT_VECTORS_KEPT(snprintf(name, sizeof name, "%s-%llu", types[type], (unsigned long long)no));
     at_name_actor(id, name);
     return id;
 }

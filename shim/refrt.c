@@ -8,9 +8,13 @@
  *
  * Workers are not actors, but they are what parks: a worker gets the id WORKER_ID_BASE + its
  * number (far above any actor id, still exact in a JSON double) and the name "worker-N". */
+/* The wrappers may run behind patched entries, which save no vector register: general registers
+ * only, before any header's inline functions (include/at_vectors.h). */
+#pragma GCC target("general-regs-only")
 #include <stdio.h>
 
 #include "actortrace.h"
+#include "at_vectors.h"
 #include "refrt.h"
 
 static uint32_t (*real_rt_msg_type)(const char *);
@@ -106,7 +110,7 @@ static uint64_t worker_id(int worker)
 {
     if (AT_UNLIKELY(worker >= 0 && worker < MAX_NAMED_WORKERS && !worker_named[worker])) {
         char name[32];
-        snprintf(name, sizeof name, "worker-%d", worker);
+        AT_VECTORS_KEPT(snprintf(name, sizeof name, "worker-%d", worker));
         at_name_actor(WORKER_ID_BASE + (uint64_t)worker, name);
         worker_named[worker] = 1;
     }

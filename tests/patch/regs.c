@@ -100,7 +100,9 @@ static void fill(struct state *s, uint64_t mask)
     for (int i = 0; i < 9; i++)
         s->before.gpr[i] = (uint64_t)random() << 32 ^ (uint64_t)random();
     s->before.gpr[4] = 3;        /* rdi: the worker rt_park is given */
-    s->before.flags = 0x8d7 | 0x200; /* CF PF AF ZF SF OF, IF; DF clear as the ABI wants */
+    /* CF PF AF ZF SF OF at random (each set and clear across the calls), IF; DF clear as the
+     * ABI wants */
+    s->before.flags = ((uint64_t)random() & 0x8d5) | 0x202;
     s->before.mask = mask;
     for (unsigned i = 1; i < 8; i++) {
         unsigned offset, size;
