@@ -1,15 +1,17 @@
 /* The writer's own work on a trace's events, apart from the program: each EVENTS frame of a
- * trace (format 2) is decoded, then encoded again as the writer encodes it (at_events_encode,
- * block after block) and compressed as the writer compresses it (at_events_compression, at the
- * zstd level given, 1 by default), each timed in this thread's CPU time, the best of REPEATS
- * per frame. The events are warm in this core's cache, where the writer reads them as other
- * cores left them: the figures are the least the writer can cost per event with this format
- * and codec.
+ * trace (format 2, in any encoding) is decoded, then encoded again as the writer encodes it
+ * (at_events_encode, block after block) and compressed as the writer compresses it
+ * (at_events_compression, at the zstd level given, 1 by default), each timed in this thread's
+ * CPU time, the best of REPEATS per frame. The events are warm in this core's cache, where the
+ * writer reads them as other cores left them: the figures are the least the writer can cost
+ * per event with this format and codec.
  *
- *   codec TRACE [LEVEL]
- *
- * prints "encode E ns/event, zstd Z ns/event, together T; B bytes/event compressed" and the
- * events and frames measured. */
+ *   codec TRACE [LEVEL]   prints "encode E ns/event, zstd Z ns/event, together T; B
+ *                         bytes/event compressed" and the events and frames measured
+ *   codec TRACE predicted the same for the predicted encoding (ACTORTRACE_ENCODING=predicted)
+ *                         and its entropy stage, with the bytes per event stored without it;
+ *                         each frame's events are checked to decode as they were
+ *   codec TRACE encodings how many EVENTS frames the trace holds in each encoding */
 #include <errno.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -128,7 +130,7 @@ static size_t encode(const struct way *w, const struct frame_events *fe)
 
 static size_t pack(const struct way *w, size_t n)
 {
-    if (w->predicted || getenv("HUFCOL"))
+    if (w->predicted)
         return at_events_entropy(w->cctx, w->packed, w->packed_cap, w->encoded, n);
     size_t packed = ZSTD_compress2(w->cctx, w->packed, w->packed_cap, w->encoded, n);
     return ZSTD_isError(packed) ? 0 : packed;
@@ -137,7 +139,6 @@ static size_t pack(const struct way *w, size_t n)
 /* The predicted encoding of fe decodes to fe's events again. */
 static int round_trips(const struct way *w, const struct frame_events *fe)
 {
-    const uint8_t *in = w->encoded;
     const struct at_event *slots = fe->events;
     struct at_event *back = (struct at_event *)(void *)w->check;
     for (unsigned b = 0; b < fe->blocks; b++) {
@@ -148,7 +149,6 @@ static int round_trips(const struct way *w, const struct frame_events *fe)
             return 0;
         slots += fe->count[b];
     }
-    (void)in;
     return 1;
 }
 
@@ -169,7 +169,7 @@ static void measure(const char *path, const struct way *w, const struct frame_ev
         best_encode = t1 - t0 < best_encode ? t1 - t0 : best_encode;
         best_pack = t2 - t1 < best_pack ? t2 - t1 : best_pack;
     }
-    if (getenv("NOCHECK") == NULL && w->predicted && !round_trips(w, fe))
+    if (w->predicted && !round_trips(w, fe))
         die(path, "the predicted encoding does not decode to the same events");
     t->encode_ns += best_encode;
     t->pack_ns += best_pack;
@@ -180,7 +180,7 @@ static void measure(const char *path, const struct way *w, const struct frame_ev
 int main(int argc, char **argv)
 {
     if (argc < 2 || argc > 3) {
-        fprintf(stderr, "usage: codec TRACE [ZSTD_LEVEL | predicted]\n");
+        fprintf(stderr, "usage: codec TRACE [ZSTD_LEVEL | predicted | encodings]\n");
         return 2;
     }
     const char *path = argv[1];
@@ -194,7 +194,7 @@ int main(int argc, char **argv)
         die(path, "not an actortrace trace of format 2");
 
     w.cctx = ZSTD_createCCtx();
-    if (w.cctx && (w.predicted || getenv("HUFCOL") ? at_events_entropy_init(w.cctx)
+    if (w.cctx && (w.predicted ? at_events_entropy_init(w.cctx)
                                : at_events_compression(w.cctx, level)) < 0)
         die(path, "zstd refuses that level");
     size_t raw_cap = at_events_encode_bound(AT_FRAME_MAX_EVENTS);
@@ -208,6 +208,8 @@ int main(int argc, char **argv)
         die(path, "out of memory");
 
     struct totals t = {0};
+    int encodings = argc == 3 && strcmp(argv[2], "encodings") == 0;
+    unsigned by_encoding[256] = {0};
     for (size_t off = fh->header_size; off + AT_FRAME_HEADER_SIZE <= len;) {
         const struct at_frame_header *h = (const void *)(data + off);
         if (h->magic != AT_FRAME_MAGIC || off + h->header_size + h->payload_size > len ||
@@ -218,9 +220,18 @@ int main(int argc, char **argv)
             continue;
         if (h->count > AT_FRAME_MAX_EVENTS)
             die(path, "a frame holds too many events");
+        by_encoding[h->encoding]++;
+        if (encodings)
+            continue;
         t.events += decode_frame(path, h, raw, &fe);
         t.frames++;
         measure(path, &w, &fe, h->header_size, &t);
+    }
+    if (encodings) {
+        printf("EVENTS frames: %u columns, %u columns+zstd, %u predicted, %u predicted+huffman\n",
+               by_encoding[AT_ENC_RAW], by_encoding[AT_ENC_ZSTD], by_encoding[AT_ENC_PREDICTED],
+               by_encoding[AT_ENC_PREDICTED_ZSTD]);
+        return 0;
     }
     if (t.events == 0)
         die(path, "no events");
