@@ -171,7 +171,16 @@ static int round_trip(const struct at_event *slots, uint32_t n)
     return round_trip_with(&columns, slots, n);
 }
 
-static void test_round_trip(void)
+/* check() with the name prefixed by "prefix: " (none when prefix is ""). */
+static void check_as(int ok, const char *prefix, const char *name)
+{
+    char full[200];
+    snprintf(full, sizeof full, "%s%s%s", prefix, *prefix ? ": " : "", name);
+    check(ok, full);
+}
+
+/* Random events, torn slots and empty blocks through codec c (checks named after it). */
+static void test_round_trip(const struct codec *c, const char *name)
 {
     enum { N = 4096 };
     struct at_event *slots = malloc(N * sizeof *slots);
@@ -180,9 +189,9 @@ static void test_round_trip(void)
         uint32_t n = (uint32_t)(rnd() % N) + 1;
         for (uint32_t i = 0; i < n; i++)
             slots[i] = random_event();
-        ok &= round_trip(slots, n);
+        ok &= round_trip_with(c, slots, n);
     }
-    check(ok, "encode -> decode round trip of random events with extreme values");
+    check_as(ok, name, "encode -> decode round trip of random events with extreme values");
 
     for (uint32_t i = 0; i < 1000; i++)
         slots[i] = random_event();
@@ -191,17 +200,17 @@ static void test_round_trip(void)
         slots[i].kind = 0;
     slots[0].kind = 0;
     slots[999].kind = 0;
-    torn_ok &= round_trip(slots, 1000);
-    check(torn_ok, "torn slots (kind 0) are skipped and counted, at the ends too");
+    torn_ok &= round_trip_with(c, slots, 1000);
+    check_as(torn_ok, name, "torn slots (kind 0) are skipped and counted, at the ends too");
 
     for (uint32_t i = 0; i < 10; i++)
         slots[i].kind = 0;
     struct at_block_info info;
     uint8_t buf[500];
-    check(at_events_encode(slots, 10, buf, &info) == 0 && info.count == 0 && info.torn == 10,
-          "a block of only torn slots encodes to nothing");
-    check(at_events_encode(slots, 0, buf, &info) == 0 && info.count == 0,
-          "an empty block encodes to nothing");
+    check_as(c->encode(slots, 10, buf, &info) == 0 && info.count == 0 && info.torn == 10, name,
+             "a block of only torn slots encodes to nothing");
+    check_as(c->encode(slots, 0, buf, &info) == 0 && info.count == 0, name,
+             "an empty block encodes to nothing");
     free(slots);
 }
 
@@ -312,22 +321,13 @@ static void test_delta_base(void)
 
 /* ---- The predicted encoding ---------------------------------------------------------------- */
 
-static void test_predicted_round_trip(void)
+/* Few kinds and actors, values that repeat or step, so that every prediction is met and missed
+ * in turn; and every kind. */
+static void test_predicted_patterns(void)
 {
     enum { N = 4096 };
     struct at_event *slots = malloc(N * sizeof *slots);
     int ok = 1;
-    for (int rep = 0; rep < 50; rep++) {
-        uint32_t n = (uint32_t)(rnd() % N) + 1;
-        for (uint32_t i = 0; i < n; i++)
-            slots[i] = random_event();
-        ok &= round_trip_with(&predicted, slots, n);
-    }
-    check(ok, "predicted: round trip of random events with extreme values");
-
-    /* few kinds and actors, values that repeat or step, so that every prediction is met and
-     * missed in turn */
-    ok = 1;
     for (int rep = 0; rep < 50; rep++) {
         uint32_t n = (uint32_t)(rnd() % N) + 1;
         uint64_t tsc = rnd();
@@ -346,21 +346,11 @@ static void test_predicted_round_trip(void)
     }
     check(ok, "predicted: round trip of repeating and stepping events, torn slots among them");
 
-    ok = 1;
     for (uint32_t i = 0; i < 255 * 4; i++)
         slots[i] = (struct at_event){.tsc = i, .actor = i % 255, .msg = i,
                                      .kind = (uint8_t)(1 + (i * 7) % 255)};
-    ok &= round_trip_with(&predicted, slots, 255 * 4);
-    check(ok, "predicted: every kind from 1 to 255 round trips");
-
-    for (uint32_t i = 0; i < 10; i++)
-        slots[i].kind = 0;
-    struct at_block_info info;
-    uint8_t buf[500];
-    check(at_events_predict(slots, 10, buf, &info) == 0 && info.count == 0 && info.torn == 10,
-          "predicted: a block of only torn slots encodes to nothing");
-    check(at_events_predict(slots, 0, buf, &info) == 0 && info.count == 0,
-          "predicted: an empty block encodes to nothing");
+    check(round_trip_with(&predicted, slots, 255 * 4),
+          "predicted: every kind from 1 to 255 round trips");
     free(slots);
 }
 
@@ -467,11 +457,12 @@ int main(void)
     test_varint();
     test_zigzag();
     test_crc();
-    test_round_trip();
+    test_round_trip(&columns, "");
+    test_round_trip(&predicted, "predicted");
     test_bound();
     test_malformed();
     test_delta_base();
-    test_predicted_round_trip();
+    test_predicted_patterns();
     test_predicted_edges();
     test_predicted_size();
     test_predicted_malformed();
