@@ -17,10 +17,10 @@ mkdir -p "$corpus" "$seeds" "$artifacts"
 # ---- Seeds: small traces (4 KiB blocks, so several frames per thread; ring's frames hold
 # several blocks each) ----
 
-seed() { # seed PROGRAM ARGS...: a trace of the example, and the same stored raw
+seed() { # seed NAME ARGS...: a trace of the example NAME (up to a '-'), and the same stored raw
     local name="$1"
     shift
-    ACTORTRACE_BLOCK_KB=4 traced "$seeds/$name" "$B/examples/$name" "$@" >/dev/null 2>&1
+    ACTORTRACE_BLOCK_KB=4 traced "$seeds/$name" "$B/examples/${name%%-*}" "$@" >/dev/null 2>&1
     "$DECODE" -o "$TMP/$name.jsonl" "$seeds/$name" 2>/dev/null
     local status=$? events
     events=$(summary "$TMP/$name.jsonl" events)
@@ -32,6 +32,10 @@ seed() { # seed PROGRAM ARGS...: a trace of the example, and the same stored raw
 }
 seed pingpong 40
 seed ring 4 100
+# in the predicted encoding (ACTORTRACE_ENCODING=predicted), each frame's blocks decoded by
+# at_events_unpredict
+ACTORTRACE_ENCODING=predicted seed pingpong-predicted 40
+ACTORTRACE_ENCODING=predicted seed ring-predicted 4 100
 # with call stacks on every send and spawn: STACK and MODULE records for the fuzzer to mutate
 export ACTORTRACE_STACKS=send,spawn
 seed fanout 2 50
