@@ -383,19 +383,20 @@ static size_t table_size(const struct table *t)
     return t->head.count > 1 ? sizeof t->head + t->head.count * sizeof t->entry[0] : 0;
 }
 
-/* Whether blocks pile up: threads wait for a free block, or the pool is at its largest with
- * less than a quarter of it free. Then the writer stores predicted frames without their
+/* Whether blocks pile up: the pool is at its largest, and threads wait for a free block or
+ * less than a quarter of it is free. Then the writer stores predicted frames without their
  * entropy stage, a fifth of its work on them (the frame's encoding says so), and the file grows
- * faster for a while, rather than the threads waiting (block mode) or dropping events. Columns
- * keep zstd: stored as they are they take four to ten times the bytes. */
+ * faster for a while, rather than the threads waiting (block mode) or dropping events. While
+ * the pool can grow it grows instead. Columns keep zstd: stored as they are they take four to
+ * ten times the bytes. */
 static int behind(void)
 {
     /* relaxed: a heuristic, as pool_half_used */
     uint32_t count = __atomic_load_n(&at__ring.block_count, __ATOMIC_RELAXED);
     return at__config.predicted &&
+           count >= __atomic_load_n(&at__ring.block_max, __ATOMIC_RELAXED) &&
            (__atomic_load_n(&w.free_waiters, __ATOMIC_RELAXED) > 0 ||
-            (count >= __atomic_load_n(&at__ring.block_max, __ATOMIC_RELAXED) &&
-             at__ring_free() < count / 4));
+            at__ring_free() < count / 4);
 }
 
 /* Appends w.raw[0..len) to the batch as one EVENTS frame of thread tid, with the block table
