@@ -85,16 +85,6 @@ static inline unsigned actor_mode(uint64_t actor, const struct kind_memory *k)
     return actor == k->actor ? ACTOR_SAME : mode;
 }
 
-/* A peer or msg residual: nothing when 0, else a varint; small ones without a branch on 0. */
-static inline uint8_t *put_residual(uint8_t *p, uint64_t z)
-{
-    if (z < 0x80) {
-        *p = (uint8_t)z;
-        return p + (z != 0);
-    }
-    return p + at_varint_put(p, z);
-}
-
 static inline void remember_actor(struct kind_memory *k, uint64_t actor)
 {
     k->actor_before = actor != k->actor ? k->actor : k->actor_before;
@@ -102,14 +92,7 @@ static inline void remember_actor(struct kind_memory *k, uint64_t actor)
     k->actor = actor;
 }
 
-/* The state the encoder and the decoder carry from one event to the next. */
-struct encoder {
-    struct memory m;
-    uint64_t tsc, msg;        /* the previous event's */
-    struct kind_memory *last; /* the previous event's kind's memory */
-};
-
-/* What encode_event found of one event, before any byte of it is written. */
+/* What predict found of one event, before any byte of it is written. */
 struct predicted {
     unsigned head, actor;
     uint64_t actor_delta, tsc, peer, msg, others;
@@ -151,6 +134,29 @@ static inline struct predicted predict(const struct at_event *ev, uint64_t tail,
     return e;
 }
 
+/* Writes what predict found of an event of kind `kind`; returns the end. */
+static inline uint8_t *put_event(uint8_t *restrict p, const struct predicted *e, uint8_t kind)
+{
+    *p++ = (uint8_t)e->head;
+    if (e->head & KIND_FOLLOWS)
+        *p++ = kind;
+    if (e->actor == ACTOR_MISSED)
+        p = put(p, e->actor_delta);
+    if (e->head & OTHERS_FOLLOW) {
+        memcpy(p, &e->others, 8); /* 7 bytes kept: the next byte overwrites the 8th */
+        p += 7;
+    }
+    if (e->head & TSC_VARINT)
+        p = put(p, e->tsc);
+    else
+        *p++ = (uint8_t)e->tsc;
+    if (e->peer)
+        p = put(p, e->peer);
+    if (e->msg)
+        p = put(p, e->msg);
+    return p;
+}
+
 size_t at_events_predict(const struct at_event *slots, uint32_t n, uint8_t *restrict out,
                          struct at_block_info *info)
 {
@@ -172,19 +178,7 @@ size_t at_events_predict(const struct at_event *slots, uint32_t n, uint8_t *rest
         lo = tsc < lo ? tsc : lo;
         hi = tsc > hi ? tsc : hi;
         struct predicted e = predict(&slots[i], tail, &m, &last, &prev_tsc, &prev_msg);
-        *p++ = (uint8_t)e.head;
-        *p = (uint8_t)(tail >> 56);
-        p += (e.head & KIND_FOLLOWS) != 0;
-        if (e.actor == ACTOR_MISSED)
-            p = put(p, e.actor_delta);
-        memcpy(p, &e.others, 8); /* 7 bytes kept: the next byte overwrites the 8th */
-        p += (e.head & OTHERS_FOLLOW) ? 7 : 0;
-        if (e.head & TSC_VARINT)
-            p = put(p, e.tsc);
-        else
-            *p++ = (uint8_t)e.tsc;
-        p = put_residual(p, e.peer);
-        p = put_residual(p, e.msg);
+        p = put_event(p, &e, (uint8_t)(tail >> 56));
         count++;
     }
     *info = (struct at_block_info){.count = count, .torn = torn, .first_tsc = count ? lo : 0,
@@ -193,6 +187,13 @@ size_t at_events_predict(const struct at_event *slots, uint32_t n, uint8_t *rest
 }
 
 /* ---- Decoding ------------------------------------------------------------------------------ */
+
+/* What the decoder carries from one event to the next. */
+struct decoder {
+    struct memory m;
+    uint64_t tsc, msg;        /* the previous event's */
+    struct kind_memory *last; /* the previous event's kind's memory */
+};
 
 /* A cursor over the bytes of one block, which every read checks against the end. */
 struct reader {
@@ -231,7 +232,7 @@ static inline int get_field(struct reader *r, int missed, uint64_t *last, uint64
 }
 
 /* The event's kind and actor, which choose the memory the rest is predicted from. */
-static int get_kind_actor(struct reader *r, unsigned head, struct encoder *d,
+static int get_kind_actor(struct reader *r, unsigned head, struct decoder *d,
                           struct at_event *ev)
 {
     uint8_t kind = d->last->next;
@@ -264,7 +265,7 @@ static int get_tsc(struct reader *r, unsigned head, uint64_t *z)
     return get_bytes(r, z, 1);
 }
 
-static int decode_event(struct reader *r, struct encoder *d, struct at_event *ev)
+static int decode_event(struct reader *r, struct decoder *d, struct at_event *ev)
 {
     uint8_t head;
     if (get_bytes(r, &head, 1) < 0 || get_kind_actor(r, head, d, ev) < 0)
@@ -295,7 +296,7 @@ static int decode_event(struct reader *r, struct encoder *d, struct at_event *ev
 
 int at_events_unpredict(const uint8_t *in, size_t len, uint32_t count, struct at_event *out)
 {
-    struct encoder d;
+    struct decoder d;
     memset(&d.m, 0, sizeof d.m);
     d.tsc = d.msg = 0;
     d.last = &d.m.kind[0];
