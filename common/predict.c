@@ -17,10 +17,9 @@
 
 #include "at_codec.h"
 
-/* What the encoder and the decoder remember of the last event of each kind in the block: its
- * actor, how that changed from the one before, the one before, and the kind that followed it. */
+/* What the encoder and the decoder remember of the last event of each kind in the block: the
+ * kind of the event that followed it. */
 struct kind_memory {
-    uint64_t actor, actor_step, actor_before;
     uint8_t next;
 };
 
@@ -36,15 +35,19 @@ struct actor_memory {
 
 #define ACTOR_SLOTS 256
 
-/* A block's memory, cleared for each block (20 KiB, less than encoding 300 events costs). */
+/* A block's memory, cleared for each block (14 KiB, less than encoding 300 events costs).
+ * follows[slot of (kind, actor)]: the actor of the last event of that kind after an event
+ * about that actor. A thread's actors follow one another in a pattern (a ping-pong alternates,
+ * a loop over actors counts up), which this learns where the last actor of the kind does not. */
 struct memory {
     struct kind_memory kind[256];
+    uint64_t follows[ACTOR_SLOTS];
     struct actor_memory actor[ACTOR_SLOTS];
 };
 
-static inline struct actor_memory *recall_actor(struct memory *m, uint8_t kind, uint64_t actor)
+static inline unsigned slot_of(uint8_t kind, uint64_t actor)
 {
-    return &m->actor[(unsigned)((actor * 0x9E3779B97F4A7C15ull) >> 56) ^ kind];
+    return (unsigned)((actor * 0x9E3779B97F4A7C15ull) >> 56) ^ kind;
 }
 
 /* An event's first byte (FORMAT.md 4.2). */
@@ -58,12 +61,12 @@ enum {
     MSG_PREVIOUS = 1 << 7,  /* msg is the previous event's (never with MSG_MISSED) */
 };
 
-/* The actor's predictions: the last event of the kind's actor, that plus its step, the actor
- * before it; or none, and zigzag(actor - last) follows as a varint. */
+/* The actor's predictions: the one that followed the previous event's actor last time (for an
+ * event of this kind), or the previous event's actor; or none, and zigzag(actor - the first
+ * prediction) follows as a varint. */
 enum {
-    ACTOR_SAME = 0,
-    ACTOR_STEP = 1,
-    ACTOR_BEFORE = 2,
+    ACTOR_FOLLOWS = 0,
+    ACTOR_PREVIOUS = 1,
     ACTOR_MISSED = 3,
 };
 
@@ -77,20 +80,11 @@ static inline uint8_t *put(uint8_t *p, uint64_t v)
     return p + at_varint_put(p, v);
 }
 
-/* Without branches: which prediction holds changes from one event to the next. */
-static inline unsigned actor_mode(uint64_t actor, const struct kind_memory *k)
-{
-    unsigned mode = actor == k->actor_before ? ACTOR_BEFORE : ACTOR_MISSED;
-    mode = actor == k->actor + k->actor_step ? ACTOR_STEP : mode;
-    return actor == k->actor ? ACTOR_SAME : mode;
-}
-
-static inline void remember_actor(struct kind_memory *k, uint64_t actor)
-{
-    k->actor_before = actor != k->actor ? k->actor : k->actor_before;
-    k->actor_step = actor - k->actor;
-    k->actor = actor;
-}
+/* The previous event of the block, of any kind. */
+struct previous {
+    uint64_t tsc, actor, msg;
+    uint8_t kind;
+};
 
 /* What predict found of one event, before any byte of it is written. */
 struct predicted {
@@ -102,35 +96,35 @@ struct predicted {
  * Nothing is written here: a byte store may alias the memory, to the compiler, which would
  * then reload it after every store. */
 static inline struct predicted predict(const struct at_event *ev, uint64_t tail,
-                                       struct memory *m, struct kind_memory **last,
-                                       uint64_t *prev_tsc, uint64_t *prev_msg)
+                                       struct memory *m, struct previous *prev)
 {
     uint8_t kind = (uint8_t)(tail >> 56);
-    struct kind_memory *k = &m->kind[kind];
-    struct actor_memory *a = recall_actor(m, kind, ev->actor);
-    uint64_t others = tail & 0x00ffffffffffffffull, gap = ev->tsc - *prev_tsc;
+    struct kind_memory *before = &m->kind[prev->kind];
+    uint64_t *follows = &m->follows[slot_of(kind, prev->actor)];
+    struct actor_memory *a = &m->actor[slot_of(kind, ev->actor)];
+    uint64_t others = tail & 0x00ffffffffffffffull, gap = ev->tsc - prev->tsc;
     struct predicted e = {
-        .actor = actor_mode(ev->actor, k),
-        .actor_delta = at_zigzag(ev->actor - k->actor),
+        .actor = ev->actor == *follows    ? ACTOR_FOLLOWS
+                 : ev->actor == prev->actor ? ACTOR_PREVIOUS
+                                            : ACTOR_MISSED,
+        .actor_delta = at_zigzag(ev->actor - *follows),
         .tsc = at_zigzag(gap - a->gap),
         .peer = at_zigzag(ev->peer - (a->peer + a->peer_step)),
         .msg = at_zigzag(ev->msg - (a->msg + a->msg_step)),
         .others = others,
     };
-    unsigned msg = !e.msg ? 0 : ev->msg == *prev_msg ? MSG_PREVIOUS : MSG_MISSED;
+    unsigned msg = !e.msg ? 0 : ev->msg == prev->msg ? MSG_PREVIOUS : MSG_MISSED;
     e.msg = msg == MSG_MISSED ? e.msg : 0;
     e.head = e.actor | (e.peer ? PEER_MISSED : 0) | msg |
-             (kind != (*last)->next ? KIND_FOLLOWS : 0) |
+             (kind != before->next ? KIND_FOLLOWS : 0) |
              (others != a->others ? OTHERS_FOLLOW : 0) | (e.tsc >= 0x100 ? TSC_VARINT : 0);
-    *prev_msg = ev->msg;
-    (*last)->next = kind;
-    *last = k;
-    *prev_tsc = ev->tsc;
-    remember_actor(k, ev->actor);
+    before->next = kind;
+    *follows = ev->actor;
     a->peer_step = ev->peer - a->peer, a->peer = ev->peer;
     a->msg_step = ev->msg - a->msg, a->msg = ev->msg;
     a->gap = gap;
     a->others = others;
+    *prev = (struct previous){ev->tsc, ev->actor, ev->msg, kind};
     return e;
 }
 
@@ -162,9 +156,9 @@ size_t at_events_predict(const struct at_event *slots, uint32_t n, uint8_t *rest
 {
     struct memory m;
     memset(&m, 0, sizeof m);
-    struct kind_memory *last = &m.kind[0];
+    struct previous prev = {0};
     uint8_t *p = out;
-    uint64_t lo = UINT64_MAX, hi = 0, prev_tsc = 0, prev_msg = 0;
+    uint64_t lo = UINT64_MAX, hi = 0;
     uint32_t count = 0, torn = 0;
     for (uint32_t i = 0; i < n; i++) {
         /* kind, path, core and name are stored as one word with release, after the rest */
@@ -177,7 +171,7 @@ size_t at_events_predict(const struct at_event *slots, uint32_t n, uint8_t *rest
         uint64_t tsc = slots[i].tsc;
         lo = tsc < lo ? tsc : lo;
         hi = tsc > hi ? tsc : hi;
-        struct predicted e = predict(&slots[i], tail, &m, &last, &prev_tsc, &prev_msg);
+        struct predicted e = predict(&slots[i], tail, &m, &prev);
         p = put_event(p, &e, (uint8_t)(tail >> 56));
         count++;
     }
@@ -187,13 +181,6 @@ size_t at_events_predict(const struct at_event *slots, uint32_t n, uint8_t *rest
 }
 
 /* ---- Decoding ------------------------------------------------------------------------------ */
-
-/* What the decoder carries from one event to the next. */
-struct decoder {
-    struct memory m;
-    uint64_t tsc, msg;        /* the previous event's */
-    struct kind_memory *last; /* the previous event's kind's memory */
-};
 
 /* A cursor over the bytes of one block, which every read checks against the end. */
 struct reader {
@@ -232,28 +219,29 @@ static inline int get_field(struct reader *r, int missed, uint64_t *last, uint64
 }
 
 /* The event's kind and actor, which choose the memory the rest is predicted from. */
-static int get_kind_actor(struct reader *r, unsigned head, struct decoder *d,
-                          struct at_event *ev)
+static int get_kind_actor(struct reader *r, unsigned head, struct memory *m,
+                          const struct previous *prev, struct at_event *ev)
 {
-    uint8_t kind = d->last->next;
-    if ((head & KIND_FOLLOWS) && (get_bytes(r, &kind, 1) < 0 || kind == d->last->next))
+    struct kind_memory *before = &m->kind[prev->kind];
+    uint8_t kind = before->next;
+    if ((head & KIND_FOLLOWS) && (get_bytes(r, &kind, 1) < 0 || kind == before->next))
         return -1;
     if (kind == 0)
         return -1;
-    d->last->next = kind;
-    struct kind_memory *k = d->last = &d->m.kind[kind];
-    uint64_t z;
+    before->next = kind;
+    ev->kind = kind;
+    uint64_t *follows = &m->follows[slot_of(kind, prev->actor)], z;
     switch (head & ACTOR_MODE) {
-    case ACTOR_SAME: ev->actor = k->actor; break;
-    case ACTOR_STEP: ev->actor = k->actor + k->actor_step; break;
-    case ACTOR_BEFORE: ev->actor = k->actor_before; break;
-    default:
+    case ACTOR_FOLLOWS: ev->actor = *follows; break;
+    case ACTOR_PREVIOUS: ev->actor = prev->actor; break;
+    case ACTOR_MISSED:
         if (get_varint(r, &z) < 0)
             return -1;
-        ev->actor = k->actor + at_unzigzag(z);
+        ev->actor = *follows + at_unzigzag(z);
+        break;
+    default: return -1;
     }
-    remember_actor(k, ev->actor);
-    ev->kind = kind;
+    *follows = ev->actor;
     return 0;
 }
 
@@ -265,44 +253,43 @@ static int get_tsc(struct reader *r, unsigned head, uint64_t *z)
     return get_bytes(r, z, 1);
 }
 
-static int decode_event(struct reader *r, struct decoder *d, struct at_event *ev)
+static int decode_event(struct reader *r, struct memory *m, struct previous *prev,
+                        struct at_event *ev)
 {
     uint8_t head;
-    if (get_bytes(r, &head, 1) < 0 || get_kind_actor(r, head, d, ev) < 0)
+    if (get_bytes(r, &head, 1) < 0 || get_kind_actor(r, head, m, prev, ev) < 0)
         return -1;
-    struct actor_memory *a = recall_actor(&d->m, ev->kind, ev->actor);
+    struct actor_memory *a = &m->actor[slot_of(ev->kind, ev->actor)];
     uint64_t z;
-    if (((head & OTHERS_FOLLOW) && get_bytes(r, &a->others, 7) < 0) ||
-        get_tsc(r, head, &z) < 0)
+    if (((head & OTHERS_FOLLOW) && get_bytes(r, &a->others, 7) < 0) || get_tsc(r, head, &z) < 0)
         return -1;
     a->gap += at_unzigzag(z);
-    ev->tsc = d->tsc += a->gap;
+    ev->tsc = prev->tsc + a->gap;
     if (get_field(r, head & PEER_MISSED, &a->peer, &a->peer_step, &ev->peer) < 0 ||
         get_field(r, head & MSG_MISSED, &a->msg, &a->msg_step, &ev->msg) < 0)
         return -1;
     if (head & MSG_PREVIOUS) {
         if (head & MSG_MISSED)
             return -1;
-        ev->msg = d->msg;
-        a->msg_step -= a->msg - d->msg;
-        a->msg = d->msg;
+        ev->msg = prev->msg;
+        a->msg_step -= a->msg - prev->msg;
+        a->msg = prev->msg;
     }
-    d->msg = ev->msg;
     ev->name = (uint32_t)a->others;
     ev->core = (uint16_t)(a->others >> 32);
     ev->path = (uint8_t)(a->others >> 48);
+    *prev = (struct previous){ev->tsc, ev->actor, ev->msg, ev->kind};
     return 0;
 }
 
 int at_events_unpredict(const uint8_t *in, size_t len, uint32_t count, struct at_event *out)
 {
-    struct decoder d;
-    memset(&d.m, 0, sizeof d.m);
-    d.tsc = d.msg = 0;
-    d.last = &d.m.kind[0];
+    struct memory m;
+    memset(&m, 0, sizeof m);
+    struct previous prev = {0};
     struct reader r = {in, in + len};
     for (uint32_t i = 0; i < count; i++)
-        if (decode_event(&r, &d, &out[i]) < 0)
+        if (decode_event(&r, &m, &prev, &out[i]) < 0)
             return -EINVAL;
     return r.p == r.end ? 0 : -EINVAL;
 }
