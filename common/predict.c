@@ -20,6 +20,7 @@
 /* What the encoder and the decoder remember of the last event of each kind in the block: the
  * kind of the event that followed it. */
 struct kind_memory {
+    uint64_t actor, actor_step; /* its actor, and how that changed from the one before */
     uint8_t next;
 };
 
@@ -67,6 +68,7 @@ enum {
 enum {
     ACTOR_FOLLOWS = 0,
     ACTOR_PREVIOUS = 1,
+    ACTOR_STEP = 2,
     ACTOR_MISSED = 3,
 };
 
@@ -99,14 +101,15 @@ static inline struct predicted predict(const struct at_event *ev, uint64_t tail,
                                        struct memory *m, struct previous *prev)
 {
     uint8_t kind = (uint8_t)(tail >> 56);
-    struct kind_memory *before = &m->kind[prev->kind];
+    struct kind_memory *before = &m->kind[prev->kind], *k = &m->kind[kind];
     uint64_t *follows = &m->follows[slot_of(kind, prev->actor)];
     struct actor_memory *a = &m->actor[slot_of(kind, ev->actor)];
     uint64_t others = tail & 0x00ffffffffffffffull, gap = ev->tsc - prev->tsc;
     struct predicted e = {
-        .actor = ev->actor == *follows    ? ACTOR_FOLLOWS
-                 : ev->actor == prev->actor ? ACTOR_PREVIOUS
-                                            : ACTOR_MISSED,
+        .actor = ev->actor == *follows                  ? ACTOR_FOLLOWS
+                 : ev->actor == prev->actor               ? ACTOR_PREVIOUS
+                 : ev->actor == k->actor + k->actor_step ? ACTOR_STEP
+                                                          : ACTOR_MISSED,
         .actor_delta = at_zigzag(ev->actor - *follows),
         .tsc = at_zigzag(gap - a->gap),
         .peer = at_zigzag(ev->peer - (a->peer + a->peer_step)),
@@ -120,6 +123,7 @@ static inline struct predicted predict(const struct at_event *ev, uint64_t tail,
              (others != a->others ? OTHERS_FOLLOW : 0) | (e.tsc >= 0x100 ? TSC_VARINT : 0);
     before->next = kind;
     *follows = ev->actor;
+    k->actor_step = ev->actor - k->actor, k->actor = ev->actor;
     a->peer_step = ev->peer - a->peer, a->peer = ev->peer;
     a->msg_step = ev->msg - a->msg, a->msg = ev->msg;
     a->gap = gap;
@@ -234,14 +238,16 @@ static int get_kind_actor(struct reader *r, unsigned head, struct memory *m,
     switch (head & ACTOR_MODE) {
     case ACTOR_FOLLOWS: ev->actor = *follows; break;
     case ACTOR_PREVIOUS: ev->actor = prev->actor; break;
+    case ACTOR_STEP: ev->actor = m->kind[kind].actor + m->kind[kind].actor_step; break;
     case ACTOR_MISSED:
         if (get_varint(r, &z) < 0)
             return -1;
         ev->actor = *follows + at_unzigzag(z);
         break;
-    default: return -1;
     }
     *follows = ev->actor;
+    struct kind_memory *k = &m->kind[kind];
+    k->actor_step = ev->actor - k->actor, k->actor = ev->actor;
     return 0;
 }
 
