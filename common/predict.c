@@ -1,8 +1,10 @@
 /* The predicted event encoding of EVENTS frames (docs/FORMAT.md section 4.2, encodings 2 and
- * 3): one pass over a block's slots that predicts each event from the thread's previous event
- * of the same kind and writes, per event, one byte saying which predictions held and only the
- * values that missed. A thread's events cycle through a few kinds whose fields repeat or step
- * evenly from one of a kind to the next, so most events come out as that byte and a timestamp
+ * 3): one pass over a block's slots that predicts each event from the thread's earlier events
+ * (its kind from the kind that followed the previous one last time, its actor from the actor
+ * that followed the previous event's, the rest from the last event of its kind about its
+ * actor) and writes, per event, one byte saying which predictions held and only the values
+ * that missed. A thread's events cycle through a few kinds whose fields repeat or step evenly
+ * from one of a kind to the next, so most events come out as that byte and a timestamp
  * residual, and what is left needs no match finding to compress: Huffman coding of the bytes
  * (at_events_entropy) is enough.
  *
@@ -17,11 +19,10 @@
 
 #include "at_codec.h"
 
-/* What the encoder and the decoder remember of the last event of each kind in the block: the
- * kind of the event that followed it. */
+/* What the encoder and the decoder remember of the last event of each kind in the block. */
 struct kind_memory {
     uint64_t actor, actor_step; /* its actor, and how that changed from the one before */
-    uint8_t next;
+    uint8_t next;               /* the kind of the event that followed it */
 };
 
 /* What they remember of the last event of a kind about an actor: found by a hash of the two,
@@ -63,8 +64,8 @@ enum {
 };
 
 /* The actor's predictions: the one that followed the previous event's actor last time (for an
- * event of this kind), or the previous event's actor; or none, and zigzag(actor - the first
- * prediction) follows as a varint. */
+ * event of this kind), the previous event's actor, the kind's last actor plus its step; or
+ * none, and zigzag(actor - the first prediction) follows as a varint. */
 enum {
     ACTOR_FOLLOWS = 0,
     ACTOR_PREVIOUS = 1,
