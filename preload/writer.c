@@ -219,9 +219,10 @@ static int grow(uint8_t **buf, size_t *cap, size_t need)
     return 0;
 }
 
-/* Packs raw[0..len) into out (cap bytes) as the encoding h->encoding says it is stored raw:
- * zstd for columns and records (AT_ENC_RAW), the entropy stage for predicted events. Returns
- * the packed size and sets h->encoding to match, or returns 0 (stored as it is). */
+/* Packs raw[0..len) into out (cap bytes) by what h->encoding says raw holds: zstd for columns
+ * and records (AT_ENC_RAW), the entropy stage for predicted events (AT_ENC_PREDICTED). Returns
+ * the packed size and sets h->encoding to match, or returns 0: stored as it is, because packing
+ * failed, would not make it smaller, or has no room. */
 static size_t pack(struct at_frame_header *h, const uint8_t *raw, size_t len, uint8_t *out,
                    size_t cap)
 {
@@ -385,10 +386,10 @@ static size_t table_size(const struct table *t)
 
 /* Whether blocks pile up: the pool is at its largest, and threads wait for a free block or
  * less than a quarter of it is free. Then the writer stores predicted frames without their
- * entropy stage, a fifth of its work on them (the frame's encoding says so), and the file grows
- * faster for a while, rather than the threads waiting (block mode) or dropping events. While
- * the pool can grow it grows instead. Columns keep zstd: stored as they are they take four to
- * ten times the bytes. */
+ * entropy stage, about a quarter of its work on them (the frame's encoding says so), and the
+ * file grows faster for a while, rather than the threads waiting (block mode) or dropping
+ * events. While the pool can grow it grows instead. Columns keep zstd: stored as they are they
+ * take four to ten times the bytes. */
 static int behind(void)
 {
     /* relaxed: a heuristic, as pool_half_used */

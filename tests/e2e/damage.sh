@@ -19,9 +19,11 @@ damage() { # damage ENCODING: the checks on a trace written in ACTORTRACE_ENCODI
     check "$enc: reference trace has events" [ "$full" -gt 1000 ]
     "$B/bench/codec" "$TMP/t.trace" encodings >"$TMP/encodings"
     if [ "$enc" = predicted ]; then
-        check "$enc: every frame predicted" grep -q "frames: 0 columns, 0 columns+zstd" "$TMP/encodings"
+        check "$enc: every frame predicted" \
+            grep -q "frames: 0 columns, 0 columns+zstd" "$TMP/encodings"
     else
-        check "$enc: every frame in columns" grep -q " 0 predicted, 0 predicted+huffman$" "$TMP/encodings"
+        check "$enc: every frame in columns" \
+            grep -q " 0 predicted, 0 predicted+huffman$" "$TMP/encodings"
     fi
     cuts "$enc"
     flip "$enc"

@@ -10,28 +10,32 @@ SMALL="ACTORTRACE_BUFFER_MB=1 ACTORTRACE_BLOCK_KB=16"
 
 # every event refrt counted: one send, recv, schedule, park, unpark, spawn, exit each, two per step
 all_events() {
-    tail -n 1 "$1" | jq '.ground_truth | .spawn + .send + .recv + 2 * .step + .schedule + .park + .unpark + .exit'
+    tail -n 1 "$1" | jq '.ground_truth
+        | .spawn + .send + .recv + 2 * .step + .schedule + .park + .unpark + .exit'
 }
 
 quiet_jq() { jq "$@" >/dev/null; } # its status only
 
-encodings() { # encodings TRACE: "columns zstd predicted huffman": EVENTS frames of each encoding
+encodings() { # encodings TRACE: "columns zstd predicted huffman", EVENTS frames of each encoding
     "$B/bench/codec" "$1" encodings | sed 's/[^0-9 ]//g; s/  */ /g; s/^ //'
 }
 
 exact() { # exact NAME PROGRAM ARGS...: traced in the predicted encoding, checked against the truth
     name=$1
     shift
-    ACTORTRACE_ENCODING=predicted traced "$TMP/$name.trace" "$@" >"$TMP/$name.out" 2>"$TMP/$name.err"
+    ACTORTRACE_ENCODING=predicted traced "$TMP/$name.trace" "$@" >"$TMP/$name.out" \
+        2>"$TMP/$name.err"
     check "$name: runs traced, nothing on stderr" [ $? -eq 0 -a ! -s "$TMP/$name.err" ]
     set -- $(encodings "$TMP/$name.trace")
-    check "$name: every frame predicted ($3 stored, $4 Huffman-coded)" [ "$1$2" = 00 -a $(($3 + $4)) -gt 0 ]
+    check "$name: every frame predicted ($3 stored, $4 Huffman-coded)" \
+        [ "$1$2" = 00 -a $(($3 + $4)) -gt 0 ]
     j="$TMP/$name.jsonl"
     "$DECODE" -o "$j" "$TMP/$name.trace"
     check "$name: decodes cleanly" [ $? -eq 0 ]
     out="$TMP/$name.out"
     for kind in spawn send recv schedule park unpark exit; do
-        equal "$name: $kind events = ground truth" "$(kind_count "$j" "$kind")" "$(truth "$out" "$kind")"
+        equal "$name: $kind events = ground truth" "$(kind_count "$j" "$kind")" \
+            "$(truth "$out" "$kind")"
     done
     equal "$name: step_begin events = ground truth steps" "$(kind_count "$j" step_begin)" \
         "$(truth "$out" step)"
@@ -61,7 +65,7 @@ for enc in predicted columns; do
     # (a frame is also stored as it is when packing does not make it smaller, as the last
     # small frames of a run may be)
     if [ $enc = predicted ]; then
-        check "writer late, predicted: most frames stored without the entropy stage ($3 of $(($3 + $4)))" \
+        check "writer late, predicted: most frames stored without Huffman ($3 of $(($3 + $4)))" \
             [ "$1$2" = 00 -a "$3" -gt $(($4 * 2)) ]
     else
         check "writer late, columns: frames compressed all the same ($2 of $(($1 + $2)))" \

@@ -1,7 +1,8 @@
 /* rawtrace IN OUT: writes the trace IN again with every frame's payload stored raw (zstd
- * payloads decompressed, predicted ones without their entropy stage, checksums recomputed). A fuzzing seed: the fuzzer's byte mutations
- * then land in event columns and metadata records, where in compressed bytes they would only
- * make zstd fail. IN must be a whole, undamaged trace. */
+ * payloads decompressed, predicted ones without their entropy stage, checksums recomputed). A
+ * fuzzing seed: the fuzzer's byte mutations then land in event columns, predicted events and
+ * metadata records, where in compressed bytes they would only make zstd fail. IN must be a
+ * whole, undamaged trace. */
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>

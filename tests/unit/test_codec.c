@@ -1,6 +1,6 @@
 /* Unit tests of common/: varints, zigzag, crc32c, the columnar event block and the predicted one
- * (encode, decode, torn slots, wraps, bounds, malformed input). Prints "ok - name" or "not ok - name" per check; exits 1 if
- * any failed. */
+ * (encode, decode, torn slots, wraps, bounds, malformed input). Prints "ok - name" or
+ * "not ok - name" per check; exits 1 if any failed. */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
