@@ -104,6 +104,10 @@ $(B)/fuzz/fuzz_decode: tests/fuzz/fuzz_decode.c tests/unit/jsoncheck.h $(COMMON_
 	@mkdir -p $(@D)
 	clang $(CPPFLAGS) -Idecoder -Itests/unit $(FUZZ_FLAGS) $(WARN) -o $@ $< $(COMMON_SRC) \
 		$(filter-out decoder/main.c,$(DECODER_SRC)) -lzstd -lncurses -lpthread
+# The fuzzer of the predicted encoding's decoder alone (common/predict.c).
+$(B)/fuzz/fuzz_predict: tests/fuzz/fuzz_predict.c $(COMMON_SRC) $(wildcard include/*.h) | $(DEPS_OK)
+	@mkdir -p $(@D)
+	clang $(CPPFLAGS) $(FUZZ_FLAGS) $(WARN) -o $@ $< $(COMMON_SRC) -lzstd
 $(B)/fuzz/rawtrace: tests/fuzz/rawtrace.c $(COMMON_SRC) $(wildcard include/*.h) | $(DEPS_OK)
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) $(CFLAGS) $(WARN) -o $@ $< $(COMMON_SRC) -lzstd
@@ -363,7 +367,7 @@ $(STATIC)/refused: tests/patch/refused.c tests/rt/refrt.h
 demo: all
 	@sh scripts/demo.sh
 
-FUZZ_PROGS := $(B)/fuzz/fuzz_decode $(B)/fuzz/rawtrace $(B)/fuzz/bombtrace
+FUZZ_PROGS := $(B)/fuzz/fuzz_decode $(B)/fuzz/fuzz_predict $(B)/fuzz/rawtrace $(B)/fuzz/bombtrace
 test: all $(BENCH) $(B)/asan/tracedecode $(UNIT_TESTS) $(TEST_PROGS) $(CZMQ_PROGS) $(CAF_PROGS) $(AETHER_PROGS) \
 	$(FUZZ_PROGS) $(PATCH_PROGS) $(BEAM_GUARD)
 	@sh tests/run.sh

@@ -9,10 +9,16 @@
 #include "at_codec.h"
 #include "block.h"
 
-/* The fewest bytes one event takes in the columns: kind, path and six one-byte varints. Checked
- * before the event array is sized, so a header cannot make us allocate for events that the
- * payload could never hold. */
+/* The fewest bytes one event takes: in the columns, kind, path and six one-byte varints; in the
+ * predicted encoding, its first byte and a tsc byte. Checked before the event array is sized,
+ * so a header cannot make us allocate for events that the payload could never hold. */
 #define EVENT_MIN_BYTES 8
+#define PREDICTED_EVENT_MIN_BYTES 2
+
+static int is_zstd(uint8_t encoding)
+{
+    return encoding == AT_ENC_ZSTD || encoding == AT_ENC_PREDICTED_ZSTD;
+}
 
 static int grow_buffer(struct unpacker *u, size_t need)
 {
@@ -52,7 +58,7 @@ int at__unpack(struct unpacker *u, const uint8_t *payload, uint32_t payload_size
                uint32_t raw_size, uint8_t encoding, const uint8_t **raw, const char **why)
 {
     u->held = NULL; /* buf is about to change */
-    if (encoding == AT_ENC_RAW) {
+    if (encoding == AT_ENC_RAW || encoding == AT_ENC_PREDICTED) {
         if (payload_size != raw_size) {
             *why = "a raw payload whose size is not raw_size";
             return -EINVAL;
@@ -60,7 +66,7 @@ int at__unpack(struct unpacker *u, const uint8_t *payload, uint32_t payload_size
         *raw = payload;
         return 0;
     }
-    if (encoding != AT_ENC_ZSTD) {
+    if (!is_zstd(encoding)) {
         *why = "unknown payload encoding";
         return -ENOTSUP;
     }
@@ -95,13 +101,13 @@ static int unpack_frame(struct unpacker *u, const struct trace *t, const struct 
     uint32_t crc = 0;
     if (!f->recovered)
         memcpy(&crc, base + f->offset + offsetof(struct at_frame_header, payload_crc), 4);
-    if (f->encoding == AT_ENC_ZSTD && u->held == payload && u->held_size == f->payload_size &&
+    if (is_zstd(f->encoding) && u->held == payload && u->held_size == f->payload_size &&
         u->held_crc == crc) {
         *raw = u->buf;
         return 0;
     }
     int err = at__unpack(u, payload, f->payload_size, f->raw_size, f->encoding, raw, why);
-    if (err == 0 && f->encoding == AT_ENC_ZSTD)
+    if (err == 0 && is_zstd(f->encoding))
         *u = (struct unpacker){u->zstd, u->buf, u->cap, payload, f->payload_size, crc};
     return err;
 }
@@ -110,7 +116,9 @@ int at__block_decode(struct unpacker *u, const struct trace *t, const struct fra
                      struct at_event **events, size_t *cap, struct budget *b, uint64_t keep,
                      const char **why)
 {
-    if ((uint64_t)f->count * EVENT_MIN_BYTES > f->part_size) {
+    int predicted = f->encoding == AT_ENC_PREDICTED || f->encoding == AT_ENC_PREDICTED_ZSTD;
+    if ((uint64_t)f->count * (predicted ? PREDICTED_EVENT_MIN_BYTES : EVENT_MIN_BYTES) >
+        f->part_size) {
         *why = "more events than raw_size can hold";
         return -EINVAL;
     }
@@ -136,8 +144,10 @@ int at__block_decode(struct unpacker *u, const struct trace *t, const struct fra
     /* format 1 took deltas against the previous event; recovered blocks are encoded here */
     enum at_delta_base delta_base =
         t->version_major == 1 && !f->recovered ? AT_DELTA_PREVIOUS : AT_DELTA_SAME_KIND;
-    if (at_events_decode(raw + f->part_offset, f->part_size, f->count, f->first_tsc, delta_base,
-                         *events) < 0) {
+    const uint8_t *part = raw + f->part_offset;
+    if ((predicted ? at_events_unpredict(part, f->part_size, f->count, *events)
+                   : at_events_decode(part, f->part_size, f->count, f->first_tsc, delta_base,
+                                      *events)) < 0) {
         *why = "malformed event columns";
         return -EINVAL;
     }

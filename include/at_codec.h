@@ -88,4 +88,21 @@ enum at_delta_base {
 int at_events_decode(const uint8_t *in, size_t len, uint32_t count, uint64_t first_tsc,
                      enum at_delta_base base, struct at_event *out);
 
+/* The predicted encoding (FORMAT.md section 4.2): encodes the committed slots of slots[0..n)
+ * into out, which holds at least at_events_encode_bound(n) bytes, reading each slot's last word
+ * with acquire as at_events_encode does. Returns the bytes written; fills info. */
+size_t at_events_predict(const struct at_event *slots, uint32_t n, uint8_t *out,
+                         struct at_block_info *info);
+
+/* Decodes `count` events that at_events_predict wrote into in[0..len). Returns 0, or -EINVAL
+ * when the bytes are malformed or do not end with the last event. */
+int at_events_unpredict(const uint8_t *in, size_t len, uint32_t count, struct at_event *out);
+
+/* The entropy stage of encoding 3: Huffman coding of the predicted bytes, as one zstd frame
+ * without matches. at_events_entropy_init sets cctx up for it; at_events_entropy compresses
+ * in[0..len) into out[0..cap) and returns the size, or 0 when it fails. */
+int at_events_entropy_init(struct ZSTD_CCtx_s *cctx);
+size_t at_events_entropy(struct ZSTD_CCtx_s *cctx, uint8_t *out, size_t cap, const uint8_t *in,
+                         size_t len);
+
 #endif

@@ -11,7 +11,7 @@
 #define AT_FILE_MAGIC "\x89" "ATRACE\n" /* 8 bytes; the high byte catches 7-bit mangling */
 #define AT_FILE_MAGIC_LEN 8
 #define AT_FORMAT_MAJOR 2 /* a reader refuses a file whose major version it does not know */
-#define AT_FORMAT_MINOR 3 /* additions a reader of the same major may ignore */
+#define AT_FORMAT_MINOR 4 /* additions a reader of the same major may ignore */
 #define AT_FORMAT_MAJOR_OLDEST 1 /* the oldest major version tracedecode still reads */
 
 struct at_file_header {
@@ -41,6 +41,11 @@ enum at_frame_type {
 enum at_frame_encoding {
     AT_ENC_RAW = 0,  /* payload is the raw bytes */
     AT_ENC_ZSTD = 1, /* payload is one zstd frame that decompresses to raw_size bytes */
+    /* (minor version 4, EVENTS frames only) the blocks' events in the predicted encoding
+     * (at_events_predict) instead of columns: stored as they are, or Huffman-coded as one
+     * zstd frame without matches (at_events_entropy) */
+    AT_ENC_PREDICTED = 2,
+    AT_ENC_PREDICTED_ZSTD = 3,
 };
 
 struct at_frame_header {

@@ -53,6 +53,14 @@ static void load_level(const char *value)
     at__config.zstd_level = (int)level;
 }
 
+static void load_encoding(const char *value)
+{
+    if (strcmp(value, "columns") == 0 || strcmp(value, "predicted") == 0)
+        at__config.predicted = value[0] == 'p';
+    else
+        at__warn("ACTORTRACE_ENCODING=%s is not columns or predicted; using columns", value);
+}
+
 static void load_path(const char *name, const char *value, const char **out)
 {
     if (value[0] == '\0')
@@ -92,7 +100,7 @@ static int is_known(const char *var)
         "ACTORTRACE_OUT",  "ACTORTRACE_RING_DIR",   "ACTORTRACE_BLOCK_KB", "ACTORTRACE_BUFFER_MB",
         "ACTORTRACE_MODE", "ACTORTRACE_ZSTD_LEVEL", "ACTORTRACE_GLIBC", "ACTORTRACE_PATCH",
         "ACTORTRACE_STACKS", "ACTORTRACE_STACK_DEPTH", "ACTORTRACE_STACK_EVERY",
-        "ACTORTRACE_WRITER_NICE"};
+        "ACTORTRACE_WRITER_NICE", "ACTORTRACE_ENCODING"};
     size_t len = strcspn(var, "=");
 #ifdef AT_TEST_HOST
     if (strncmp(var, "ACTORTRACE_TEST_", 16) == 0)
@@ -160,6 +168,8 @@ void at__config_load(void)
         load_mode(v);
     if ((v = getenv("ACTORTRACE_ZSTD_LEVEL")))
         load_level(v);
+    if ((v = getenv("ACTORTRACE_ENCODING")))
+        load_encoding(v);
     if ((v = getenv("ACTORTRACE_WRITER_NICE")))
         parse_uint("ACTORTRACE_WRITER_NICE", v, 0, 19, &at__config.writer_nice);
     at__config_glibc(); /* read here too, so a malformed value is reported in any case */

@@ -26,6 +26,7 @@ struct at_config {
     unsigned buffer_mb;      /* ACTORTRACE_BUFFER_MB */
     unsigned mode;           /* ACTORTRACE_MODE: enum at_mode */
     int zstd_level;          /* ACTORTRACE_ZSTD_LEVEL */
+    unsigned predicted;      /* ACTORTRACE_ENCODING=predicted: at_events_predict, not columns */
     unsigned writer_nice;    /* ACTORTRACE_WRITER_NICE: nice levels below the program's */
     uint64_t stack_kinds;    /* ACTORTRACE_STACKS: bit k captures a stack on kind k */
     unsigned stack_depth;    /* ACTORTRACE_STACK_DEPTH: frames kept, at most AT_STACK_DEPTH_MAX */

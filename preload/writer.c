@@ -92,6 +92,7 @@ static struct {
     ino_t ino;
     char path[4096];
     ZSTD_CCtx *cctx;
+    ZSTD_CCtx *huffman;    /* the entropy stage of the predicted encoding (at_events_entropy) */
     uint8_t *raw, *packed; /* encode and compress buffers, owned by the writer thread */
     uint8_t *batch;        /* EVENTS frames gathered for one write */
     size_t batch_len, batch_cap;
@@ -218,22 +219,36 @@ static int grow(uint8_t **buf, size_t *cap, size_t need)
     return 0;
 }
 
-/* Compresses raw[0..raw_len) into out (cap bytes) when that makes it smaller, and fills in the
- * sizes, encoding and checksums of h. Returns the payload: out, or raw as it is. */
-static const uint8_t *seal(struct at_frame_header *h, const uint8_t *raw, size_t raw_len,
-                           uint8_t *out, size_t cap)
+/* Packs raw[0..len) into out (cap bytes) by what h->encoding says raw holds: zstd for columns
+ * and records (AT_ENC_RAW), the entropy stage for predicted events (AT_ENC_PREDICTED). Returns
+ * the packed size and sets h->encoding to match, or returns 0: stored as it is, because packing
+ * failed, would not make it smaller, or has no room. */
+static size_t pack(struct at_frame_header *h, const uint8_t *raw, size_t len, uint8_t *out,
+                   size_t cap)
 {
-    const uint8_t *payload = raw;
-    size_t payload_len = raw_len;
-    h->encoding = AT_ENC_RAW;
-    if (raw_len > 64 && cap >= ZSTD_compressBound(raw_len)) {
-        size_t n = ZSTD_compress2(w.cctx, out, cap, raw, raw_len);
-        if (!ZSTD_isError(n) && n < raw_len) {
-            payload = out;
-            payload_len = n;
-            h->encoding = AT_ENC_ZSTD;
-        }
+    if (len <= 64 || cap < ZSTD_compressBound(len))
+        return 0;
+    if (h->encoding == AT_ENC_PREDICTED) {
+        size_t n = at_events_entropy(w.huffman, out, cap, raw, len);
+        h->encoding = n && n < len ? AT_ENC_PREDICTED_ZSTD : h->encoding;
+        return h->encoding == AT_ENC_PREDICTED_ZSTD ? n : 0;
     }
+    size_t n = ZSTD_compress2(w.cctx, out, cap, raw, len);
+    if (ZSTD_isError(n) || n >= len)
+        return 0;
+    h->encoding = AT_ENC_ZSTD;
+    return n;
+}
+
+/* Packs raw[0..raw_len) into out (cap bytes) when that makes it smaller and `packed` says to,
+ * and fills in the sizes, encoding and checksums of h, whose encoding says how raw is encoded
+ * (AT_ENC_RAW or AT_ENC_PREDICTED). Returns the payload: out, or raw as it is. */
+static const uint8_t *seal(struct at_frame_header *h, const uint8_t *raw, size_t raw_len,
+                           uint8_t *out, size_t cap, int packed)
+{
+    size_t n = packed ? pack(h, raw, raw_len, out, cap) : 0;
+    const uint8_t *payload = n ? out : raw;
+    size_t payload_len = n ? n : raw_len;
     h->magic = AT_FRAME_MAGIC;
     h->payload_size = (uint32_t)payload_len;
     h->raw_size = (uint32_t)raw_len;
@@ -247,7 +262,7 @@ static int write_frame(struct at_frame_header *h, const uint8_t *raw, size_t raw
 {
     if (!w.finishing)
         grow(&w.packed, &w.packed_cap, ZSTD_compressBound(raw_len)); /* else stored raw */
-    const uint8_t *payload = seal(h, raw, raw_len, w.packed, w.packed_cap);
+    const uint8_t *payload = seal(h, raw, raw_len, w.packed, w.packed_cap, 1);
     struct iovec iov[2] = {{h, sizeof *h}, {(void *)payload, h->payload_size}};
     int err = write_all(iov, 2);
     if (err == 0)
@@ -350,7 +365,9 @@ static size_t encode_group(const struct group *g, struct table *t, struct at_blo
         struct at_ring_block *b = g->blocks[i];
         uint32_t used = g->used[i], from = b->written < used ? b->written : used; /* a dump's */
         struct at_block_info one;
-        size_t n = at_events_encode(at__block_slots(b) + from, used - from, w.raw + len, &one);
+        const struct at_event *slots = at__block_slots(b) + from;
+        size_t n = at__config.predicted ? at_events_predict(slots, used - from, w.raw + len, &one)
+                                        : at_events_encode(slots, used - from, w.raw + len, &one);
         if (one.count == 0 && one.torn == 0)
             continue;
         t->entry[t->head.count++] = (struct at_frame_block){b->seq, one.count, one.torn,
@@ -367,6 +384,22 @@ static size_t table_size(const struct table *t)
     return t->head.count > 1 ? sizeof t->head + t->head.count * sizeof t->entry[0] : 0;
 }
 
+/* Whether blocks pile up: the pool is at its largest, and threads wait for a free block or
+ * less than a quarter of it is free. Then the writer stores predicted frames without their
+ * entropy stage, about a quarter of its work on them (the frame's encoding says so), and the
+ * file grows faster for a while, rather than the threads waiting (block mode) or dropping
+ * events. While the pool can grow it grows instead. Columns keep zstd: stored as they are they
+ * take four to ten times the bytes. */
+static int behind(void)
+{
+    /* relaxed: a heuristic, as pool_half_used */
+    uint32_t count = __atomic_load_n(&at__ring.block_count, __ATOMIC_RELAXED);
+    return at__config.predicted &&
+           count >= __atomic_load_n(&at__ring.block_max, __ATOMIC_RELAXED) &&
+           (__atomic_load_n(&w.free_waiters, __ATOMIC_RELAXED) > 0 ||
+            at__ring_free() < count / 4);
+}
+
 /* Appends w.raw[0..len) to the batch as one EVENTS frame of thread tid, with the block table
  * when it holds several blocks. */
 static void append_frame(uint32_t tid, struct table *t, size_t len,
@@ -377,12 +410,13 @@ static void append_frame(uint32_t tid, struct table *t, size_t len,
                                 .header_size = (uint16_t)(sizeof h + extra), .tid = tid,
                                 .seq = t->entry[0].seq, .count = info->count,
                                 .first_tsc = info->first_tsc, .last_tsc = info->last_tsc,
-                                .torn = info->torn};
+                                .torn = info->torn,
+                                .encoding = at__config.predicted ? AT_ENC_PREDICTED : AT_ENC_RAW};
     if (extra)
         t->head.crc = at_crc32c(0, t->entry, extra - sizeof t->head);
     uint8_t *frame = w.batch + w.batch_len;
     const uint8_t *payload = seal(&h, w.raw, len, frame + h.header_size,
-                                  w.batch_cap - w.batch_len - h.header_size);
+                                  w.batch_cap - w.batch_len - h.header_size, !behind());
     if (payload == w.raw)
         memcpy(frame + h.header_size, w.raw, len);
     memcpy(frame, &h, sizeof h);
@@ -787,9 +821,14 @@ static int allocate(void)
     if (!w.cctx || !w.raw || !w.meta || !w.batch)
         return -ENOMEM;
     AT_RETURN_IF_ERROR(at_events_compression(w.cctx, at__config.zstd_level));
+    if (at__config.predicted && (!(w.huffman = ZSTD_createCCtx()) ||
+                                 at_events_entropy_init(w.huffman) < 0))
+        return -ENOMEM;
     AT_RETURN_IF_ERROR(grow(&w.packed, &w.packed_cap, ZSTD_compressBound(w.raw_cap)));
     /* one frame's worth compressed once sizes zstd's workspace for the frames to come */
     ZSTD_compress2(w.cctx, w.packed, w.packed_cap, w.raw, w.raw_cap);
+    if (w.huffman)
+        at_events_entropy(w.huffman, w.packed, w.packed_cap, w.raw, w.raw_cap);
     return 0;
 }
 
@@ -906,6 +945,7 @@ void at__writer_after_fork(void)
     if (is_trace_file(w.fd))
         close(w.fd);
     ZSTD_freeCCtx(w.cctx);
+    ZSTD_freeCCtx(w.huffman);
     free(w.raw);
     free(w.packed);
     free(w.batch);

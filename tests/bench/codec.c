@@ -1,16 +1,19 @@
 /* The writer's own work on a trace's events, apart from the program: each EVENTS frame of a
- * trace (format 2) is decoded, then encoded again as the writer encodes it (at_events_encode,
- * block after block) and compressed as the writer compresses it (at_events_compression, at the
- * zstd level given, 1 by default), each timed in this thread's CPU time, the best of REPEATS
- * per frame. The events are warm in this core's cache, where the writer reads them as other
- * cores left them: the figures are the least the writer can cost per event with this format
- * and codec.
+ * trace (format 2, in any encoding) is decoded, then encoded again as the writer encodes it
+ * (at_events_encode, block after block) and compressed as the writer compresses it
+ * (at_events_compression, at the zstd level given, 1 by default), each timed in this thread's
+ * CPU time, the best of REPEATS per frame. The events are warm in this core's cache, where the
+ * writer reads them as other cores left them: the figures are the least the writer can cost
+ * per event with this format and codec.
  *
- *   codec TRACE [LEVEL]
- *
- * prints "encode E ns/event, zstd Z ns/event, together T; B bytes/event compressed" and the
- * events and frames measured. */
+ *   codec TRACE [LEVEL]   prints "encode E ns/event, zstd Z ns/event, together T; B
+ *                         bytes/event compressed" and the events and frames measured
+ *   codec TRACE predicted the same for the predicted encoding (ACTORTRACE_ENCODING=predicted)
+ *                         and its entropy stage, with the bytes per event stored without it;
+ *                         each frame's events are checked to decode as they were
+ *   codec TRACE encodings how many EVENTS frames the trace holds in each encoding */
 #include <errno.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -64,7 +67,7 @@ static uint64_t decode_frame(const char *path, const struct at_frame_header *h, 
                              struct frame_events *fe)
 {
     const uint8_t *payload = (const uint8_t *)h + h->header_size;
-    if (h->encoding == AT_ENC_ZSTD) {
+    if (h->encoding == AT_ENC_ZSTD || h->encoding == AT_ENC_PREDICTED_ZSTD) {
         size_t n = ZSTD_decompress(raw, h->raw_size, payload, h->payload_size);
         if (ZSTD_isError(n) || n != h->raw_size)
             die(path, "a frame does not decompress");
@@ -85,8 +88,11 @@ static uint64_t decode_frame(const char *path, const struct at_frame_header *h, 
     const uint8_t *columns = raw;
     struct at_event *out = fe->events;
     for (unsigned b = 0; b < fe->blocks; b++) {
-        if (at_events_decode(columns, entry[b].raw_size, entry[b].count, entry[b].first_tsc,
-                             AT_DELTA_SAME_KIND, out) < 0)
+        int err = h->encoding >= AT_ENC_PREDICTED
+                      ? at_events_unpredict(columns, entry[b].raw_size, entry[b].count, out)
+                      : at_events_decode(columns, entry[b].raw_size, entry[b].count,
+                                         entry[b].first_tsc, AT_DELTA_SAME_KIND, out);
+        if (err < 0)
             die(path, "a block does not decode");
         fe->count[b] = entry[b].count;
         columns += entry[b].raw_size;
@@ -95,14 +101,91 @@ static uint64_t decode_frame(const char *path, const struct at_frame_header *h, 
     return h->count;
 }
 
+/* What one way of encoding does to a frame's events: encode, then compress or entropy-code. */
+struct way {
+    bool predicted; /* at_events_predict and at_events_entropy, else columns and zstd */
+    ZSTD_CCtx *cctx;
+    uint8_t *encoded, *packed, *check;
+    size_t packed_cap;
+};
+
+struct totals {
+    double encode_ns, pack_ns;
+    uint64_t events, bytes, stored; /* stored: bytes had the encoded payload been stored raw */
+    unsigned frames;
+};
+
+static size_t encode(const struct way *w, const struct frame_events *fe)
+{
+    size_t n = 0;
+    const struct at_event *slots = fe->events;
+    for (unsigned b = 0; b < fe->blocks; b++) {
+        struct at_block_info info;
+        n += w->predicted ? at_events_predict(slots, fe->count[b], w->encoded + n, &info)
+                          : at_events_encode(slots, fe->count[b], w->encoded + n, &info);
+        slots += fe->count[b];
+    }
+    return n;
+}
+
+static size_t pack(const struct way *w, size_t n)
+{
+    if (w->predicted)
+        return at_events_entropy(w->cctx, w->packed, w->packed_cap, w->encoded, n);
+    size_t packed = ZSTD_compress2(w->cctx, w->packed, w->packed_cap, w->encoded, n);
+    return ZSTD_isError(packed) ? 0 : packed;
+}
+
+/* The predicted encoding of fe decodes to fe's events again. */
+static int round_trips(const struct way *w, const struct frame_events *fe)
+{
+    const struct at_event *slots = fe->events;
+    struct at_event *back = (struct at_event *)(void *)w->check;
+    for (unsigned b = 0; b < fe->blocks; b++) {
+        struct at_block_info info;
+        size_t n = at_events_predict(slots, fe->count[b], w->packed, &info);
+        if (at_events_unpredict(w->packed, n, fe->count[b], back) < 0 ||
+            memcmp(back, slots, fe->count[b] * sizeof *back) != 0)
+            return 0;
+        slots += fe->count[b];
+    }
+    return 1;
+}
+
+/* Encodes and packs fe REPEATS times, adding the best times and the sizes to t. */
+static void measure(const char *path, const struct way *w, const struct frame_events *fe,
+                    size_t header_size, struct totals *t)
+{
+    double best_encode = 1e300, best_pack = 1e300;
+    size_t n = 0, packed = 0;
+    for (int r = 0; r < REPEATS; r++) {
+        double t0 = thread_ns();
+        n = encode(w, fe);
+        double t1 = thread_ns();
+        packed = pack(w, n);
+        double t2 = thread_ns();
+        if (packed == 0)
+            die(path, "the payload does not compress");
+        best_encode = t1 - t0 < best_encode ? t1 - t0 : best_encode;
+        best_pack = t2 - t1 < best_pack ? t2 - t1 : best_pack;
+    }
+    if (w->predicted && !round_trips(w, fe))
+        die(path, "the predicted encoding does not decode to the same events");
+    t->encode_ns += best_encode;
+    t->pack_ns += best_pack;
+    t->bytes += (packed < n ? packed : n) + header_size;
+    t->stored += n + header_size;
+}
+
 int main(int argc, char **argv)
 {
     if (argc < 2 || argc > 3) {
-        fprintf(stderr, "usage: codec TRACE [ZSTD_LEVEL]\n");
+        fprintf(stderr, "usage: codec TRACE [ZSTD_LEVEL | predicted | encodings]\n");
         return 2;
     }
     const char *path = argv[1];
-    int level = argc == 3 ? atoi(argv[2]) : 1;
+    struct way w = {.predicted = argc == 3 && strcmp(argv[2], "predicted") == 0};
+    int level = argc == 3 && !w.predicted ? atoi(argv[2]) : 1;
     size_t len;
     uint8_t *data = load(path, &len);
     const struct at_file_header *fh = (const void *)data;
@@ -110,19 +193,23 @@ int main(int argc, char **argv)
         fh->version_major != 2)
         die(path, "not an actortrace trace of format 2");
 
-    ZSTD_CCtx *cctx = ZSTD_createCCtx();
-    if (cctx && at_events_compression(cctx, level) < 0)
+    w.cctx = ZSTD_createCCtx();
+    if (w.cctx && (w.predicted ? at_events_entropy_init(w.cctx)
+                               : at_events_compression(w.cctx, level)) < 0)
         die(path, "zstd refuses that level");
     size_t raw_cap = at_events_encode_bound(AT_FRAME_MAX_EVENTS);
-    size_t packed_cap = ZSTD_compressBound(raw_cap);
-    uint8_t *raw = malloc(raw_cap), *encoded = malloc(raw_cap), *packed = malloc(packed_cap);
+    w.packed_cap = ZSTD_compressBound(raw_cap);
+    uint8_t *raw = malloc(raw_cap);
+    w.encoded = malloc(raw_cap);
+    w.packed = malloc(w.packed_cap);
+    w.check = calloc(AT_FRAME_MAX_EVENTS, sizeof(struct at_event));
     struct frame_events fe = {.events = calloc(AT_FRAME_MAX_EVENTS, sizeof(struct at_event))};
-    if (!cctx || !raw || !encoded || !packed || !fe.events)
+    if (!w.cctx || !raw || !w.encoded || !w.packed || !w.check || !fe.events)
         die(path, "out of memory");
 
-    double encode_ns = 0, zstd_ns = 0;
-    uint64_t events = 0, bytes = 0;
-    unsigned frames = 0;
+    struct totals t = {0};
+    int encodings = argc == 3 && strcmp(argv[2], "encodings") == 0;
+    unsigned by_encoding[256] = {0};
     for (size_t off = fh->header_size; off + AT_FRAME_HEADER_SIZE <= len;) {
         const struct at_frame_header *h = (const void *)(data + off);
         if (h->magic != AT_FRAME_MAGIC || off + h->header_size + h->payload_size > len ||
@@ -133,37 +220,31 @@ int main(int argc, char **argv)
             continue;
         if (h->count > AT_FRAME_MAX_EVENTS)
             die(path, "a frame holds too many events");
-        events += decode_frame(path, h, raw, &fe);
-        frames++;
-        double best_encode = 1e300, best_zstd = 1e300;
-        size_t packed_len = 0;
-        for (int r = 0; r < REPEATS; r++) {
-            double t0 = thread_ns();
-            size_t n = 0;
-            const struct at_event *slots = fe.events;
-            for (unsigned b = 0; b < fe.blocks; b++) {
-                struct at_block_info info;
-                n += at_events_encode(slots, fe.count[b], encoded + n, &info);
-                slots += fe.count[b];
-            }
-            double t1 = thread_ns();
-            packed_len = ZSTD_compress2(cctx, packed, packed_cap, encoded, n);
-            double t2 = thread_ns();
-            if (ZSTD_isError(packed_len))
-                die(path, ZSTD_getErrorName(packed_len));
-            best_encode = t1 - t0 < best_encode ? t1 - t0 : best_encode;
-            best_zstd = t2 - t1 < best_zstd ? t2 - t1 : best_zstd;
-        }
-        encode_ns += best_encode;
-        zstd_ns += best_zstd;
-        bytes += packed_len + h->header_size;
+        by_encoding[h->encoding]++;
+        if (encodings)
+            continue;
+        t.events += decode_frame(path, h, raw, &fe);
+        t.frames++;
+        measure(path, &w, &fe, h->header_size, &t);
     }
-    if (events == 0)
+    if (encodings) {
+        printf("EVENTS frames: %u columns, %u columns+zstd, %u predicted, %u predicted+huffman\n",
+               by_encoding[AT_ENC_RAW], by_encoding[AT_ENC_ZSTD], by_encoding[AT_ENC_PREDICTED],
+               by_encoding[AT_ENC_PREDICTED_ZSTD]);
+        return 0;
+    }
+    if (t.events == 0)
         die(path, "no events");
-    printf("encode %.2f ns/event, zstd %.2f ns/event, together %.2f; %.2f bytes/event "
-           "compressed (%llu events in %u frames, zstd level %d)\n",
-           encode_ns / (double)events, zstd_ns / (double)events,
-           (encode_ns + zstd_ns) / (double)events, (double)bytes / (double)events,
-           (unsigned long long)events, frames, level);
+    double e = (double)t.events;
+    if (w.predicted)
+        printf("encode %.2f ns/event, huffman %.2f ns/event, together %.2f; %.2f bytes/event "
+               "huffman-coded, %.2f stored as encoded (%llu events in %u frames, predicted)\n",
+               t.encode_ns / e, t.pack_ns / e, (t.encode_ns + t.pack_ns) / e, t.bytes / e,
+               t.stored / e, (unsigned long long)t.events, t.frames);
+    else
+        printf("encode %.2f ns/event, zstd %.2f ns/event, together %.2f; %.2f bytes/event "
+               "compressed (%llu events in %u frames, zstd level %d)\n",
+               t.encode_ns / e, t.pack_ns / e, (t.encode_ns + t.pack_ns) / e, t.bytes / e,
+               (unsigned long long)t.events, t.frames, level);
     return 0;
 }

@@ -9,7 +9,8 @@
 #   writer    the writer thread's own CPU time per event (libthreadcpu.so measures it)
 #   bytes     trace file bytes per event
 # and, under each, the writer's encoding and zstd of the last traced run's events measured apart
-# from the program (tests/bench/codec.c): the least the writer can cost with this format.
+# from the program (tests/bench/codec.c): the least the writer can cost with this format; and
+# the same for the predicted encoding.
 # With COMPARE_LIB, COMPARE_LIB_NOP and COMPARE_LIB_REFRT (another build of libactortrace.so,
 # of the benchmark's copy of it and of the test copy with refrt's shim), each run also traces
 # with those, interleaved, and both are printed.
@@ -38,6 +39,9 @@ floor() { # floor: the writer's encoding and zstd on the last traced run's event
     # from the program and warm in the cache (tests/bench/codec.c): the least the writer can
     # cost per event with this format, beside what it cost in the program
     printf "    apart from the program: %s\n" "$("$B/bench/codec" "$TMP/this.trace" | cut -d ';' -f 1)"
+    # the same events in the predicted encoding (ACTORTRACE_ENCODING=predicted) and its bytes
+    printf "    predicted encoding:     %s\n" "$("$B/bench/codec" "$TMP/this.trace" predicted |
+        sed 's/ huffman-coded, / (/; s/ stored as encoded.*/ stored as encoded)/')"
     rm -f "$TMP/this.trace"
 }
 

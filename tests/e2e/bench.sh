@@ -36,6 +36,17 @@ check "codec: encode and zstd figures ($out)" \
 equal "codec: exits 1 on a file that is not a trace" $? 1
 check "codec: says why" grep -q "not an actortrace trace" "$TMP/codec.err"
 
+# codec predicted: the same events in the predicted encoding, each frame checked to decode as
+# it was; and a trace written in that encoding is read as well.
+out=$("$B/bench/codec" "$TMP/h.trace" predicted)
+equal "codec predicted: exits 0, every event re-encoded and decoded again" \
+    "$?:$(echo "$out" | sed -n 's/.*(\([0-9]*\) events in.*/\1/p')" "0:$((200000 + 100000))"
+ACTORTRACE_ENCODING=predicted ACTORTRACE_MODE=block ACTORTRACE_OUT="$TMP/p.trace" \
+    LD_PRELOAD="$LIB_NOP" "$B/bench/hotpath" 200000 >/dev/null
+out=$("$B/bench/codec" "$TMP/p.trace")
+equal "codec: reads a trace in the predicted encoding" \
+    "$?:$(echo "$out" | sed -n 's/.*(\([0-9]*\) events in.*/\1/p')" "0:$((200000 + 100000))"
+
 # The floor variant (tests/bench/programs.sh): the same shims, each event one rdtsc and a store
 # of 16 bytes, no recorder; never in the product.
 FLOOR_NOP="$B/bench/floor/libactortrace-bench.so"

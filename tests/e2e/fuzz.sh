@@ -1,6 +1,7 @@
 #!/bin/sh
 # tracedecode under libFuzzer (tests/fuzz/fuzz_decode.c), from seeds that are real traces of the
-# reference runtime's examples: whole, stored raw, cut and damaged. The seeds must decode as
+# reference runtime's examples: whole, stored raw, cut and damaged; then the predicted encoding's
+# decoder alone (tests/fuzz/fuzz_predict.c). The seeds must decode as
 # such with tracedecode, every input in tests/fuzz/regressions/ must replay cleanly, and the
 # fuzzer must run FUZZ_SECONDS (25; `make fuzz` gives 600) without a crash, a hang (10 s on an
 # input), a leak, an allocation above 64 MiB or 640 MiB of memory in all. FUZZ_CORPUS keeps
@@ -17,10 +18,10 @@ mkdir -p "$corpus" "$seeds" "$artifacts"
 # ---- Seeds: small traces (4 KiB blocks, so several frames per thread; ring's frames hold
 # several blocks each) ----
 
-seed() { # seed PROGRAM ARGS...: a trace of the example, and the same stored raw
+seed() { # seed NAME ARGS...: a trace of the example NAME (up to a '-'), and the same stored raw
     local name="$1"
     shift
-    ACTORTRACE_BLOCK_KB=4 traced "$seeds/$name" "$B/examples/$name" "$@" >/dev/null 2>&1
+    ACTORTRACE_BLOCK_KB=4 traced "$seeds/$name" "$B/examples/${name%%-*}" "$@" >/dev/null 2>&1
     "$DECODE" -o "$TMP/$name.jsonl" "$seeds/$name" 2>/dev/null
     local status=$? events
     events=$(summary "$TMP/$name.jsonl" events)
@@ -32,6 +33,10 @@ seed() { # seed PROGRAM ARGS...: a trace of the example, and the same stored raw
 }
 seed pingpong 40
 seed ring 4 100
+# in the predicted encoding (ACTORTRACE_ENCODING=predicted), each frame's blocks decoded by
+# at_events_unpredict
+ACTORTRACE_ENCODING=predicted seed pingpong-predicted 40
+ACTORTRACE_ENCODING=predicted seed ring-predicted 4 100
 # with call stacks on every send and spawn: STACK and MODULE records for the fuzzer to mutate
 export ACTORTRACE_STACKS=send,spawn
 seed fanout 2 50
@@ -95,4 +100,23 @@ else
     input=$(sed -n 's/.*Test unit written to //p' "$TMP/fuzz.log" | tail -n 1)
     echo "not ok - fuzzer failed (status $status) on ${input:-no saved input};" \
         "log: $artifacts/fuzz-$$.log"
+fi
+
+# ---- The predicted encoding's decoder alone (tests/fuzz/fuzz_predict.c): a fifth of the time,
+# from a one-event block (FORMAT.md 4.2: the kind follows, kind 3, tsc residual 5) ----
+
+predict_corpus=${FUZZ_CORPUS:+$FUZZ_CORPUS-predict}
+predict_corpus=${predict_corpus:-$TMP/predict}
+mkdir -p "$predict_corpus"
+printf '\001\000\020\003\012' >"$predict_corpus/one-event"
+# shellcheck disable=SC2086
+"$B/fuzz/fuzz_predict" -max_total_time=$((seconds / 5 + 5)) $limits -max_len=4096 \
+    -print_final_stats=1 -artifact_prefix="$artifacts/" "$predict_corpus" >"$TMP/predict.log" 2>&1
+status=$?
+runs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$TMP/predict.log")
+if [ $status -eq 0 ] && [ -n "$runs" ]; then
+    echo "ok - predicted-encoding fuzzer ran $runs executions: decodes safely, re-encodes the same"
+else
+    cp "$TMP/predict.log" "$artifacts/predict-$$.log"
+    echo "not ok - predicted-encoding fuzzer failed (status $status); log: $artifacts/predict-$$.log"
 fi

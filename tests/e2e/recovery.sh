@@ -4,9 +4,10 @@
 # to the last one that had returned (the program's own record, in a shared file) decodes, in
 # order, none twice, and the recovered ones are marked. Run 4 has 4 KiB blocks, which the writer
 # puts several to a frame: a block in a frame the writer wrote just before the kill is still in
-# the ring, and must not be recovered again. A killed process that is still a zombie (its parent
-# has not reaped it) runs no thread: it is recovered too; a process whose first thread left
-# while others run is still running.
+# the ring, and must not be recovered again. Run 5 is run 4 with the predicted encoding
+# (ACTORTRACE_ENCODING=predicted): recovered columns follow predicted frames. A killed process
+# that is still a zombie (its parent has not reaped it) runs no thread: it is recovered too; a
+# process whose first thread left while others run is still running.
 . "$(dirname "$0")/../lib.sh"
 P="$B/tests/progs/killme"
 export ACTORTRACE_RING_DIR="$TMP/rings"
@@ -16,11 +17,12 @@ progress() { # progress FILE INDEX: the last send of actor INDEX+1 that had retu
     od -A n -t u8 -j $(($2 * 8)) -N 8 "$1" | tr -d ' '
 }
 
-for run in 1 2 3 4; do
-    [ $run = 4 ] && block_kb=4 || block_kb=64
+for run in 1 2 3 4 5; do
+    [ $run -ge 4 ] && block_kb=4 || block_kb=64
+    [ $run = 5 ] && encoding=predicted || encoding=columns
     # not through a shell function: $! must be the program itself
-    env ACTORTRACE_OUT="$TMP/k$run.trace" ACTORTRACE_BLOCK_KB=$block_kb LD_PRELOAD="$LIB_NOP" "$P" \
-        "$TMP/k$run.progress" 2>/dev/null &
+    env ACTORTRACE_OUT="$TMP/k$run.trace" ACTORTRACE_BLOCK_KB=$block_kb \
+        ACTORTRACE_ENCODING=$encoding LD_PRELOAD="$LIB_NOP" "$P" "$TMP/k$run.progress" 2>/dev/null &
     pid=$!
     sleep "0.$(shuf -i 3-9 -n 1)"
     kill -KILL $pid

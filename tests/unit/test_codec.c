@@ -1,6 +1,6 @@
-/* Unit tests of common/: varints, zigzag, crc32c, and the columnar event block (encode, decode,
- * torn slots, malformed input). Prints "ok - name" or "not ok - name" per check; exits 1 if
- * any failed. */
+/* Unit tests of common/: varints, zigzag, crc32c, the columnar event block and the predicted one
+ * (encode, decode, torn slots, wraps, bounds, malformed input). Prints "ok - name" or
+ * "not ok - name" per check; exits 1 if any failed. */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -122,15 +122,31 @@ static int decode(const uint8_t *in, size_t len, uint32_t count, uint64_t first_
     return at_events_decode(in, len, count, first_tsc, AT_DELTA_SAME_KIND, out);
 }
 
-/* Encodes slots[0..n), decodes, and compares with the committed slots. */
-static int round_trip(const struct at_event *slots, uint32_t n)
+/* Decodes what at_events_predict writes, with the columns' signature. */
+static int unpredict(const uint8_t *in, size_t len, uint32_t count, uint64_t first_tsc,
+                     struct at_event *out)
+{
+    (void)first_tsc;
+    return at_events_unpredict(in, len, count, out);
+}
+
+/* One of the two encodings: its encoder and decoder. */
+struct codec {
+    size_t (*encode)(const struct at_event *, uint32_t, uint8_t *, struct at_block_info *);
+    int (*decode)(const uint8_t *, size_t, uint32_t, uint64_t, struct at_event *);
+};
+static const struct codec columns = {at_events_encode, decode};
+static const struct codec predicted = {at_events_predict, unpredict};
+
+/* Encodes slots[0..n) with c, decodes, and compares with the committed slots. */
+static int round_trip_with(const struct codec *c, const struct at_event *slots, uint32_t n)
 {
     uint8_t *buf = malloc(at_events_encode_bound(n) + 1);
     struct at_event *out = malloc((n + 1) * sizeof *out);
     struct at_block_info info;
-    size_t len = at_events_encode(slots, n, buf, &info);
+    size_t len = c->encode(slots, n, buf, &info);
     int ok = len <= at_events_encode_bound(n) &&
-             decode(buf, len, info.count, info.first_tsc, out) == 0;
+             c->decode(buf, len, info.count, info.first_tsc, out) == 0;
     uint32_t k = 0, torn = 0;
     uint64_t lo = UINT64_MAX, hi = 0;
     for (uint32_t i = 0; i < n && ok; i++) {
@@ -150,7 +166,21 @@ static int round_trip(const struct at_event *slots, uint32_t n)
     return ok;
 }
 
-static void test_round_trip(void)
+static int round_trip(const struct at_event *slots, uint32_t n)
+{
+    return round_trip_with(&columns, slots, n);
+}
+
+/* check() with the name prefixed by "prefix: " (none when prefix is ""). */
+static void check_as(int ok, const char *prefix, const char *name)
+{
+    char full[200];
+    snprintf(full, sizeof full, "%s%s%s", prefix, *prefix ? ": " : "", name);
+    check(ok, full);
+}
+
+/* Random events, torn slots and empty blocks through codec c (checks named after it). */
+static void test_round_trip(const struct codec *c, const char *name)
 {
     enum { N = 4096 };
     struct at_event *slots = malloc(N * sizeof *slots);
@@ -159,9 +189,9 @@ static void test_round_trip(void)
         uint32_t n = (uint32_t)(rnd() % N) + 1;
         for (uint32_t i = 0; i < n; i++)
             slots[i] = random_event();
-        ok &= round_trip(slots, n);
+        ok &= round_trip_with(c, slots, n);
     }
-    check(ok, "encode -> decode round trip of random events with extreme values");
+    check_as(ok, name, "encode -> decode round trip of random events with extreme values");
 
     for (uint32_t i = 0; i < 1000; i++)
         slots[i] = random_event();
@@ -170,17 +200,17 @@ static void test_round_trip(void)
         slots[i].kind = 0;
     slots[0].kind = 0;
     slots[999].kind = 0;
-    torn_ok &= round_trip(slots, 1000);
-    check(torn_ok, "torn slots (kind 0) are skipped and counted, at the ends too");
+    torn_ok &= round_trip_with(c, slots, 1000);
+    check_as(torn_ok, name, "torn slots (kind 0) are skipped and counted, at the ends too");
 
     for (uint32_t i = 0; i < 10; i++)
         slots[i].kind = 0;
     struct at_block_info info;
     uint8_t buf[500];
-    check(at_events_encode(slots, 10, buf, &info) == 0 && info.count == 0 && info.torn == 10,
-          "a block of only torn slots encodes to nothing");
-    check(at_events_encode(slots, 0, buf, &info) == 0 && info.count == 0,
-          "an empty block encodes to nothing");
+    check_as(c->encode(slots, 10, buf, &info) == 0 && info.count == 0 && info.torn == 10, name,
+             "a block of only torn slots encodes to nothing");
+    check_as(c->encode(slots, 0, buf, &info) == 0 && info.count == 0, name,
+             "an empty block encodes to nothing");
     free(slots);
 }
 
@@ -289,14 +319,152 @@ static void test_delta_base(void)
     check(round_trip(cycle, 300), "a send/park/recv cycle round trips");
 }
 
+/* ---- The predicted encoding ---------------------------------------------------------------- */
+
+/* Few kinds and actors, values that repeat or step, so that every prediction is met and missed
+ * in turn; and every kind. */
+static void test_predicted_patterns(void)
+{
+    enum { N = 4096 };
+    struct at_event *slots = malloc(N * sizeof *slots);
+    int ok = 1;
+    for (int rep = 0; rep < 50; rep++) {
+        uint32_t n = (uint32_t)(rnd() % N) + 1;
+        uint64_t tsc = rnd();
+        for (uint32_t i = 0; i < n; i++) {
+            uint64_t pick = rnd();
+            tsc += pick % 4 == 0 ? rnd() >> (rnd() % 64) : pick % 300;
+            slots[i] = (struct at_event){.tsc = tsc, .actor = 1 + pick % 3,
+                                         .peer = (pick >> 8) % 2, .msg = i / 2 + (pick >> 9) % 2,
+                                         .name = (pick >> 10) % 2, .core = (pick >> 11) % 2,
+                                         .path = (pick >> 12) % 2,
+                                         .kind = (uint8_t)(1 + (pick >> 13) % 4)};
+            if ((pick >> 16) % 50 == 0)
+                slots[i].kind = 0;
+        }
+        ok &= round_trip_with(&predicted, slots, n);
+    }
+    check(ok, "predicted: round trip of repeating and stepping events, torn slots among them");
+
+    for (uint32_t i = 0; i < 255 * 4; i++)
+        slots[i] = (struct at_event){.tsc = i, .actor = i % 255, .msg = i,
+                                     .kind = (uint8_t)(1 + (i * 7) % 255)};
+    check(round_trip_with(&predicted, slots, 255 * 4),
+          "predicted: every kind from 1 to 255 round trips");
+    free(slots);
+}
+
+/* Values that wrap past 2^64, deltas of 2^63 and more, and the largest event. */
+static void test_predicted_edges(void)
+{
+    enum { N = 256 };
+    struct at_event slots[N];
+    for (uint32_t i = 0; i < N; i++)
+        slots[i] = (struct at_event){.tsc = UINT64_MAX - 100 + i * 3, .actor = UINT64_MAX - 3 + i,
+                                     .peer = (uint64_t)0 - i, .msg = UINT64_MAX - 50 + 2 * i,
+                                     .kind = 3};
+    check(round_trip_with(&predicted, slots, N), "predicted: tsc, actor and msg wrap past 2^64");
+
+    for (uint32_t i = 0; i < N; i++) {
+        uint64_t far = i % 2 ? 0 : 1ull << 63;
+        slots[i] = (struct at_event){.tsc = far + i % 3, .actor = far ^ (i % 5),
+                                     .peer = ~far - i, .msg = far + i * i,
+                                     .name = UINT32_MAX - i % 2, .core = UINT16_MAX - i % 2,
+                                     .path = (uint8_t)(255 - i % 2),
+                                     .kind = (uint8_t)(255 - i % 3)};
+    }
+    uint8_t buf[N * 50];
+    struct at_block_info info;
+    size_t len = at_events_predict(slots, N, buf, &info);
+    check(len <= at_events_encode_bound(N), "predicted: huge deltas stay within the bound");
+    check(round_trip_with(&predicted, slots, N), "predicted: deltas of 2^63 round trip");
+}
+
+/* A ping-pong on one thread (refrt's pingpong): send, schedule, step_end, recv, step_begin,
+ * alternating between two actors, message ids counting up: after the first rounds every
+ * field is predicted, and an event takes its first byte and a tsc byte. */
+static void test_predicted_size(void)
+{
+    enum { N = 1000 };
+    static const uint8_t kinds[] = {3, 7, 6, 4, 5};
+    struct at_event slots[N];
+    uint64_t tsc = 1000000;
+    for (uint32_t i = 0; i < N; i++) {
+        uint32_t round = i / 5;
+        uint64_t to = 1 + (round + 1) % 2, from = 1 + round % 2, msg = 100 + round;
+        uint8_t kind = kinds[i % 5];
+        tsc += 30 + (i * 7919) % 100; /* irregular gaps */
+        slots[i] = (struct at_event){
+            .tsc = tsc, .kind = kind, .name = (uint32_t)to,
+            .actor = kind == 6 ? from : to, .peer = kind == 6 || kind == 5 ? 0 : from,
+            .msg = kind == 7 ? 0 : kind == 6 ? msg - 1 : msg};
+    }
+    uint8_t buf[N * 50];
+    struct at_block_info info;
+    size_t len = at_events_predict(slots, N, buf, &info);
+    check(len <= 2 * N + N / 5, "predicted: a ping-pong takes about 2 bytes an event");
+    check(round_trip_with(&predicted, slots, N), "predicted: a ping-pong round trips");
+}
+
+static void test_predicted_malformed(void)
+{
+    struct at_event slots[40], out[41];
+    for (int i = 0; i < 40; i++)
+        slots[i] = random_event();
+    uint8_t buf[40 * 50 + 8];
+    struct at_block_info info;
+    size_t len = at_events_predict(slots, 40, buf, &info);
+    int truncated = 1;
+    for (size_t cut = 0; cut < len; cut++)
+        truncated &= at_events_unpredict(buf, cut, 40, out) == -EINVAL;
+    check(truncated, "predicted: every truncation is rejected with -EINVAL");
+    buf[len] = 0;
+    check(at_events_unpredict(buf, len + 1, 40, out) == -EINVAL,
+          "predicted: bytes after the last event are rejected");
+    check(at_events_unpredict(buf, len, 41, out) == -EINVAL,
+          "predicted: a count larger than the bytes hold is rejected");
+    check(at_events_unpredict(NULL, 0, 0, out) == 0, "predicted: an empty block decodes");
+
+    /* FORMAT.md 4.2: first byte 0x10 (the kind follows), kind 3, tsc residual 5 (zigzag 10):
+     * tsc 5, kind 3, every other field 0 */
+    uint8_t one[] = {0x10, 3, 10};
+    check(at_events_unpredict(one, sizeof one, 1, out) == 0 && out[0].kind == 3 &&
+              out[0].tsc == 5 && out[0].actor == 0 && out[0].msg == 0 && out[0].name == 0,
+          "predicted: a hand-written one-event block decodes to the documented fields");
+    /* the same with the actor missed (zigzag 8: 4), msg missed (zigzag 2: 1), and name, core
+     * and path following (7 bytes) */
+    uint8_t full[] = {0x10 | 0x20 | 0x08 | 3, 3, 8, 7, 0, 0, 0, 2, 0, 9, 10, 2};
+    check(at_events_unpredict(full, sizeof full, 1, out) == 0 && out[0].actor == 4 &&
+              out[0].msg == 1 && out[0].name == 7 && out[0].core == 2 && out[0].path == 9 &&
+              out[0].tsc == 5,
+          "predicted: missed fields and the others decode to the documented fields");
+    uint8_t kind0[] = {0x10, 0, 10};
+    check(at_events_unpredict(kind0, sizeof kind0, 1, out) == -EINVAL,
+          "predicted: kind 0 is rejected");
+    uint8_t no_kind[] = {0x00, 10};
+    check(at_events_unpredict(no_kind, sizeof no_kind, 1, out) == -EINVAL,
+          "predicted: a first event without its kind (predicted 0) is rejected");
+    uint8_t short_varint[] = {0x10 | 0x40, 3, 0x7f};
+    check(at_events_unpredict(short_varint, sizeof short_varint, 1, out) == -EINVAL,
+          "predicted: a tsc varint below 256 is rejected (it takes one byte)");
+    uint8_t both_msg[] = {0x10 | 0x08 | 0x80, 3, 10, 2};
+    check(at_events_unpredict(both_msg, sizeof both_msg, 1, out) == -EINVAL,
+          "predicted: msg both missed and the previous event's is rejected");
+}
+
 int main(void)
 {
     test_varint();
     test_zigzag();
     test_crc();
-    test_round_trip();
+    test_round_trip(&columns, "");
+    test_round_trip(&predicted, "predicted");
     test_bound();
     test_malformed();
     test_delta_base();
+    test_predicted_patterns();
+    test_predicted_edges();
+    test_predicted_size();
+    test_predicted_malformed();
     return failures ? 1 : 0;
 }
