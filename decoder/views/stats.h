@@ -6,7 +6,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "decode.h"
+#include "output.h"
 #include "hist.h"
 #include "match.h"
 

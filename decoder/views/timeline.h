@@ -7,7 +7,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "decode.h"
+#include "output.h"
 #include "match.h"
 
 enum tl_kind { TL_PROCESS, TL_THREAD, TL_ACTOR, TL_CORE };
