@@ -1,5 +1,5 @@
 /* What output formats share: the table of callbacks through which the decoder drives a
- * format (one file per format). */
+ * format (one file per format, listed in views.def). */
 #ifndef OUTPUT_H
 #define OUTPUT_H
 
@@ -29,7 +29,8 @@ struct output_ops {
     int (*end)(struct out *o, const struct decode *d, const struct summary *s);
 };
 
-extern const struct output_ops at__jsonl_ops, at__perfetto_ops, at__chrome_ops, at__stats_ops,
-    at__dot_ops, at__aether_ops;
+#define VIEW(name) extern const struct output_ops at__##name##_ops;
+#include "views.def"
+#undef VIEW
 
 #endif
