@@ -69,7 +69,9 @@ int at__unpack(struct unpacker *u, const uint8_t *payload, uint32_t payload_size
     return err;
 }
 
-int at__budget_take(struct budget *b, uint64_t n, uint64_t keep)
+/* Takes n bytes when at least keep bytes would be left after; returns 1, or 0 (nothing
+ * taken). */
+static int budget_take(struct budget *b, uint64_t n, uint64_t keep)
 {
     uint64_t left = __atomic_load_n(&b->left, __ATOMIC_RELAXED);
     do {
@@ -120,7 +122,7 @@ int at__block_decode(struct unpacker *u, const struct trace *t, const struct fra
         return err;
     if (f->count > *cap) {
         uint64_t more = (f->count - *cap) * sizeof **events;
-        if (!at__budget_take(b, more, keep)) {
+        if (!budget_take(b, more, keep)) {
             *why = "its events would pass the decoder's memory budget (128 MiB, and 256 bytes "
                    "for each byte of trace)";
             return -E2BIG;
