@@ -23,7 +23,7 @@ named() { # named JSONL EVENT MSG_NAME: socket events of that kind and name
 }
 
 # ---- inproc, between actors -------------------------------------------------------------
-"$P" inproc "$N" >"$TMP/plain.out" 2>&1
+limit "$P" inproc "$N" >"$TMP/plain.out" 2>&1
 check "inproc: runs untraced" [ $? -eq 0 ]
 traced "$TMP/in.trace" "$P" inproc "$N" >"$TMP/in.out" 2>"$TMP/in.err"
 check "inproc: runs traced" [ $? -eq 0 ]
