@@ -1,6 +1,6 @@
 # actortrace: one build for everything; outputs go to build/.
 #   make         the library, tracedecode, the reference runtime and its programs
-#   make demo    trace the pingpong example and show the start of its JSONL
+#   make demo    record a CZMQ ping-pong with actortrace, then its report, view and a jq answer
 #   make test    every test (unit, sanitizers, end-to-end, fault, fuzz); ends "N passed, N failed"
 #   make bench   benchmarks; they print figures, they assert nothing
 #   make fuzz    fuzz tracedecode for FUZZ_SECONDS (600) from real traces; keeps what it finds in
@@ -311,7 +311,7 @@ $(STATIC)/refused: tests/patch/refused.c tests/rt/refrt.h
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) -Itests/rt $(CFLAGS) $(WARN) -o $@ $<
 
-demo: all
+demo: all $(B)/tests/czmq/pingpong
 	@sh scripts/demo.sh
 
 FUZZ_PROGS := $(B)/fuzz/fuzz_decode $(B)/fuzz/rawtrace $(B)/fuzz/bombtrace
