@@ -6,6 +6,7 @@
 #include <string.h>
 #include <zstd.h>
 
+#include "array.h"
 #include "at_codec.h"
 #include "block.h"
 
@@ -16,17 +17,7 @@
 
 static int grow_buffer(struct unpacker *u, size_t need)
 {
-    if (need <= u->cap)
-        return 0;
-    size_t cap = u->cap ? u->cap : 64 << 10;
-    while (cap < need)
-        cap *= 2;
-    uint8_t *grown = realloc(u->buf, cap);
-    if (!grown)
-        return -ENOMEM;
-    u->buf = grown;
-    u->cap = cap;
-    return 0;
+    return need <= u->cap ? 0 : at__array_grow((void **)&u->buf, &u->cap, need - 1, 1, 64 << 10);
 }
 
 static int unzstd(struct unpacker *u, const uint8_t *payload, uint32_t payload_size,

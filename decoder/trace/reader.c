@@ -26,6 +26,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "array.h"
 #include "at_codec.h"
 #include "block.h"
 #include "stacks.h"
@@ -336,15 +337,9 @@ struct thread *at__trace_thread(struct trace *t, uint32_t tid)
     uint32_t index;
     if (at__idmap_get(&t->thread_index, tid, &index) == 0)
         return &t->threads[index];
-    if (t->nthreads == t->threads_cap) {
-        size_t cap = t->threads_cap ? t->threads_cap * 2 : 16;
-        struct thread *grown = realloc(t->threads, cap * sizeof *grown);
-        if (!grown)
-            return NULL;
-        t->threads = grown;
-        t->threads_cap = cap;
-    }
-    if (at__idmap_put(&t->thread_index, tid, (uint32_t)t->nthreads) < 0)
+    if (at__array_grow((void **)&t->threads, &t->threads_cap, t->nthreads, sizeof *t->threads,
+                       16) < 0 ||
+        at__idmap_put(&t->thread_index, tid, (uint32_t)t->nthreads) < 0)
         return NULL;
     struct thread *th = &t->threads[t->nthreads++];
     *th = (struct thread){.tid = tid};
@@ -353,14 +348,9 @@ struct thread *at__trace_thread(struct trace *t, uint32_t tid)
 
 int at__thread_add_frame(struct thread *th, const struct frame_ref *f)
 {
-    if (th->nframes == th->frames_cap) {
-        size_t cap = th->frames_cap ? th->frames_cap * 2 : 16;
-        struct frame_ref *grown = realloc(th->frames, cap * sizeof *grown);
-        if (!grown)
-            return -ENOMEM;
-        th->frames = grown;
-        th->frames_cap = cap;
-    }
+    if (at__array_grow((void **)&th->frames, &th->frames_cap, th->nframes, sizeof *th->frames,
+                       16) < 0)
+        return -ENOMEM;
     th->frames[th->nframes++] = *f;
     th->events += f->count;
     return 0;
