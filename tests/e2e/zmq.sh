@@ -1,6 +1,6 @@
 #!/bin/sh
 # Messages on ordinary ZeroMQ sockets (not actor pipes), traced through shim/czmq.c and matched
-# by tracedecode (decoder/sockets.c): between CZMQ actors over inproc (PUSH/PULL, PAIR,
+# by tracedecode (decoder/analysis/sockets.c): between CZMQ actors over inproc (PUSH/PULL, PAIR,
 # DEALER/ROUTER, REQ/ROUTER, PUB/SUB with two subscribers), and between two processes, traced
 # into two files and decoded together. Every send must name its receiver and share its message
 # id with its recv (each subscriber's, for PUB/SUB), between the actors that bound and
