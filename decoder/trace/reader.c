@@ -26,7 +26,6 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "array.h"
 #include "at_codec.h"
 #include "block.h"
 #include "stacks.h"
@@ -332,30 +331,6 @@ size_t at__frame_resync(const struct trace *t, size_t from)
     return found ? (size_t)(found - t->data) : t->size;
 }
 
-struct thread *at__trace_thread(struct trace *t, uint32_t tid)
-{
-    uint32_t index;
-    if (at__idmap_get(&t->thread_index, tid, &index) == 0)
-        return &t->threads[index];
-    if (at__array_grow((void **)&t->threads, &t->threads_cap, t->nthreads, sizeof *t->threads,
-                       16) < 0 ||
-        at__idmap_put(&t->thread_index, tid, (uint32_t)t->nthreads) < 0)
-        return NULL;
-    struct thread *th = &t->threads[t->nthreads++];
-    *th = (struct thread){.tid = tid};
-    return th;
-}
-
-int at__thread_add_frame(struct thread *th, const struct frame_ref *f)
-{
-    if (at__array_grow((void **)&th->frames, &th->frames_cap, th->nframes, sizeof *th->frames,
-                       16) < 0)
-        return -ENOMEM;
-    th->frames[th->nframes++] = *f;
-    th->events += f->count;
-    return 0;
-}
-
 /* Adds block b of the frame at pos (header h) to its thread's list. */
 static int index_block(struct trace *t, size_t pos, const struct at_frame_header *h,
                        const struct at_frame_block *b, uint32_t part_offset)
@@ -462,20 +437,6 @@ static int scan(struct trace *t, size_t pos, struct unpacker *u)
 
 /* ---- After the scan ------------------------------------------------------------------------ */
 
-static int by_seq(const void *a, const void *b)
-{
-    const struct frame_ref *x = a, *y = b;
-    if (x->seq != y->seq)
-        return x->seq < y->seq ? -1 : 1;
-    return x->offset < y->offset ? -1 : x->offset > y->offset;
-}
-
-static int by_tid(const void *a, const void *b)
-{
-    const struct thread *x = a, *y = b;
-    return x->tid < y->tid ? -1 : x->tid > y->tid;
-}
-
 static void warn_clock(const struct trace *t)
 {
     if (t->nthreads == 0 && t->nlost == 0)
@@ -490,16 +451,8 @@ static void warn_clock(const struct trace *t)
 
 static int finish(struct trace *t)
 {
-    /* qsort is not given NULL arrays: empty ones are never allocated. */
-    for (size_t i = 0; i < t->nthreads; i++)
-        if (t->threads[i].nframes > 1)
-            qsort(t->threads[i].frames, t->threads[i].nframes, sizeof(struct frame_ref), by_seq);
-    if (t->nthreads > 1)
-        qsort(t->threads, t->nthreads, sizeof *t->threads, by_tid);
-    at__idmap_free(&t->thread_index);
-    for (size_t i = 0; i < t->nthreads; i++)
-        if (at__idmap_put(&t->thread_index, t->threads[i].tid, (uint32_t)i) < 0)
-            return -ENOMEM;
+    if (at__threads_sort(t) < 0)
+        return -ENOMEM;
     int err = at__clock_init(&t->clock, t->samples, t->nsamples);
     if (err < 0)
         return err;
@@ -537,12 +490,7 @@ void at__trace_close(struct trace *t)
     if (t->mapped)
         munmap((void *)t->data, t->size);
     free(t->prefix);
-    for (size_t i = 0; i < t->nthreads; i++) {
-        free(t->threads[i].frames);
-        free(t->threads[i].name);
-    }
-    free(t->threads);
-    at__idmap_free(&t->thread_index);
+    at__threads_free(t);
     at__stacks_free(t->stacks);
     at__names_free(&t->names);
     at__clock_free(&t->clock);
