@@ -14,7 +14,7 @@ ordered() { # ordered ACTOR FIRST JSONL: ACTOR's sends carry FIRST, FIRST+1, ...
 }
 
 for per in 1 2 4; do
-    limit env ACTORTRACE_MODE=block ACTORTRACE_BLOCK_KB=4 ACTORTRACE_OUT="$TMP/s$per.trace" \
+    ACTORTRACE_MODE=block ACTORTRACE_BLOCK_KB=4 ACTORTRACE_OUT="$TMP/s$per.trace" \
         LD_PRELOAD="$LIB_NOP" "$B/tests/progs/sigrec" 1000000 $per >"$TMP/s.out" 2>"$TMP/s.err"
     check "$per per handler: runs traced" [ $? -eq 0 ]
     "$DECODE" -o "$TMP/s.jsonl" "$TMP/s$per.trace"
@@ -41,7 +41,7 @@ storm_torn=0
 storm_uncounted=0
 for run in 1 2 3 4 5; do
     rm -f "$TMP/storm.trace"
-    limit env ACTORTRACE_MODE=block ACTORTRACE_BLOCK_KB=4 ACTORTRACE_OUT="$TMP/storm.trace" \
+    ACTORTRACE_MODE=block ACTORTRACE_BLOCK_KB=4 ACTORTRACE_OUT="$TMP/storm.trace" \
         LD_PRELOAD="$LIB_NOP" "$B/tests/progs/sigrec" 100000 50 10 >"$TMP/storm.out" \
         2>"$TMP/storm.err"
     "$DECODE" "$TMP/storm.trace" 2>/dev/null | tail -n 1 >"$TMP/storm.summary"
