@@ -1,6 +1,6 @@
 # actortrace: one build for everything; outputs go to build/.
 #   make         the library, tracedecode, the reference runtime and its programs
-#   make demo    trace the pingpong example and show the start of its JSONL
+#   make demo    record a CZMQ ping-pong with actortrace, then its report, view and a jq answer
 #   make test    every test (unit, sanitizers, end-to-end, fault, fuzz); ends "N passed, N failed"
 #   make bench   benchmarks; they print figures, they assert nothing (RUNS=5 runs of each
 #                figure, PAIRS=51 interleaved pairs of each real program, unless set)
@@ -31,7 +31,12 @@ CLI_SRC     := $(wildcard cli/*.c)
 # the test copy of the library (TEST_LIB).
 PRELOAD_SRC := $(wildcard preload/*.c) \
 	$(filter-out shim/refrt.c,$(wildcard shim/*.c))
-DECODER_SRC := $(wildcard decoder/*.c)
+# The decoder's folders, each using only those below it (decoder/README.md). Every .c in them is
+# built and every folder is on the include path, so a header is included by its bare name.
+DECODER_DIRS := decoder decoder/views decoder/analysis decoder/trace decoder/util
+DECODER_SRC := $(wildcard $(addsuffix /*.c,$(DECODER_DIRS)))
+DECODER_HDR := $(wildcard $(addsuffix /*.h,$(DECODER_DIRS)) decoder/views/*.def)
+DECODER_INC := $(addprefix -I,$(DECODER_DIRS))
 RT_SRC      := tests/rt/runtime.c
 EXAMPLES    := $(patsubst tests/rt/examples/%.c,$(B)/examples/%,$(wildcard tests/rt/examples/*.c))
 UNIT_TESTS  := $(patsubst tests/unit/%.c,$(B)/tests/%,$(wildcard tests/unit/*.c))
@@ -71,17 +76,17 @@ $(TEST_LIB): $(PRELOAD_SRC) shim/refrt.c $(COMMON_SRC) $(wildcard include/*.h pr
 	$(CC) $(CPPFLAGS) -Itests/rt $(CFLAGS) $(WARN) $(PRELOAD_FLAGS) -shared -Wl,-z,now -o $@ \
 		$(PRELOAD_SRC) shim/refrt.c $(COMMON_SRC) -lzstd -ldl $(PATCH_LIBS) -Wl,-z,defs $(SHIM_VERSIONS)
 
-$(B)/tracedecode: $(DECODER_SRC) $(COMMON_SRC) $(wildcard include/*.h decoder/*.h) | $(DEPS_OK)
-	$(CC) $(CPPFLAGS) $(CFLAGS) $(WARN) -o $@ $(DECODER_SRC) $(COMMON_SRC) -lzstd -lncurses
+$(B)/tracedecode: $(DECODER_SRC) $(COMMON_SRC) $(wildcard include/*.h) $(DECODER_HDR) | $(DEPS_OK)
+	$(CC) $(CPPFLAGS) $(DECODER_INC) $(CFLAGS) $(WARN) -o $@ $(DECODER_SRC) $(COMMON_SRC) -lzstd -lncurses
 
 # The actortrace command: finds the library and tracedecode beside itself (build/) or under the
 # PREFIX it is installed to.
 $(B)/actortrace: $(CLI_SRC) cli/cli.h include/actortrace.h | $(DEPS_OK)
 	$(CC) $(CPPFLAGS) $(CFLAGS) $(WARN) -o $@ $(CLI_SRC)
 
-$(B)/asan/tracedecode: $(DECODER_SRC) $(COMMON_SRC) $(wildcard include/*.h decoder/*.h) | $(DEPS_OK)
+$(B)/asan/tracedecode: $(DECODER_SRC) $(COMMON_SRC) $(wildcard include/*.h) $(DECODER_HDR) | $(DEPS_OK)
 	@mkdir -p $(@D)
-	$(CC) $(CPPFLAGS) $(SAN_FLAGS) $(WARN) -o $@ $(DECODER_SRC) $(COMMON_SRC) -lzstd -lncurses
+	$(CC) $(CPPFLAGS) $(DECODER_INC) $(SAN_FLAGS) $(WARN) -o $@ $(DECODER_SRC) $(COMMON_SRC) -lzstd -lncurses
 
 # The reference runtime: default visibility and no -Bsymbolic, so its calls to its own
 # exported functions go through the PLT, as in the real runtimes we trace.
@@ -94,15 +99,15 @@ $(B)/examples/%: tests/rt/examples/%.c tests/rt/examples/args.h tests/rt/refrt.h
 		-Wl,-rpath,'$$ORIGIN/..'
 
 # Unit tests link the common code and the piece they test, built with the sanitizers.
-$(B)/tests/%: tests/unit/%.c $(wildcard tests/unit/*.h) $(COMMON_SRC) $(DECODER_SRC) $(wildcard include/*.h decoder/*.h) | $(DEPS_OK)
+$(B)/tests/%: tests/unit/%.c $(wildcard tests/unit/*.h) $(COMMON_SRC) $(DECODER_SRC) $(wildcard include/*.h) $(DECODER_HDR) | $(DEPS_OK)
 	@mkdir -p $(@D)
-	$(CC) $(CPPFLAGS) -Idecoder $(SAN_FLAGS) $(WARN) -o $@ $< $(COMMON_SRC) \
+	$(CC) $(CPPFLAGS) $(DECODER_INC) $(SAN_FLAGS) $(WARN) -o $@ $< $(COMMON_SRC) \
 		$(filter-out decoder/main.c,$(DECODER_SRC)) -lzstd -lncurses
 
 # The fuzzer of tracedecode, and the tool that stores a seed trace's payloads raw.
-$(B)/fuzz/fuzz_decode: tests/fuzz/fuzz_decode.c tests/unit/jsoncheck.h $(COMMON_SRC) $(DECODER_SRC) $(wildcard include/*.h decoder/*.h) | $(DEPS_OK)
+$(B)/fuzz/fuzz_decode: tests/fuzz/fuzz_decode.c tests/unit/jsoncheck.h $(COMMON_SRC) $(DECODER_SRC) $(wildcard include/*.h) $(DECODER_HDR) | $(DEPS_OK)
 	@mkdir -p $(@D)
-	clang $(CPPFLAGS) -Idecoder -Itests/unit $(FUZZ_FLAGS) $(WARN) -o $@ $< $(COMMON_SRC) \
+	clang $(CPPFLAGS) $(DECODER_INC) -Itests/unit $(FUZZ_FLAGS) $(WARN) -o $@ $< $(COMMON_SRC) \
 		$(filter-out decoder/main.c,$(DECODER_SRC)) -lzstd -lncurses -lpthread
 # The fuzzer of the predicted encoding's decoder alone (common/predict.c).
 $(B)/fuzz/fuzz_predict: tests/fuzz/fuzz_predict.c $(COMMON_SRC) $(wildcard include/*.h) | $(DEPS_OK)
@@ -364,7 +369,7 @@ $(STATIC)/refused: tests/patch/refused.c tests/rt/refrt.h
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) -Itests/rt $(CFLAGS) $(WARN) -o $@ $<
 
-demo: all
+demo: all $(B)/tests/czmq/pingpong
 	@sh scripts/demo.sh
 
 FUZZ_PROGS := $(B)/fuzz/fuzz_decode $(B)/fuzz/fuzz_predict $(B)/fuzz/rawtrace $(B)/fuzz/bombtrace

@@ -10,24 +10,9 @@
 #include "block.h"
 #include "filter.h"
 #include "output.h"
+#include "session.h"
 #include "trace.h"
 
-struct decode {
-    struct trace *traces;
-    size_t ntraces;
-    struct unpacker unpacker;
-    FILE *diag;                  /* damage, warnings and losses are reported here; NULL: silent */
-    const struct filter *filter; /* events that reach the format; NULL: all of them */
-    bool json;                   /* a format with a text and a JSON form writes JSON (--json) */
-    bool progress;               /* show a progress line on diag when it is a terminal */
-    unsigned jobs;               /* 2 or more: decode blocks ahead on a helper thread */
-    void *state;                 /* the running format's own state, from its create callback */
-    struct sockets *sockets;     /* ZeroMQ socket matches (sockets.c); NULL: none */
-    struct clocks *clocks;       /* several hosts' clocks (clocks.c); NULL: one host */
-    const char *names_path;      /* the --names file; NULL: none */
-    uint64_t names_given;        /* names it gave (namefile.c) */
-    bool names_used;             /* an event carried one of them */
-};
 
 /* Opens and indexes every trace. Returns 0, -EEXIST when a trace is given twice (the same
  * file, or a copy of one: reported on diag), or the first trace's error (see at__trace_open),

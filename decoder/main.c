@@ -18,8 +18,9 @@
 #include "watch.h"
 
 static const struct output_ops *const formats[] = {
-    &at__jsonl_ops, &at__perfetto_ops, &at__chrome_ops, &at__stats_ops, &at__dot_ops,
-    &at__aether_ops,
+#define VIEW(name) &at__##name##_ops,
+#include "views.def"
+#undef VIEW
 };
 
 static const char usage[] =
@@ -179,6 +180,15 @@ static const struct output_ops *find_format(const char *name)
     return NULL;
 }
 
+static int unknown_format(const char *name)
+{
+    fprintf(stderr, "tracedecode: unknown format '%s' (known:", name);
+    for (size_t i = 0; i < sizeof formats / sizeof *formats; i++)
+        fprintf(stderr, "%s %s", i ? "," : "", formats[i]->name);
+    fprintf(stderr, ")\n");
+    return -EINVAL;
+}
+
 enum {
     OPT_JSON = 256, OPT_NO_RECOVER, OPT_NAMES, OPT_FORCE_RECOVER, OPT_RECOVER, OPT_RINGS,
     OPT_REMOVE, OPT_FOLLOW, OPT_RING, OPT_TOP, OPT_POLL, OPT_FROM, OPT_TO, OPT_FILTER
@@ -278,9 +288,7 @@ static int parse(int argc, char **argv, struct options *opt)
             if (parse_jobs(optarg, &opt->jobs) < 0)
                 return -EINVAL;
         } else if (c == 'f' && (opt->format = find_format(optarg)) == NULL) {
-            fprintf(stderr, "tracedecode: unknown format '%s' (known: jsonl, perfetto, chrome, "
-                            "stats, dot, aether)\n", optarg);
-            return -EINVAL;
+            return unknown_format(optarg);
         } else if (c == OPT_JSON) {
             opt->json = true;
         } else if (c == OPT_NO_RECOVER) {

@@ -96,7 +96,7 @@ static void draw_title(const struct top *t)
         mvprintw(1, 0, "waiting for the first whole second");
     static const char *const names[] = {"depth", "received", "sent", "core%", "p99"};
     mvprintw(2, 0, "events %" PRIu64 "%s  dropped %" PRIu64 "  sort: %s  filter: %s",
-             l->last_events, l->ended ? "" : "/s", at__live_dropped(d), names[t->sort],
+             l->last_events, l->ended ? "" : "/s", at__watch_dropped(d), names[t->sort],
              t->filter[0] ? t->filter : "(none)");
 }
 

@@ -80,7 +80,13 @@ int at__watch_poll(struct watch *w, bool stop)
     return 0;
 }
 
-void at__watch_sleep(unsigned ms)
+uint64_t at__watch_dropped(const struct decode *d)
+{
+    return at__decode_summary(d, (struct summary){0}).dropped;
+}
+
+/* Sleeps ms milliseconds, less when a signal comes. */
+static void watch_sleep(unsigned ms)
 {
     struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000L};
     if (ms && !at__watch_stopped)
@@ -129,7 +135,7 @@ static void write_second(struct follow_out *fo)
     char line[256];
     snprintf(line, sizeof line, "second %" PRIu64 "%s: %" PRIu64 " events, %" PRIu64
              " dropped so far", shown, l->ended ? " (the last, the run ended)" : "",
-             l->last_events, at__live_dropped(&fo->w->f.d));
+             l->last_events, at__watch_dropped(&fo->w->f.d));
     say(&fo->o, line);
     say(&fo->o, at__live_heads);
     for (size_t i = 0; i < l->nactors; i++)
@@ -157,7 +163,7 @@ static int follow_loop(struct follow_out *fo, const struct watch_options *o)
         if (err == 0)
             err = at__out_flush(&fo->o);
         if (err == 0 && !fo->w->ended)
-            at__watch_sleep(o->poll_ms);
+            watch_sleep(o->poll_ms);
     }
     return err;
 }

@@ -41,8 +41,8 @@ int at__watch_init(struct watch *w, const struct watch_options *o);
  * stderr): their ts_ns is not known yet. Returns 0 or a negative errno. */
 int at__watch_poll(struct watch *w, bool stop);
 
-/* Sleeps ms milliseconds, less when a signal comes. */
-void at__watch_sleep(unsigned ms);
+/* Events the recorders lost so far, over every trace. */
+uint64_t at__watch_dropped(const struct decode *d);
 
 void at__watch_free(struct watch *w);
 

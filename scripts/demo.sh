@@ -1,21 +1,25 @@
 #!/bin/sh
-# make demo: traces the reference runtime's pingpong, decodes the trace, and shows what it
-# holds.
+# make demo: what a user does, on a CZMQ actor ping-pong (a program of a runtime the library
+# traces, run with the product library): record a run, read its statistics, write the view for
+# Perfetto, and answer a question with jq, as README.md's "Tracing a program" shows.
 set -eu
 cd "$(dirname "$0")/.."
-trace=build/demo.trace
-rm -f "$trace" build/demo.jsonl
-echo "\$ ACTORTRACE_OUT=$trace LD_PRELOAD=build/tests/libactortrace-refrt.so build/examples/pingpong 10000"
-ACTORTRACE_OUT=$trace LD_PRELOAD=build/tests/libactortrace-refrt.so build/examples/pingpong 10000
+dir=build/demo
+rm -rf "$dir"
+mkdir -p "$dir"
+show() { # show COMMAND...: prints the command, then runs it
+    echo "\$ $*"
+    "$@"
+}
+show build/actortrace record -o $dir/run.trace -- build/tests/czmq/pingpong zstr 10000
 echo
-echo "\$ build/tracedecode -o build/demo.jsonl $trace"
-build/tracedecode -o build/demo.jsonl "$trace"
-echo "\$ head -n 8 build/demo.jsonl"
-head -n 8 build/demo.jsonl
-echo "\$ tail -n 1 build/demo.jsonl"
-tail -n 1 build/demo.jsonl
+echo "\$ build/actortrace report $dir/run.trace | head -n 20"
+build/actortrace report $dir/run.trace | head -n 20
 echo
-echo "\$ jq -s 'map(select(.event == \"send\")) | group_by(.msg_name) | map({(.[0].msg_name): length}) | add' build/demo.jsonl"
-jq -c -s 'map(select(.event == "send")) | group_by(.msg_name) | map({(.[0].msg_name): length}) | add' build/demo.jsonl
+show build/actortrace view $dir/run.trace
 echo
-echo "trace: $trace ($(stat -c %s "$trace") bytes), JSONL: build/demo.jsonl"
+echo "\$ build/actortrace decode $dir/run.trace > $dir/run.jsonl"
+build/actortrace decode $dir/run.trace >$dir/run.jsonl
+recipe='map(select(.event == "send")) | group_by(.msg_name) | map({(.[0].msg_name): length}) | add'
+echo "\$ jq -c -s '$recipe' $dir/run.jsonl"
+jq -c -s "$recipe" $dir/run.jsonl

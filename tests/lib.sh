@@ -14,6 +14,13 @@ trap 'rm -rf "$TMP"' EXIT
 export ASAN_OPTIONS=detect_leaks=1:abort_on_error=0
 export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
 
+# Every run of a program in a test has a time limit: a program that hangs is killed and its
+# check fails, instead of the test waiting for ever. RUN_LIMIT is in seconds.
+RUN_LIMIT=${RUN_LIMIT:-120}
+limit() { # limit PROGRAM ARGS...: runs PROGRAM, killed after RUN_LIMIT seconds
+    timeout -s KILL "$RUN_LIMIT" "$@"
+}
+
 check() { # check NAME COMMAND...: ok when the command succeeds
     local check_name="$1"
     shift
@@ -31,7 +38,7 @@ equal() { # equal NAME GOT WANT
 traced() { # traced TRACE PROGRAM ARGS...: runs PROGRAM with the tracer, output to TRACE
     local trace="$1"
     shift
-    ACTORTRACE_OUT="$trace" LD_PRELOAD="$LIB" "$@"
+    limit env ACTORTRACE_OUT="$trace" LD_PRELOAD="$LIB" "$@"
 }
 
 # kind_count JSONL KIND: number of events of that kind
@@ -51,7 +58,7 @@ truth() {
 run_both() {
     name=$1
     shift
-    "$@" >"$TMP/$name.plain" 2>&1
+    limit "$@" >"$TMP/$name.plain" 2>&1
     check "$name: runs untraced" [ $? -eq 0 ]
     traced "$TMP/$name.trace" "$@" >"$TMP/$name.out" 2>"$TMP/$name.err"
     check "$name: runs traced" [ $? -eq 0 ]
@@ -77,7 +84,7 @@ LIB_NOP_HOOKS="$B/tests/libactortrace-pause.so"
 traced_nop() { # traced_nop TRACE PROGRAM ARGS...
     local trace="$1"
     shift
-    ACTORTRACE_OUT="$trace" LD_PRELOAD="$LIB_NOP" "$@"
+    limit env ACTORTRACE_OUT="$trace" LD_PRELOAD="$LIB_NOP" "$@"
 }
 
 # sends_of JSONL ACTOR: the number of send events to ACTOR

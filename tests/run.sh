@@ -1,7 +1,8 @@
 #!/bin/sh
 # Runs every test: the unit tests (built with ASan and UBSan), then each tests/e2e/*.sh. Each
 # test prints "ok - NAME" or "not ok - NAME" lines; the last line of this script is
-# "N passed, N failed", and it exits non-zero when anything failed.
+# "N passed, N failed", and it exits non-zero when anything failed. Each test has a time limit
+# as a whole, beside those of the runs in it (tests/lib.sh, limit): a hang is a failure.
 set -u
 cd "$(dirname "$0")/.."
 passed=0
@@ -33,14 +34,14 @@ for t in build/tests/test_*; do
     [ -x "$t" ] || continue
     name=$(basename "$t")
     echo "# $name"
-    "$t" >"$log/$name.out" 2>&1
+    timeout -s KILL 900 "$t" >"$log/$name.out" 2>&1
     count "$log/$name.out" $? "$name"
 done
 
 for t in tests/e2e/*.sh; do
     name=$(basename "$t" .sh)
     echo "# $name"
-    sh "$t" >"$log/$name.out" 2>&1
+    timeout -s KILL 1800 sh "$t" >"$log/$name.out" 2>&1
     count "$log/$name.out" $? "$name"
 done
 

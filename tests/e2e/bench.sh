@@ -16,7 +16,7 @@ stores=$(awk '/rdtsc/ { on = 1 } on && /^ *[0-9a-f]+:\tmov +%r[a-z0-9]+,(0x[0-9a
 equal "hotpath: floor_loop stores 2 words per iteration after rdtsc" "$stores" 2
 
 # The writer's CPU time, from a thread that returns only after the end of the trace.
-ACTORTRACE_MODE=block ACTORTRACE_OUT="$TMP/h.trace" THREADCPU_OUT="$TMP/writer.ns" \
+limit env ACTORTRACE_MODE=block ACTORTRACE_OUT="$TMP/h.trace" THREADCPU_OUT="$TMP/writer.ns" \
     LD_PRELOAD="$B/bench/libthreadcpu.so $LIB_NOP" "$B/bench/hotpath" 200000 >/dev/null
 check "threadcpu: one figure, for the writer thread" [ "$(wc -l <"$TMP/writer.ns")" = 1 ]
 check "threadcpu: the writer used some CPU time ($(cat "$TMP/writer.ns") ns)" \
@@ -32,7 +32,7 @@ equal "codec: every event of the trace re-encoded" \
     "$(echo "$out" | sed -n 's/.*(\([0-9]*\) events in.*/\1/p')" $((200000 + 100000))
 check "codec: encode and zstd figures ($out)" \
     sh -c "echo '$out' | grep -Eq '^encode [0-9.]+ ns/event, zstd [0-9.]+ ns/event'"
-"$B/bench/codec" "$TMP/h.jsonl" 2>"$TMP/codec.err"
+limit "$B/bench/codec" "$TMP/h.jsonl" 2>"$TMP/codec.err"
 equal "codec: exits 1 on a file that is not a trace" $? 1
 check "codec: says why" grep -q "not an actortrace trace" "$TMP/codec.err"
 

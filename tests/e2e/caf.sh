@@ -67,7 +67,7 @@ check_flows() { # check_flows NAME: tracedecode's flows, from its Chrome output
 }
 
 # The layout facts the shim reads CAF's objects by, each against CAF's headers.
-"$P/layout" >"$TMP/layout"
+limit "$P/layout" >"$TMP/layout"
 check "layout: the probe runs" [ $? -eq 0 ]
 equal "layout: facts probed" "$(wc -l <"$TMP/layout")" 20
 while read -r fact value; do
@@ -129,7 +129,7 @@ check "delayed: ticks come from CAF's clock thread (one that runs no actor), sen
 check "delayed: idle workers park (path sleep)" [ "$(jq -c 'select(.event == "park" and .path == "sleep")' "$TMP/delayed.jsonl" | wc -l)" -gt 0 ]
 
 # memcheck on one traced run, short
-valgrind -q --error-exitcode=99 --trace-children=yes env ACTORTRACE_OUT="$TMP/vg.trace" \
+timeout -s KILL 600 valgrind -q --error-exitcode=99 --trace-children=yes env ACTORTRACE_OUT="$TMP/vg.trace" \
     LD_PRELOAD="$LIB" "$P/pingpong" request 200 >"$TMP/vg.out" 2>"$TMP/vg.err"
 check "valgrind: a traced run exits cleanly" [ $? -eq 0 ]
 check "valgrind: no error reported" [ ! -s "$TMP/vg.err" ]
@@ -193,7 +193,7 @@ events=0
 equal "guard: nothing recorded from CAF" "$events" 0
 
 # A C program that preloads the tracer does not load libstdc++ (CAF programs have it already).
-LD_DEBUG=files LD_PRELOAD="$LIB" ACTORTRACE_OUT="$TMP/c.trace" "$B/examples/pingpong" 1000 \
+limit env LD_DEBUG=files LD_PRELOAD="$LIB" ACTORTRACE_OUT="$TMP/c.trace" "$B/examples/pingpong" 1000 \
     >/dev/null 2>"$TMP/c.debug"
 check "C program: ld.so loaded the tracer" grep -q 'file=.*libactortrace' "$TMP/c.debug"
 check "C program: no libstdc++" [ "$(grep -c 'file=libstdc++' "$TMP/c.debug")" -eq 0 ]

@@ -12,7 +12,7 @@ mkdir -p "$ACTORTRACE_RING_DIR"
 # double_free: glibc aborts holding malloc's lock, for good; the trace must still end cleanly
 # (the writer needs no lock a stopped thread holds), and a hang is a failure (timeout).
 for how in segv bus fpe ill abort term int exit_ _Exit_ chain double_free; do
-    "$P" "$how" $SENDS >"$TMP/$how.plain" 2>/dev/null
+    limit "$P" "$how" $SENDS >"$TMP/$how.plain" 2>/dev/null
     want=$?
     echo $want >"$TMP/$how.status"
     timeout -s KILL 60 env ACTORTRACE_OUT="$TMP/$how.trace" LD_PRELOAD="$LIB_NOP" \
@@ -28,6 +28,18 @@ for how in segv bus fpe ill abort term int exit_ _Exit_ chain double_free; do
     equal "$how: not truncated" "$(summary "$TMP/$how.jsonl" truncated)" false
 done
 check "chain: the program's own handler ran" grep -q "program handler ran" "$TMP/chain.out"
+# Started with SIGINT ignored, as a shell starts a background job, the int case still dies of
+# SIGINT, untraced and traced, instead of waiting in pause() for ever. (timeout would give it
+# back the default action, so the shell that ignores it runs the program itself.)
+timeout -s KILL 30 sh -c 'trap "" INT; exec "$0" int 10 >/dev/null 2>&1' "$P"
+equal "int, SIGINT ignored by the parent: dies of SIGINT untraced" $? 130
+timeout -s KILL 30 env ACTORTRACE_OUT="$TMP/ign.trace" LD_PRELOAD="$LIB_NOP" \
+    sh -c 'trap "" INT; exec "$0" int 10 >/dev/null 2>&1' "$P"
+status=$?
+equal "int, SIGINT ignored by the parent: dies of SIGINT traced" $status 130
+[ $status -eq 130 ] && "$DECODE" -o "$TMP/ign.jsonl" "$TMP/ign.trace" 2>/dev/null
+equal "int, SIGINT ignored by the parent: every send is in the trace" \
+    "$([ $status -eq 130 ] && sends_of "$TMP/ign.jsonl" 1)" 10
 for run in 1 2 3; do
     timeout -s KILL 60 env ACTORTRACE_OUT="$TMP/df$run.trace" LD_PRELOAD="$LIB_NOP" \
         "$P" double_free $SENDS >/dev/null 2>&1

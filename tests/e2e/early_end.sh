@@ -16,7 +16,7 @@ for how in exit term; do
     bad=0 traces=0
     for run in $(seq $RUNS); do
         t="$TMP/$how$run.trace"
-        env $SLOW ACTORTRACE_RING_DIR="$RINGS" ACTORTRACE_OUT="$t" LD_PRELOAD="$LIB_NOP" \
+        limit env $SLOW ACTORTRACE_RING_DIR="$RINGS" ACTORTRACE_OUT="$t" LD_PRELOAD="$LIB_NOP" \
             "$P" $how $(((run - 1) * 100)) 2>"$TMP/$how$run.err"
         if [ -e "$t" ]; then
             traces=$((traces + 1))

@@ -9,7 +9,7 @@ N=400000
 bad=0 parent_drops=0
 for run in 1 2 3; do
     mkdir -p "$TMP/$run"
-    ACTORTRACE_BUFFER_MB=1 ACTORTRACE_BLOCK_KB=4 ACTORTRACE_TEST_WRITER_DELAY_MS=300 \
+    limit env ACTORTRACE_BUFFER_MB=1 ACTORTRACE_BLOCK_KB=4 ACTORTRACE_TEST_WRITER_DELAY_MS=300 \
         ACTORTRACE_OUT="$TMP/$run/%p.trace" LD_PRELOAD="$LIB_NOP_HOOKS" "$P" fork $N \
         >"$TMP/$run.out" 2>/dev/null
     parent=$(ls "$TMP/$run" | sort -n | head -n 1)
@@ -24,7 +24,7 @@ check "the parents dropped events ($parent_drops), so the test means something" 
 equal "runs where the child's kept + lost differ from what it made" $bad 0
 
 mkdir -p "$TMP/first" "$TMP/rings"
-ACTORTRACE_RING_DIR="$TMP/rings" ACTORTRACE_OUT="$TMP/first/%p.trace" LD_PRELOAD="$LIB_NOP" \
+limit env ACTORTRACE_RING_DIR="$TMP/rings" ACTORTRACE_OUT="$TMP/first/%p.trace" LD_PRELOAD="$LIB_NOP" \
     "$P" fork_first 1000 >"$TMP/first.out" 2>&1
 check "fork before the first event: program succeeds" [ $? -eq 0 ]
 child=$(ls "$TMP/first" | sort -n | tail -n 1)

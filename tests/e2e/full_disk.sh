@@ -12,11 +12,11 @@ all_events() {
 # About 20 million events, a trace of 8 to 12 MB: several times the limit below, however well
 # a run's blocks compress.
 ROUNDS=2000000
-"$P" $ROUNDS >"$TMP/plain.out"
+limit "$P" $ROUNDS >"$TMP/plain.out"
 # 2 MiB (ulimit -f counts 512-byte blocks), room for the 1 MiB ring file but not the trace.
 # Block mode, so that every event the program made is either in the file or counted as not
 # written.
-(ulimit -f 4096 && ACTORTRACE_BUFFER_MB=1 ACTORTRACE_MODE=block ACTORTRACE_OUT="$TMP/f.trace" \
+(ulimit -f 4096 && limit env ACTORTRACE_BUFFER_MB=1 ACTORTRACE_MODE=block ACTORTRACE_OUT="$TMP/f.trace" \
     LD_PRELOAD="$LIB" "$P" $ROUNDS >"$TMP/f.out" 2>"$TMP/f.err")
 check "program succeeds" [ $? -eq 0 ]
 head -n -1 "$TMP/plain.out" >"$TMP/a"
@@ -37,14 +37,14 @@ check "the loss is a write error with a time range" jq -e \
 check "the decoder reports the loss on stderr" grep -q "lost" "$TMP/f.decode.err"
 
 # a limit too small even for the ring file: still no harm to the program
-(ulimit -f 16 && ACTORTRACE_OUT="$TMP/tiny.trace" LD_PRELOAD="$LIB" "$P" 1000 >"$TMP/tiny.out" 2>"$TMP/tiny.err")
+(ulimit -f 16 && limit env ACTORTRACE_OUT="$TMP/tiny.trace" LD_PRELOAD="$LIB" "$P" 1000 >"$TMP/tiny.out" 2>"$TMP/tiny.err")
 check "8 KiB limit: program succeeds" [ $? -eq 0 ]
 "$DECODE" -o "$TMP/tiny.jsonl" "$TMP/tiny.trace" 2>/dev/null
 check "8 KiB limit: what was written decodes" [ $? -le 1 ]
 
 # full after the first few frames: the end records bring a second clock sample, so timestamps
 # are nanoseconds, not ticks
-(ulimit -f 64 && ACTORTRACE_OUT="$TMP/early.trace" LD_PRELOAD="$LIB" "$P" 100000 >/dev/null 2>&1)
+(ulimit -f 64 && limit env ACTORTRACE_OUT="$TMP/early.trace" LD_PRELOAD="$LIB" "$P" 100000 >/dev/null 2>&1)
 "$DECODE" -o "$TMP/early.jsonl" "$TMP/early.trace" 2>"$TMP/early.err"
 check "32 KiB limit: the trace ends cleanly" [ "$(summary "$TMP/early.jsonl" truncated)" = false ]
 check "32 KiB limit: two clock samples at least" lacks "$TMP/early.err" "only one CLOCK"
@@ -53,7 +53,7 @@ check "32 KiB limit: two clock samples at least" lacks "$TMP/early.err" "only on
 # being added must not be followed by another. Blocks of 128 KiB in a 1 MiB pool make most
 # writes happen in the middle of a pass over the full blocks, where that case is; three runs.
 for i in 1 2 3; do
-    (ulimit -f 4096 && ACTORTRACE_BLOCK_KB=128 ACTORTRACE_BUFFER_MB=1 ACTORTRACE_MODE=block \
+    (ulimit -f 4096 && limit env ACTORTRACE_BLOCK_KB=128 ACTORTRACE_BUFFER_MB=1 ACTORTRACE_MODE=block \
         ACTORTRACE_OUT="$TMP/mid$i.trace" LD_PRELOAD="$LIB" "$P" $ROUNDS >"$TMP/mid$i.out" 2>"$TMP/mid$i.err")
     equal "failure in the middle of a batch, run $i: one line on stderr" "$(wc -l <"$TMP/mid$i.err")" 1
     "$DECODE" -o "$TMP/mid$i.jsonl" "$TMP/mid$i.trace" 2>/dev/null

@@ -26,7 +26,7 @@ seed() { # seed NAME ARGS...: a trace of the example NAME (up to a '-'), and the
     local status=$? events
     events=$(summary "$TMP/$name.jsonl" events)
     check "seed $name: decodes cleanly ($events events)" [ $status -eq 0 -a "$events" -gt 0 ]
-    "$B/fuzz/rawtrace" "$seeds/$name" "$seeds/$name-raw"
+    limit "$B/fuzz/rawtrace" "$seeds/$name" "$seeds/$name-raw"
     "$DECODE" -o "$TMP/$name-raw.jsonl" "$seeds/$name-raw" 2>/dev/null
     check "seed $name-raw: decodes to the same events, stored raw" \
         cmp -s "$TMP/$name.jsonl" "$TMP/$name-raw.jsonl"
@@ -59,9 +59,9 @@ check "seed damaged: decodes with a damaged frame" \
 
 # Small traces that claim much memory (tests/fuzz/bombtrace.c): frames of 2 M events, frames of
 # the most events a frame may hold, all overlapping, and META frames of 16 MiB of records.
-"$B/fuzz/bombtrace" "$seeds/bomb-big" 20 2097152
-"$B/fuzz/bombtrace" "$seeds/bomb-many" 200 8192
-"$B/fuzz/bombtrace" "$seeds/bomb-meta" 15 3355443 meta
+limit "$B/fuzz/bombtrace" "$seeds/bomb-big" 20 2097152
+limit "$B/fuzz/bombtrace" "$seeds/bomb-many" 200 8192
+limit "$B/fuzz/bombtrace" "$seeds/bomb-meta" 15 3355443 meta
 check "bomb seeds written" [ -s "$seeds/bomb-big" -a -s "$seeds/bomb-many" -a -s "$seeds/bomb-meta" ]
 
 # ---- Inputs that once crashed or hung: tests/fuzz/regressions/, named after what they hold ----

@@ -11,7 +11,7 @@ ROUNDS=2000
 check "the condvar wrappers are pthread_cond_*@@GLIBC_2.3.2" [ "$(objdump -T "$LIB" |
     grep -cE 'GLIBC_2\.3\.2 +pthread_cond_(wait|timedwait|signal|broadcast)$')" -eq 4 ]
 
-"$PROG" "$ROUNDS" >"$TMP/plain.out" 2>&1
+limit "$PROG" "$ROUNDS" >"$TMP/plain.out" 2>&1
 check "runs untraced" [ $? -eq 0 ]
 
 run_glibc() { # run_glibc NAME ENV-ARGS...: the program traced, with env's arguments

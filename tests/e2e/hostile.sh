@@ -35,7 +35,7 @@ equal "overwrite, SIGUSR2 storm: kept + overwritten = sent" \
 
 # The program closes descriptors 3..1023 and opens a file of its own, which gets one of those
 # numbers: nothing of the trace goes into it, and the tracer says once that it stopped writing.
-LD_PRELOAD="$LIB_NOP" ACTORTRACE_OUT="$TMP/fds.trace" "$P/close_fds" "$TMP/own.txt" 2000000 \
+limit env LD_PRELOAD="$LIB_NOP" ACTORTRACE_OUT="$TMP/fds.trace" "$P/close_fds" "$TMP/own.txt" 2000000 \
     >"$TMP/fds.out" 2>"$TMP/fds.err"
 check "closed descriptors: program succeeds" [ $? -eq 0 ]
 equal "closed descriptors: the program's file holds only its 410 bytes" \

@@ -29,8 +29,8 @@ equal "exit from a worker: dropped" "$(summary "$j" dropped)" 0
 # ends hands over a block, faster than the writer may get the CPU to write them on 2 cores:
 # block mode makes "every event arrives" independent of that (drop mode's counting is
 # tested in modes.sh).
-"$B/tests/progs/thread_churn" 10000 5 >"$TMP/churn.plain" 2>&1
-env ACTORTRACE_MODE=block ACTORTRACE_BUFFER_MB=8 ACTORTRACE_OUT="$TMP/churn.trace" LD_PRELOAD="$LIB" \
+limit "$B/tests/progs/thread_churn" 10000 5 >"$TMP/churn.plain" 2>&1
+limit env ACTORTRACE_MODE=block ACTORTRACE_BUFFER_MB=8 ACTORTRACE_OUT="$TMP/churn.trace" LD_PRELOAD="$LIB" \
     "$B/tests/progs/thread_churn" 10000 5 >"$TMP/churn.out" 2>&1
 check "thread churn: status 0" [ $? -eq 0 ]
 "$DECODE" -o "$TMP/churn.jsonl" "$TMP/churn.trace"

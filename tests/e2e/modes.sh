@@ -15,7 +15,7 @@ all_events() {
 run_mode() { # run_mode MODE ROUNDS [VAR=VALUE...]
     mode=$1 rounds=$2
     shift 2
-    env $SMALL "$@" ACTORTRACE_MODE="$mode" ACTORTRACE_OUT="$TMP/$mode.trace" LD_PRELOAD="$LIB" \
+    limit env $SMALL "$@" ACTORTRACE_MODE="$mode" ACTORTRACE_OUT="$TMP/$mode.trace" LD_PRELOAD="$LIB" \
         "$P" "$rounds" >"$TMP/$mode.out" 2>"$TMP/$mode.err"
     check "$mode: program succeeds" [ $? -eq 0 ]
     "$DECODE" -o "$TMP/$mode.jsonl" "$TMP/$mode.trace" 2>"$TMP/$mode.decode.err"

@@ -75,7 +75,7 @@ opens() { # opens NAME WANT LD_LIBRARY_PATH PROGRAM ARGS...: WANT, the copies lo
     LD_LIBRARY_PATH=$libpath "$@" >"$TMP/op.plain" 2>&1
     equal "dlopen $name: untraced" "$(awk -F', ' '{printf "%s ", $2}' "$TMP/op.plain")" "$want "
     for lib in "$PRODUCT_LIB" "$LIB"; do
-        LD_LIBRARY_PATH=$libpath ACTORTRACE_OUT="$TMP/op.trace" LD_PRELOAD="$lib" "$@" \
+        limit env LD_LIBRARY_PATH=$libpath ACTORTRACE_OUT="$TMP/op.trace" LD_PRELOAD="$lib" "$@" \
             >"$TMP/op.out" 2>&1
         check "dlopen $name: as untraced with $(basename "$lib")" cmp -s "$TMP/op.plain" "$TMP/op.out"
     done
@@ -110,7 +110,7 @@ check "ACTORTRACE_PATCH=0: no trace" [ ! -e "$TMP/off.trace" ]
 # stripped: one line that says why, no trace, the same output and exit status as untraced
 for args in 100 not-a-number; do
     "$S/pingpong-stripped" $args 2>/dev/null | grep -v ground_truth >"$TMP/plain.out"
-    "$S/pingpong-stripped" $args >/dev/null 2>&1
+    limit "$S/pingpong-stripped" $args >/dev/null 2>&1
     plain=$?
     traced "$TMP/strip.trace" "$S/pingpong-stripped" $args >"$TMP/strip.full" 2>"$TMP/strip.err"
     equal "stripped ($args): exit status unchanged" $? $plain
@@ -123,7 +123,7 @@ for args in 100 not-a-number; do
 done
 
 # a stripped program the system installed (a traced program's child, often) is not worth a line
-ACTORTRACE_OUT="$TMP/sys.trace" LD_PRELOAD="$PRODUCT_LIB" /bin/true 2>"$TMP/sys.err"
+limit env ACTORTRACE_OUT="$TMP/sys.trace" LD_PRELOAD="$PRODUCT_LIB" /bin/true 2>"$TMP/sys.err"
 check "stripped /bin/true: nothing said" [ $? -eq 0 -a ! -s "$TMP/sys.err" ]
 
 # a function too short to patch: refused, said once on stderr and in the trace, and it still
@@ -152,7 +152,7 @@ ae_events() { # ae_events JSONL: the events but parks, by kind, and the sends by
 ae_traced() { # ae_traced NAME BUILD PROGRAM ARGS...: $TMP/NAME.BUILD.{out,err,jsonl,events}
     local f="$TMP/$1.$2"
     shift 2
-    ACTORTRACE_OUT="$f.trace" LD_PRELOAD="$PRODUCT_LIB" "$@" >"$f.out" 2>"$f.err"
+    limit env ACTORTRACE_OUT="$f.trace" LD_PRELOAD="$PRODUCT_LIB" "$@" >"$f.out" 2>"$f.err"
     "$DECODE" -o "$f.jsonl" "$f.trace"
     ae_events "$f.jsonl" >"$f.events"
 }

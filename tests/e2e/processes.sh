@@ -8,7 +8,7 @@ N=3000
 
 run() { # run NAME MODE: traces forker MODE into $TMP/NAME/
     mkdir -p "$TMP/$1"
-    ACTORTRACE_OUT="$TMP/$1/%p.trace" LD_PRELOAD="$LIB_NOP" "$P" "$2" $N >"$TMP/$1.out" 2>"$TMP/$1.err"
+    limit env ACTORTRACE_OUT="$TMP/$1/%p.trace" LD_PRELOAD="$LIB_NOP" "$P" "$2" $N >"$TMP/$1.out" 2>"$TMP/$1.err"
 }
 
 run fork fork
@@ -31,7 +31,7 @@ equal "fork: merged events carry both pids" \
     "$(jq -r 'select(.event) | .pid' "$TMP/both.jsonl" | sort -u | tr '\n' ' ')" \
     "$(printf '%s\n%s\n' "${parent%.trace}" "${child%.trace}" | sort -u | tr '\n' ' ')"
 
-ACTORTRACE_OUT="$TMP/fixed.trace" LD_PRELOAD="$LIB_NOP" "$P" fork $N >/dev/null 2>&1
+limit env ACTORTRACE_OUT="$TMP/fixed.trace" LD_PRELOAD="$LIB_NOP" "$P" fork $N >/dev/null 2>&1
 check "fork without %p: the child appends its pid" sh -c "ls '$TMP'/fixed.trace.* >/dev/null"
 
 run exec exec

@@ -58,7 +58,7 @@ equal "overwrite: the ring grew to ACTORTRACE_BUFFER_MB and no further" "$size" 
 # the same in a 1 MiB tmpfs (where the machine lets us mount one): the ring stops growing at
 # 1 MiB, the program runs on, and every event is kept or counted as replaced
 if mkdir -p "$TMP/small_tmpfs" && mount -t tmpfs -o size=1m tmpfs "$TMP/small_tmpfs" 2>/dev/null; then
-    env ACTORTRACE_RING_DIR="$TMP/small_tmpfs" ACTORTRACE_MODE=overwrite ACTORTRACE_BLOCK_KB=16 \
+    limit env ACTORTRACE_RING_DIR="$TMP/small_tmpfs" ACTORTRACE_MODE=overwrite ACTORTRACE_BLOCK_KB=16 \
         ACTORTRACE_OUT="$TMP/tmpfs.trace" LD_PRELOAD="$LIB_NOP" \
         "$P" abort 300000 >"$TMP/tmpfs.out" 2>"$TMP/tmpfs.err"
     check "full tmpfs: the program ends as it would (SIGABRT), not by SIGBUS" [ $? -eq 134 ]

@@ -16,7 +16,7 @@ SPECS="$TOP/tests/shimgen"
 generated() { # generated TRACE SHIM PROGRAM ARGS...: runs PROGRAM with the core and SHIM
     local trace="$1" shim="$2"
     shift 2
-    ACTORTRACE_OUT="$trace" LD_PRELOAD="$CORE:$shim" "$@"
+    limit env ACTORTRACE_OUT="$trace" LD_PRELOAD="$CORE:$shim" "$@"
 }
 
 # events JSONL: each event as {event, actor, peer, msg, msg_name}, sorted
@@ -55,7 +55,7 @@ check "mbox: the spawned actors are named" jq -n -e \
     "$TMP/mbox.jsonl"
 
 # the same through the command: actortrace record --shim preloads the generated shim
-"$B/actortrace" record --preload "$CORE" --shim "$TMP/mbox/libshim-mbox.so" -o "$TMP/cmd.trace" \
+limit "$B/actortrace" record --preload "$CORE" --shim "$TMP/mbox/libshim-mbox.so" -o "$TMP/cmd.trace" \
     -- "$B/shimgen-test/mbox_demo" 2000 >"$TMP/cmd.out" 2>"$TMP/cmd.err"
 check "mbox through actortrace record --shim: runs traced" [ $? -eq 0 ]
 "$DECODE" -o "$TMP/cmd.jsonl" "$TMP/cmd.trace"
@@ -64,7 +64,7 @@ grep '^{"truth"' "$TMP/cmd.out" | jq -c '.truth' | sort >"$TMP/cmd.want"
 equal "mbox through actortrace record --shim: events" "$(wc -l <"$TMP/cmd.got")" 12027
 check "mbox through actortrace record --shim: the trace's events equal the runtime's log" \
     cmp -s "$TMP/cmd.got" "$TMP/cmd.want"
-"$B/actortrace" record --shim "$TMP/mbox.spec-missing.so" -- true 2>"$TMP/noshim.err"
+limit "$B/actortrace" record --shim "$TMP/mbox.spec-missing.so" -- true 2>"$TMP/noshim.err"
 equal "actortrace record --shim with no such library: refused" "$?" 125
 check "actortrace record --shim with no such library: says which" \
     grep -q 'mbox.spec-missing.so: not a shared library' "$TMP/noshim.err"
@@ -252,7 +252,7 @@ check "a prototype the header contradicts: SPEC:LINE of the function, the compil
 check "shimgen --help: gives the exit statuses" grep -q '^Exit status: 0 done; 1 the spec has' \
     "$TMP/help.txt"
 check "shimgen --help: points at the docs" grep -q 'shimgen(1), and docs/SHIMGEN.md' "$TMP/help.txt"
-"$B/actortrace" list --shim "$TMP/uv/libshim-uv.so" --shim "$CORE" "$B/shimgen-test/uv_demo" \
+limit "$B/actortrace" list --shim "$TMP/uv/libshim-uv.so" --shim "$CORE" "$B/shimgen-test/uv_demo" \
     >"$TMP/list.out" 2>&1
 equal "actortrace list --shim: exit status" $? 0
 equal "actortrace list --shim: a generated shim is a row, SHIM yes" \

@@ -1,6 +1,6 @@
 #!/bin/sh
 # Messages on ordinary ZeroMQ sockets (not actor pipes), traced through shim/czmq.c and matched
-# by tracedecode (decoder/sockets.c): between CZMQ actors over inproc (PUSH/PULL, PAIR,
+# by tracedecode (decoder/analysis/sockets.c): between CZMQ actors over inproc (PUSH/PULL, PAIR,
 # DEALER/ROUTER, REQ/ROUTER, PUB/SUB with two subscribers), and between two processes, traced
 # into two files and decoded together. Every send must name its receiver and share its message
 # id with its recv (each subscriber's, for PUB/SUB), between the actors that bound and
@@ -23,7 +23,7 @@ named() { # named JSONL EVENT MSG_NAME: socket events of that kind and name
 }
 
 # ---- inproc, between actors -------------------------------------------------------------
-"$P" inproc "$N" >"$TMP/plain.out" 2>&1
+limit "$P" inproc "$N" >"$TMP/plain.out" 2>&1
 check "inproc: runs untraced" [ $? -eq 0 ]
 traced "$TMP/in.trace" "$P" inproc "$N" >"$TMP/in.out" 2>"$TMP/in.err"
 check "inproc: runs traced" [ $? -eq 0 ]

@@ -62,6 +62,14 @@ static void double_free(void)
     free(guard);
 }
 
+/* Dies of sig with its default action, whatever the disposition this program inherited: a
+ * background job of a shell starts with SIGINT ignored, and would then wait for ever. */
+static void die_of(int sig)
+{
+    signal(sig, SIG_DFL);
+    kill(getpid(), sig);
+}
+
 static void end(const char *how)
 {
     volatile int zero = 0;
@@ -76,9 +84,9 @@ static void end(const char *how)
     else if (!strcmp(how, "abort"))
         abort();
     else if (!strcmp(how, "term"))
-        kill(getpid(), SIGTERM);
+        die_of(SIGTERM);
     else if (!strcmp(how, "int"))
-        kill(getpid(), SIGINT);
+        die_of(SIGINT);
     else if (!strcmp(how, "exit_"))
         _exit(7);
     else if (!strcmp(how, "_Exit_"))

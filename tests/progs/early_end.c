@@ -32,7 +32,9 @@ int main(int argc, char **argv)
     while (!recording)
         ;
     usleep((useconds_t)atoi(argv[2]));
-    if (strcmp(argv[1], "term") == 0)
+    if (strcmp(argv[1], "term") == 0) {
+        signal(SIGTERM, SIG_DFL); /* whatever it inherited: this run ends of SIGTERM */
         kill(getpid(), SIGTERM);
+    }
     exit(0);
 }

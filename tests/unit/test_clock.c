@@ -1,5 +1,5 @@
-/* Unit tests of decoder/clock.c: tsc -> nanoseconds by interpolation between CLOCK samples,
- * extrapolation at both ends, the one-sample and no-sample cases, monotonicity. */
+/* Unit tests of decoder/trace/clock.c: tsc -> nanoseconds by interpolation between CLOCK
+ * samples, extrapolation at both ends, the one-sample and no-sample cases, monotonicity. */
 #include <stdio.h>
 #include <stdlib.h>
 

@@ -1,6 +1,6 @@
-/* Unit tests of decoder/clocks.c: the offset estimated from matched messages between two hosts
- * (both directions, one direction, in order already, contradictory), and the grouping of traces
- * by boot id with their placement by REALTIME samples. */
+/* Unit tests of decoder/analysis/clocks.c: the offset estimated from matched messages between
+ * two hosts (both directions, one direction, in order already, contradictory), and the grouping
+ * of traces by boot id with their placement by REALTIME samples. */
 #include <stdlib.h>
 #include <string.h>
 

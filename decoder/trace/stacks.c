@@ -9,7 +9,7 @@
 #include "at_codec.h"
 #include "at_events.h"
 #include "body.h"
-#include "output.h"
+#include "out.h"
 #include "stacks.h"
 #include "trace.h"
 

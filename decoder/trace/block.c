@@ -6,6 +6,7 @@
 #include <string.h>
 #include <zstd.h>
 
+#include "array.h"
 #include "at_codec.h"
 #include "block.h"
 
@@ -22,17 +23,7 @@ static int is_zstd(uint8_t encoding)
 
 static int grow_buffer(struct unpacker *u, size_t need)
 {
-    if (need <= u->cap)
-        return 0;
-    size_t cap = u->cap ? u->cap : 64 << 10;
-    while (cap < need)
-        cap *= 2;
-    uint8_t *grown = realloc(u->buf, cap);
-    if (!grown)
-        return -ENOMEM;
-    u->buf = grown;
-    u->cap = cap;
-    return 0;
+    return need <= u->cap ? 0 : at__array_grow((void **)&u->buf, &u->cap, need - 1, 1, 64 << 10);
 }
 
 static int unzstd(struct unpacker *u, const uint8_t *payload, uint32_t payload_size,
@@ -75,7 +66,9 @@ int at__unpack(struct unpacker *u, const uint8_t *payload, uint32_t payload_size
     return err;
 }
 
-int at__budget_take(struct budget *b, uint64_t n, uint64_t keep)
+/* Takes n bytes when at least keep bytes would be left after; returns 1, or 0 (nothing
+ * taken). */
+static int budget_take(struct budget *b, uint64_t n, uint64_t keep)
 {
     uint64_t left = __atomic_load_n(&b->left, __ATOMIC_RELAXED);
     do {
@@ -128,7 +121,7 @@ int at__block_decode(struct unpacker *u, const struct trace *t, const struct fra
         return err;
     if (f->count > *cap) {
         uint64_t more = (f->count - *cap) * sizeof **events;
-        if (!at__budget_take(b, more, keep)) {
+        if (!budget_take(b, more, keep)) {
             *why = "its events would pass the decoder's memory budget (128 MiB, and 256 bytes "
                    "for each byte of trace)";
             return -E2BIG;

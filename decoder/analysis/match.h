@@ -7,7 +7,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "decode.h"
+#include "session.h"
 #include "hmap.h"
 #include "merge.h"
 

@@ -22,6 +22,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "array.h"
 #include "at_codec.h"
 #include "trace.h"
 
@@ -132,17 +133,10 @@ static uint32_t slots_used(const struct at_ring_block *b, const struct at_event 
 
 static int grow(struct trace *t, size_t more)
 {
-    if (t->recovered_len + more <= t->recovered_cap)
-        return 0;
-    size_t cap = t->recovered_cap ? t->recovered_cap * 2 : 1 << 20;
-    while (cap < t->recovered_len + more)
-        cap *= 2;
-    uint8_t *grown = realloc(t->recovered, cap);
-    if (!grown)
-        return -ENOMEM;
-    t->recovered = grown;
-    t->recovered_cap = cap;
-    return 0;
+    size_t need = t->recovered_len + more;
+    return need <= t->recovered_cap
+               ? 0
+               : at__array_grow((void **)&t->recovered, &t->recovered_cap, need - 1, 1, 1 << 20);
 }
 
 static int add_frame(struct trace *t, const struct at_ring_block *b, size_t offset,

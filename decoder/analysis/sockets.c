@@ -18,7 +18,7 @@
 #include "array.h"
 #include "at_events.h"
 #include "hmap.h"
-#include "output.h"
+#include "out.h"
 #include "sockets.h"
 
 #define NONE         UINT32_MAX

@@ -5,7 +5,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "output.h"
+#include "out.h"
 
 #define OUT_BUFFER (1u << 20)
 

@@ -10,7 +10,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "decode.h"
+#include "session.h"
 #include "hist.h"
 #include "hmap.h"
 #include "merge.h"
@@ -91,9 +91,6 @@ void at__live_row(const struct live *l, const struct decode *d, const struct liv
 /* A worker's busy share of the last second and its name, as text. */
 void at__live_worker_row(const struct live *l, const struct decode *d,
                          const struct live_worker *w, char *buf, size_t len);
-
-/* Events the recorders lost so far, over every trace. */
-uint64_t at__live_dropped(const struct decode *d);
 
 void at__live_free(struct live *l);
 

@@ -7,7 +7,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "decode.h"
+#include "output.h"
 #include "match.h"
 
 enum tl_kind { TL_PROCESS, TL_THREAD, TL_ACTOR, TL_CORE };
@@ -96,27 +96,9 @@ struct timeline {
     size_t scratch_cap;
 };
 
-/* Returns 0 or -ENOMEM. */
-int at__tl_init(struct timeline *tl, const struct decode *d, struct tl_sink sink);
-
-/* Hands the items of one event to the sink. Returns 0, the sink's error, or -ENOMEM. */
-int at__tl_event(struct timeline *tl, const struct merged *e);
-
-/* Ends every slice still open (a filter or the end of the trace cut its step) at ts_ns.
- * Returns 0 or the sink's error. */
-int at__tl_finish(struct timeline *tl, uint64_t ts_ns);
-
-/* The id a flow of the matcher has in the output. */
-static inline uint64_t at__tl_flow_id(const struct timeline *tl, uint64_t flow)
-{
-    return flow ? tl->flow_base + flow : 0;
-}
-
 /* The name of an item or a track, in a buffer valid until the next call; NULL on -ENOMEM. */
 const char *at__tl_item_name(struct timeline *tl, const struct tl_item *it, size_t *len);
 const char *at__tl_track_name(struct timeline *tl, const struct tl_track *t, size_t *len);
-
-void at__tl_free(struct timeline *tl);
 
 /* What the states of the formats drawing a timeline begin with. */
 struct tl_format {
@@ -136,7 +118,7 @@ void at__tl_format_destroy(void *state);
 /* The event callback of such a format: the event's items go to its track and item. */
 int at__tl_format_event(struct out *o, const struct decode *d, const struct merged *e);
 
-/* What the end callback of such a format does first: at__tl_finish at the cut, which is the
+/* What the end callback of such a format does first: ends every open slice at the cut, which is the
  * --to time when it is before the end of the trace, else the last event's time. */
 int at__tl_format_finish(struct out *o, const struct decode *d);
 

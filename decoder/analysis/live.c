@@ -245,11 +245,6 @@ void at__live_worker_row(const struct live *l, const struct decode *d,
              th && th->name ? th->name : "", (double)w->last_busy_ns * 100.0 / LIVE_SECOND);
 }
 
-uint64_t at__live_dropped(const struct decode *d)
-{
-    return at__decode_summary(d, (struct summary){0}).dropped;
-}
-
 void at__live_free(struct live *l)
 {
     for (size_t i = 0; i < l->nactors; i++)

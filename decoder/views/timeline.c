@@ -10,7 +10,7 @@
  *
  * Slices stay balanced whatever the trace holds: a step_end whose step_begin is missing (lost,
  * or filtered out) draws nothing, and what is still open when the events end is ended at the
- * cut (at__tl_finish). */
+ * cut (tl_finish). */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,6 +20,12 @@
 #include "at_format.h"
 #include "stacks.h"
 #include "timeline.h"
+
+/* The id a flow of the matcher has in the output. */
+static uint64_t flow_id(const struct timeline *tl, uint64_t flow)
+{
+    return flow ? tl->flow_base + flow : 0;
+}
 
 static uint64_t mix(uint64_t x)
 {
@@ -42,7 +48,25 @@ static uint64_t trace_hash(const struct decode *d)
     return h;
 }
 
-int at__tl_init(struct timeline *tl, const struct decode *d, struct tl_sink sink)
+static void tl_free(struct timeline *tl)
+{
+    for (size_t i = 0; tl->d && i < tl->d->ntraces; i++) {
+        if (tl->thread)
+            free(tl->thread[i]);
+        if (tl->cores)
+            free(tl->cores[i].cores);
+    }
+    free(tl->thread);
+    free(tl->cores);
+    free(tl->process);
+    free(tl->actors);
+    free(tl->scratch);
+    at__match_free(&tl->match);
+    *tl = (struct timeline){0};
+}
+
+/* Returns 0 or -ENOMEM. */
+static int tl_init(struct timeline *tl, const struct decode *d, struct tl_sink sink)
 {
     uint64_t h = trace_hash(d);
     *tl = (struct timeline){.d = d,
@@ -65,7 +89,7 @@ int at__tl_init(struct timeline *tl, const struct decode *d, struct tl_sink sink
     if (err == 0)
         err = at__match_init(&tl->match, d);
     if (err < 0)
-        at__tl_free(tl);
+        tl_free(tl);
     return err;
 }
 
@@ -171,7 +195,7 @@ static int draw_recv(struct timeline *tl, struct tl_thread *th, bool via)
 static int settle_recv(struct event_ctx *c)
 {
     const struct match_result *r = c->r;
-    uint64_t flow = at__tl_flow_id(c->tl, r->flow);
+    uint64_t flow = flow_id(c->tl, r->flow);
     bool via = r->role == MATCH_STEP && r->ends && c->th->recv.flow_via == flow;
     return draw_recv(c->tl, c->th, via);
 }
@@ -181,7 +205,7 @@ static struct tl_item flow_of(const struct timeline *tl, const struct match_resu
 {
     if (r->role != MATCH_RECV && r->role != MATCH_STEP)
         return (struct tl_item){0};
-    uint64_t id = at__tl_flow_id(tl, r->flow);
+    uint64_t id = flow_id(tl, r->flow);
     return r->ends ? (struct tl_item){.flow_in = id} : (struct tl_item){.flow_via = id};
 }
 
@@ -313,7 +337,7 @@ static int step_end(struct event_ctx *c)
 static int send(struct event_ctx *c)
 {
     const struct at_event *ev = c->e->ev;
-    struct tl_item flow = {.flow_out = at__tl_flow_id(c->tl, c->r->flow),
+    struct tl_item flow = {.flow_out = flow_id(c->tl, c->r->flow),
                            .flows_out = c->r->flows};
     if (ev->peer == 0) {
         int err = thread_declared(c);
@@ -327,7 +351,8 @@ static int send(struct event_ctx *c)
     return err ? err : emit(c, &a->track, TL_INSTANT, TL_NAME_EVENT, ev->name, flow);
 }
 
-int at__tl_event(struct timeline *tl, const struct merged *e)
+/* Hands the items of one event to the sink. Returns 0, the sink's error, or -ENOMEM. */
+static int tl_event(struct timeline *tl, const struct merged *e)
 {
     struct match_result r;
     uint32_t trace = (uint32_t)(e->trace - tl->d->traces);
@@ -366,7 +391,9 @@ static int finish_thread(struct event_ctx *c)
     return err;
 }
 
-int at__tl_finish(struct timeline *tl, uint64_t ts_ns)
+/* Ends every slice still open (a filter or the end of the trace cut its step) at ts_ns.
+ * Returns 0 or the sink's error. */
+static int tl_finish(struct timeline *tl, uint64_t ts_ns)
 {
     struct event_ctx c = {.tl = tl};
     int err = 0;
@@ -501,7 +528,7 @@ void *at__tl_format_create(const struct decode *d, size_t size,
                            int (*item)(void *state, const struct tl_item *it))
 {
     struct tl_format *f = calloc(1, size);
-    if (f && at__tl_init(&f->tl, d, (struct tl_sink){track, item, f}) < 0) {
+    if (f && tl_init(&f->tl, d, (struct tl_sink){track, item, f}) < 0) {
         free(f);
         f = NULL;
     }
@@ -512,7 +539,7 @@ void at__tl_format_destroy(void *state)
 {
     struct tl_format *f = state;
     if (f)
-        at__tl_free(&f->tl);
+        tl_free(&f->tl);
     free(f);
 }
 
@@ -520,7 +547,7 @@ int at__tl_format_event(struct out *o, const struct decode *d, const struct merg
 {
     struct tl_format *f = d->state;
     f->o = o;
-    return at__tl_event(&f->tl, e);
+    return tl_event(&f->tl, e);
 }
 
 /* The last time of the trace files, from their frame headers. */
@@ -548,22 +575,5 @@ int at__tl_format_finish(struct out *o, const struct decode *d)
         cut = d->filter->to_ns < end ? d->filter->to_ns : end > cut ? end : cut;
     }
     f->o = o;
-    return at__tl_finish(&f->tl, cut);
-}
-
-void at__tl_free(struct timeline *tl)
-{
-    for (size_t i = 0; tl->d && i < tl->d->ntraces; i++) {
-        if (tl->thread)
-            free(tl->thread[i]);
-        if (tl->cores)
-            free(tl->cores[i].cores);
-    }
-    free(tl->thread);
-    free(tl->cores);
-    free(tl->process);
-    free(tl->actors);
-    free(tl->scratch);
-    at__match_free(&tl->match);
-    *tl = (struct timeline){0};
+    return tl_finish(&f->tl, cut);
 }

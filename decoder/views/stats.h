@@ -1,4 +1,4 @@
-/* --format stats: what the statistics view gathers while the events stream past (stats.c),
+/* --format stats: what the statistics view gathers while the events stream past (stats_gather.c),
  * and the report written from it at the end (stats_report.c). */
 #ifndef STATS_H
 #define STATS_H
@@ -6,7 +6,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "decode.h"
+#include "output.h"
 #include "hist.h"
 #include "match.h"
 

@@ -6,7 +6,7 @@
 #ifndef SOCKETS_H
 #define SOCKETS_H
 
-#include "decode.h"
+#include "session.h"
 #include "merge.h"
 
 /* Reads every event of the traces once, joins the endpoints and matches the sends and recvs

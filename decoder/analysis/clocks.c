@@ -18,7 +18,7 @@
 #include <string.h>
 
 #include "clocks.h"
-#include "output.h"
+#include "out.h"
 #include "sockets.h"
 
 struct host {

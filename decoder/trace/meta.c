@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "array.h"
 #include "at_codec.h"
 #include "body.h"
 #include "stacks.h"
@@ -40,20 +41,6 @@ static const uint8_t *str(struct body *b, size_t *len)
     b->p += n;
     *len = (size_t)n;
     return s;
-}
-
-/* Grows *array (of *cap elements of size) to hold n + 1. */
-static int reserve(void **array, size_t *cap, size_t n, size_t size)
-{
-    if (n < *cap)
-        return 0;
-    size_t grown_cap = *cap ? *cap * 2 : 16;
-    void *grown = realloc(*array, grown_cap * size);
-    if (!grown)
-        return -ENOMEM;
-    *array = grown;
-    *cap = grown_cap;
-    return 0;
 }
 
 static char *copy_string(const uint8_t *s, size_t len)
@@ -114,7 +101,7 @@ static int on_clock(struct trace *t, struct body *b)
     s.real_ns = at__body_num(b);
     if (b->bad)
         return -EINVAL;
-    if (reserve((void **)&t->samples, &t->samples_cap, t->nsamples, sizeof s) < 0)
+    if (at__array_grow((void **)&t->samples, &t->samples_cap, t->nsamples, sizeof s, 16) < 0)
         return -ENOMEM;
     t->samples[t->nsamples++] = s;
     return 0;
@@ -175,7 +162,7 @@ static int on_lost(struct trace *t, struct body *b)
     l.last_tsc = at__body_num(b);
     if (b->bad)
         return -EINVAL;
-    if (reserve((void **)&t->lost, &t->lost_cap, t->nlost, sizeof l) < 0)
+    if (at__array_grow((void **)&t->lost, &t->lost_cap, t->nlost, sizeof l, 16) < 0)
         return -ENOMEM;
     t->lost[t->nlost++] = l;
     return 0;
@@ -213,7 +200,7 @@ static int on_patch(struct trace *t, struct body *b)
         s[i] = str(b, &len[i]);
     if (b->bad)
         return -EINVAL;
-    if (reserve((void **)&t->patches, &t->patches_cap, t->npatches, sizeof r) < 0 ||
+    if (at__array_grow((void **)&t->patches, &t->patches_cap, t->npatches, sizeof r, 16) < 0 ||
         !(r.symbol = malloc(len[0] + len[1] + len[2] + 3)))
         return -ENOMEM;
     r.object = r.symbol + len[0] + 1;

@@ -1,4 +1,4 @@
-/* The statistics report, written once at the end from what stats.c gathered: a text report
+/* The statistics report, written once at the end from what stats_gather.c gathered: a text report
  * for people (the busiest entries of each table, names cut short) or, with --json, one JSON
  * object with every entry for scripts. The report is small, so plain snprintf does here. */
 #include <errno.h>

@@ -19,7 +19,7 @@
 #include <stdlib.h>
 
 #include "at_events.h"
-#include "decode.h"
+#include "session.h"
 #include "hmap.h"
 #include "output.h"
 

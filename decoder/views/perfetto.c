@@ -15,7 +15,7 @@
 
 #include "array.h"
 #include "at_codec.h"
-#include "decode.h"
+#include "session.h"
 #include "hmap.h"
 #include "output.h"
 #include "stacks.h"

@@ -165,11 +165,18 @@ void at__trace_damage(struct trace *t, uint64_t offset, const char *why);
 void at__trace_warn(const struct trace *t, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 
-/* The thread with this tid, added when new. NULL on -ENOMEM. */
+/* The thread table (threads.c). The thread with this tid, added when new. NULL on -ENOMEM. */
 struct thread *at__trace_thread(struct trace *t, uint32_t tid);
 
 /* Appends an EVENTS frame to the thread's list and counts its events. Returns 0 or -ENOMEM. */
 int at__thread_add_frame(struct thread *th, const struct frame_ref *f);
+
+/* Once the file is read: each thread's frames in sequence order, the threads in tid order.
+ * Returns 0 or -ENOMEM. */
+int at__threads_sort(struct trace *t);
+
+/* Frees every thread and the table. */
+void at__threads_free(struct trace *t);
 
 /* Loads the `count` records of a decoded META payload. Returns 0, -EINVAL for a malformed
  * record (the records before it are kept), or -ENOMEM. */

@@ -40,10 +40,6 @@ struct budget {
 #define AT_BUDGET_PER_TRACE_BYTE 256
 #endif
 
-/* Takes n bytes when at least keep bytes would be left after; returns 1, or 0 (nothing
- * taken). */
-int at__budget_take(struct budget *b, uint64_t n, uint64_t keep);
-
 void at__budget_give(struct budget *b, uint64_t n);
 
 /* Sets *raw to the raw_size decoded bytes of a payload (valid until the next call). Returns 0,

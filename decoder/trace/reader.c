@@ -331,41 +331,6 @@ size_t at__frame_resync(const struct trace *t, size_t from)
     return found ? (size_t)(found - t->data) : t->size;
 }
 
-struct thread *at__trace_thread(struct trace *t, uint32_t tid)
-{
-    uint32_t index;
-    if (at__idmap_get(&t->thread_index, tid, &index) == 0)
-        return &t->threads[index];
-    if (t->nthreads == t->threads_cap) {
-        size_t cap = t->threads_cap ? t->threads_cap * 2 : 16;
-        struct thread *grown = realloc(t->threads, cap * sizeof *grown);
-        if (!grown)
-            return NULL;
-        t->threads = grown;
-        t->threads_cap = cap;
-    }
-    if (at__idmap_put(&t->thread_index, tid, (uint32_t)t->nthreads) < 0)
-        return NULL;
-    struct thread *th = &t->threads[t->nthreads++];
-    *th = (struct thread){.tid = tid};
-    return th;
-}
-
-int at__thread_add_frame(struct thread *th, const struct frame_ref *f)
-{
-    if (th->nframes == th->frames_cap) {
-        size_t cap = th->frames_cap ? th->frames_cap * 2 : 16;
-        struct frame_ref *grown = realloc(th->frames, cap * sizeof *grown);
-        if (!grown)
-            return -ENOMEM;
-        th->frames = grown;
-        th->frames_cap = cap;
-    }
-    th->frames[th->nframes++] = *f;
-    th->events += f->count;
-    return 0;
-}
-
 /* Adds block b of the frame at pos (header h) to its thread's list. */
 static int index_block(struct trace *t, size_t pos, const struct at_frame_header *h,
                        const struct at_frame_block *b, uint32_t part_offset)
@@ -472,20 +437,6 @@ static int scan(struct trace *t, size_t pos, struct unpacker *u)
 
 /* ---- After the scan ------------------------------------------------------------------------ */
 
-static int by_seq(const void *a, const void *b)
-{
-    const struct frame_ref *x = a, *y = b;
-    if (x->seq != y->seq)
-        return x->seq < y->seq ? -1 : 1;
-    return x->offset < y->offset ? -1 : x->offset > y->offset;
-}
-
-static int by_tid(const void *a, const void *b)
-{
-    const struct thread *x = a, *y = b;
-    return x->tid < y->tid ? -1 : x->tid > y->tid;
-}
-
 static void warn_clock(const struct trace *t)
 {
     if (t->nthreads == 0 && t->nlost == 0)
@@ -500,16 +451,8 @@ static void warn_clock(const struct trace *t)
 
 static int finish(struct trace *t)
 {
-    /* qsort is not given NULL arrays: empty ones are never allocated. */
-    for (size_t i = 0; i < t->nthreads; i++)
-        if (t->threads[i].nframes > 1)
-            qsort(t->threads[i].frames, t->threads[i].nframes, sizeof(struct frame_ref), by_seq);
-    if (t->nthreads > 1)
-        qsort(t->threads, t->nthreads, sizeof *t->threads, by_tid);
-    at__idmap_free(&t->thread_index);
-    for (size_t i = 0; i < t->nthreads; i++)
-        if (at__idmap_put(&t->thread_index, t->threads[i].tid, (uint32_t)i) < 0)
-            return -ENOMEM;
+    if (at__threads_sort(t) < 0)
+        return -ENOMEM;
     int err = at__clock_init(&t->clock, t->samples, t->nsamples);
     if (err < 0)
         return err;
@@ -547,12 +490,7 @@ void at__trace_close(struct trace *t)
     if (t->mapped)
         munmap((void *)t->data, t->size);
     free(t->prefix);
-    for (size_t i = 0; i < t->nthreads; i++) {
-        free(t->threads[i].frames);
-        free(t->threads[i].name);
-    }
-    free(t->threads);
-    at__idmap_free(&t->thread_index);
+    at__threads_free(t);
     at__stacks_free(t->stacks);
     at__names_free(&t->names);
     at__clock_free(&t->clock);

@@ -8,7 +8,7 @@
 #include <errno.h>
 #include <stdlib.h>
 
-#include "decode.h"
+#include "session.h"
 #include "output.h"
 #include "stacks.h"
 #include "timeline.h"

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "array.h"
 #include "at_events.h"
 #include "at_format.h"
 #include "names.h"
@@ -39,14 +40,8 @@ static int set_mapped(struct names *nm, struct idmap *map, uint64_t id, const ui
     uint32_t index;
     if (at__idmap_get(map, id, &index) == 0)
         return assign(&nm->entries[index], s, len);
-    if (nm->n == nm->cap) {
-        size_t cap = nm->cap ? nm->cap * 2 : 64;
-        struct name *grown = realloc(nm->entries, cap * sizeof *grown);
-        if (!grown)
-            return -ENOMEM;
-        nm->entries = grown;
-        nm->cap = cap;
-    }
+    if (at__array_reserve((void **)&nm->entries, &nm->cap, nm->n, sizeof *nm->entries) < 0)
+        return -ENOMEM;
     nm->entries[nm->n] = (struct name){0};
     int err = assign(&nm->entries[nm->n], s, len);
     if (err == 0)

@@ -1,4 +1,6 @@
-/* Growing arrays: the one growth policy the decoder's tables share. */
+/* Growing arrays: the decoder's tables and buffers that grow by doubling grow here. Buffers
+ * sized otherwise (the output buffer and the timeline's scratch to the exact need, Perfetto's
+ * stack data by twice plus what is asked, the name table of a stack by id) do it themselves. */
 #ifndef ARRAY_H
 #define ARRAY_H
 
@@ -6,13 +8,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Makes *array (of *cap elements of size bytes) hold at least n + 1, doubling from 64.
+/* Makes *array (of *cap elements of size bytes) hold at least n + 1, doubling from first.
  * Returns 0 or -ENOMEM. */
-static inline int at__array_reserve(void **array, size_t *cap, size_t n, size_t size)
+static inline int at__array_grow(void **array, size_t *cap, size_t n, size_t size, size_t first)
 {
     if (n < *cap)
         return 0;
-    size_t grown_cap = *cap ? *cap : 64;
+    size_t grown_cap = *cap ? *cap : first;
     while (grown_cap <= n)
         grown_cap *= 2;
     void *grown = realloc(*array, grown_cap * size);
@@ -21,6 +23,12 @@ static inline int at__array_reserve(void **array, size_t *cap, size_t n, size_t 
     *array = grown;
     *cap = grown_cap;
     return 0;
+}
+
+/* The same, doubling from 64: for tables of entries. */
+static inline int at__array_reserve(void **array, size_t *cap, size_t n, size_t size)
+{
+    return at__array_grow(array, cap, n, size, 64);
 }
 
 /* The same, with the new elements zeroed: for tables indexed by an id given elsewhere. */

@@ -1,15 +1,11 @@
-/* What output formats share: a large output buffer, fast number and JSON string formatting,
- * and the table of callbacks through which the decoder drives a format (one file per format). */
-#ifndef OUTPUT_H
-#define OUTPUT_H
+/* The output buffer every format writes into, and the number and JSON string formatting they
+ * write with (out.c). Below the trace layer, so that any layer can format a field. */
+#ifndef OUT_H
+#define OUT_H
 
-#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
-
-#include "merge.h"
-#include "trace.h"
 
 struct out {
     int fd;
@@ -68,37 +64,5 @@ char *at__fmt_json_str(char *p, const char *s, size_t len);
 /* Copies s[0..len) with each byte that is not part of valid UTF-8 replaced by U+FFFD (at most
  * 3 * len bytes), for formats whose strings must be UTF-8. Returns the end. */
 char *at__fmt_utf8(char *p, const char *s, size_t len);
-
-/* The totals the last output line reports. */
-struct summary {
-    uint64_t events;  /* events written out */
-    uint64_t dropped; /* sum of LOST counts, every reason */
-    uint64_t threads, damaged_frames, torn;
-    uint64_t recovered; /* events read from ring files (marked "recovered" in JSONL) */
-    uint64_t stacks, stacks_skipped; /* "stack" companions, not counted in events; skipped
-                                      * captures among them */
-    bool truncated; /* a file has no END record or ends inside a frame */
-    size_t files;
-};
-
-struct decode;
-
-/* An output format. Callbacks return 0 or a negative errno; NULL means "nothing to do". The
- * decoder calls create, begin, then thread for every thread of every trace, then event for each
- * event in time order (those the filters let through), then end, and last destroy. */
-struct output_ops {
-    const char *name;
-    /* The format's state, found in d->state by the other callbacks; NULL on -ENOMEM. */
-    void *(*create)(const struct decode *d);
-    void (*destroy)(void *state);
-    int (*begin)(struct out *o, const struct decode *d);
-    int (*thread)(struct out *o, const struct decode *d, const struct trace *t,
-                  const struct thread *th);
-    int (*event)(struct out *o, const struct decode *d, const struct merged *e);
-    int (*end)(struct out *o, const struct decode *d, const struct summary *s);
-};
-
-extern const struct output_ops at__jsonl_ops, at__perfetto_ops, at__chrome_ops, at__stats_ops,
-    at__dot_ops, at__aether_ops;
 
 #endif

@@ -13,7 +13,7 @@
 #include "array.h"
 #include "at_events.h"
 #include "at_format.h"
-#include "decode.h"
+#include "session.h"
 #include "hmap.h"
 #include "output.h"
 #include "sockets.h"

@@ -8,7 +8,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "decode.h"
+#include "session.h"
 
 /* The correction of one host's clock from the messages it exchanged with hosts already placed:
  * every recv must come at least 1 ns after its send. */

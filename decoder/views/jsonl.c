@@ -6,7 +6,7 @@
 
 #include "at_events.h"
 #include "clocks.h"
-#include "decode.h"
+#include "session.h"
 #include "output.h"
 #include "sockets.h"
 #include "stacks.h"
