@@ -4,9 +4,10 @@
  * a child forked from a traced process appends ".PID" when the pattern has no %p, and when the
  * name is taken by an earlier image of the same process (a program that exec'd itself or
  * another traced program), ".1", ".2", ... is appended. With %p in the name, a file of the same
- * pid is such an image's; without, a file changed since this process started is (an earlier
+ * pid is such an image's; without, a trace changed since this process started is (an earlier
  * image ended its trace before the exec, so after the process began; a file left by an earlier
- * run is older, and is refused: it is not ours to add to). */
+ * run is older, and any file that is not a trace is another's: both are refused, not ours to
+ * add to). */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -15,6 +16,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "at_format.h"
 #include "recorder.h"
 
 #define MAX_IMAGES 100 /* suffixes tried for the images of one pid */
@@ -54,6 +56,19 @@ static int append(char *path, size_t cap, const char *base, long number)
     return n < 0 || (size_t)n >= cap ? -ENAMETOOLONG : 0;
 }
 
+/* Whether the file at path begins as a trace does: an earlier image's file does, from its
+ * creation (the header is its first write). */
+static int is_trace(const char *path)
+{
+    char magic[AT_FILE_MAGIC_LEN];
+    int fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+    if (fd < 0)
+        return 0;
+    ssize_t n = read(fd, magic, sizeof magic);
+    close(fd);
+    return n == (ssize_t)sizeof magic && memcmp(magic, AT_FILE_MAGIC, sizeof magic) == 0;
+}
+
 /* Whether the file at path was changed since this process started (in clock ticks after boot,
  * /proc's unit, with one tick to spare for its rounding down). */
 static int changed_since_start(const char *path)
@@ -84,7 +99,8 @@ int at__trace_create(char *path, size_t cap, int forked_child)
     }
     snprintf(path, cap, "%s", base);
     int fd = create(path);
-    int earlier_image = fd == -EEXIST && (per_pid || changed_since_start(path));
+    int earlier_image =
+        fd == -EEXIST && (per_pid || (is_trace(path) && changed_since_start(path)));
     for (long n = 1; fd == -EEXIST && earlier_image && n < MAX_IMAGES; n++) {
         AT_RETURN_IF_ERROR(append(path, cap, base, n));
         fd = create(path);
