@@ -10,6 +10,8 @@ packages="build-essential libzstd-dev libunwind-dev jq clang libclang-rt-14-dev 
 packages="$packages mandoc groff-base man-db bsdextrautils pkgconf"
 # tests of the CAF shim: CAF itself, and valgrind for a traced run under memcheck
 packages="$packages libcaf-dev valgrind"
+# the benchmarks' check that the floor variant runs the shims (a breakpoint in a wrapper)
+packages="$packages gdb"
 # tests of shimgen: its worked examples trace programs on Debian's GLib and libuv
 packages="$packages libglib2.0-dev libuv1-dev"
 # the top view (ncurses), and tmux, in which its test runs it
