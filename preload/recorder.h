@@ -182,6 +182,8 @@ struct at_ring_block *at__ring_take(uint32_t tid, uint32_t seq);
 void at__ring_release(struct at_ring_block *block);
 /* Blocks free now (a hint: threads take and the writer frees them meanwhile). */
 uint32_t at__ring_free(void);
+/* Whether the pool is below its size, so that the writer may still add blocks (a hint). */
+int at__ring_can_grow(void);
 /* The writer prepares one step of blocks when free_seen (at__ring_free at the start of its
  * pass) was low or a thread asked; returns how many it added (0: none needed, or the pool is
  * at its size or cannot grow). */

@@ -24,6 +24,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "recorder.h"
@@ -197,7 +198,7 @@ void at__ring_remove(void)
     at__ring.path[0] = '\0';
 }
 
-static int can_grow(void)
+int at__ring_can_grow(void)
 {
     /* acquire: pairs with prepare's release store; block_max: relaxed, lowered only */
     return __atomic_load_n(&at__ring.block_count, __ATOMIC_ACQUIRE) <
@@ -209,6 +210,27 @@ uint32_t at__ring_free(void)
     /* acquire: pairs with at__ring_release's increment (a heuristic: at__ring_grow) */
     return __atomic_load_n(&at__ring.free_count, __ATOMIC_ACQUIRE);
 }
+
+#ifdef AT_TEST_HOST
+/* The test copies only: ACTORTRACE_TEST_GROW_DELAY_MS=N makes the writer sleep N ms before each
+ * step of growth, so that a test can have threads find the pool short while it can still grow,
+ * longer than they wait in at__ring_take. */
+static void test_grow_delay(void)
+{
+    static long ms = -1; /* the writer's alone */
+    if (ms < 0) {
+        const char *v = getenv("ACTORTRACE_TEST_GROW_DELAY_MS");
+        ms = v ? atol(v) : 0;
+    }
+    struct timespec delay = {ms / 1000, ms % 1000 * 1000 * 1000};
+    if (ms > 0)
+        nanosleep(&delay, NULL);
+}
+#else
+static void test_grow_delay(void)
+{
+}
+#endif
 
 /* The writer's part, once a pass, after it wrote what was FULL: prepares one step of blocks
  * when the writer came late, judged by the blocks free at the start of the pass: while the
@@ -235,6 +257,7 @@ uint32_t at__ring_grow(uint32_t free_seen)
     if (count >= at__ring.block_max || !late)
         return 0;
     grew_last_pass = 1;
+    test_grow_delay();
     uint32_t step = GROW_STEP_BYTES / at__ring.block_size;
     uint32_t more = count < at__ring.block_max - count ? count : at__ring.block_max - count;
     if (step < more)
@@ -321,7 +344,7 @@ struct at_ring_block *at__ring_take(uint32_t tid, uint32_t seq)
 {
     struct at_ring_block *block = take_free(tid, seq);
     /* acquire: pairs with at__finish's CAS to OFF, which ends the wait */
-    for (int i = 0; !block && i < GROW_WAITS && can_grow() &&
+    for (int i = 0; !block && i < GROW_WAITS && at__ring_can_grow() &&
                     __atomic_load_n(&at__state, __ATOMIC_ACQUIRE) == AT_STATE_RUNNING;
          i++) {
         /* acq_rel: pairs with at__ring_grow's exchange: one wake-up for all the threads asking */

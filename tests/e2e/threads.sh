@@ -57,6 +57,16 @@ for mode in drop block overwrite; do
 done
 exact steady "1000 threads at 100 events/s, drop mode" drop steady 1000 100 2
 (
+    # Overwrite mode loses the oldest events, never the newest: a thread that finds the pool
+    # short while the writer can still grow it waits for the writer, however late it comes.
+    # The writer sleeps 100 ms before each step (the test copy's hook), far longer than a
+    # thread's own wait for growth in at__ring_take; 200 threads are fewer than half the
+    # 512 blocks, so no thread waits for a take-back instead.
+    export LIVE_LIB="$LIB_NOP_HOOKS" ACTORTRACE_TEST_GROW_DELAY_MS=100
+    exact late_growth "200 threads at a barrier, overwrite mode, the ring grown 100 ms late" \
+        overwrite barrier 200 10
+)
+(
     # Block mode: a thread waits for a block rather than drop, so any event missing is lost.
     # In drop mode a thread that asks while the writer grows the ring waits for it 20 ms at
     # most: with 600 threads starting at once on a loaded machine, that can drop a first event.
