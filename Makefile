@@ -37,12 +37,12 @@ DECODER_DIRS := decoder decoder/views decoder/analysis decoder/trace decoder/uti
 DECODER_SRC := $(wildcard $(addsuffix /*.c,$(DECODER_DIRS)))
 DECODER_HDR := $(wildcard $(addsuffix /*.h,$(DECODER_DIRS)) decoder/views/*.def)
 DECODER_INC := $(addprefix -I,$(DECODER_DIRS))
-RT_SRC      := tests/rt/runtime.c
-EXAMPLES    := $(patsubst tests/rt/examples/%.c,$(B)/examples/%,$(wildcard tests/rt/examples/*.c))
+RT_SRC      := tests/targets/rt/runtime.c
+EXAMPLES    := $(patsubst tests/targets/rt/examples/%.c,$(B)/examples/%,$(wildcard tests/targets/rt/examples/*.c))
 UNIT_TESTS  := $(patsubst tests/unit/%.c,$(B)/tests/%,$(wildcard tests/unit/*.c))
-TEST_PROGS  := $(patsubst tests/progs/%.c,$(B)/tests/progs/%,$(wildcard tests/progs/*.c))
-CZMQ_PROGS  := $(patsubst tests/czmq/%.c,$(B)/tests/czmq/%,$(wildcard tests/czmq/*.c))
-AETHER_PROGS := $(patsubst tests/aether/%.c,$(B)/tests/aether/%,$(filter-out tests/aether/runtime.c,$(wildcard tests/aether/*.c))) \
+TEST_PROGS  := $(patsubst tests/targets/progs/%.c,$(B)/tests/progs/%,$(wildcard tests/targets/progs/*.c))
+CZMQ_PROGS  := $(patsubst tests/targets/czmq/%.c,$(B)/tests/czmq/%,$(wildcard tests/targets/czmq/*.c))
+AETHER_PROGS := $(patsubst tests/targets/aether/%.c,$(B)/tests/aether/%,$(filter-out tests/targets/aether/runtime.c,$(wildcard tests/targets/aether/*.c))) \
 	$(B)/tests/aether/guard/prog $(B)/tests/aether/moved/libaether.so
 
 # Hidden by default: the library exports actortrace.h's API and the wrapped symbols (AT_EXPORT),
@@ -71,9 +71,9 @@ $(B)/libactortrace.so: $(PRELOAD_SRC) $(COMMON_SRC) $(wildcard include/*.h prelo
 
 # The test copy: the product plus the shim of the reference runtime, which the tests and
 # examples on refrt are traced with.
-$(TEST_LIB): $(PRELOAD_SRC) shim/refrt.c $(COMMON_SRC) $(wildcard include/*.h preload/*.h shim/*.map tests/rt/refrt.h) | $(DEPS_OK)
+$(TEST_LIB): $(PRELOAD_SRC) shim/refrt.c $(COMMON_SRC) $(wildcard include/*.h preload/*.h shim/*.map tests/targets/rt/refrt.h) | $(DEPS_OK)
 	@mkdir -p $(@D)
-	$(CC) $(CPPFLAGS) -Itests/rt $(CFLAGS) $(WARN) $(PRELOAD_FLAGS) -shared -Wl,-z,now -o $@ \
+	$(CC) $(CPPFLAGS) -Itests/targets/rt $(CFLAGS) $(WARN) $(PRELOAD_FLAGS) -shared -Wl,-z,now -o $@ \
 		$(PRELOAD_SRC) shim/refrt.c $(COMMON_SRC) -lzstd -ldl $(PATCH_LIBS) -Wl,-z,defs $(SHIM_VERSIONS)
 
 $(B)/tracedecode: $(DECODER_SRC) $(COMMON_SRC) $(wildcard include/*.h) $(DECODER_HDR) | $(DEPS_OK)
@@ -90,12 +90,12 @@ $(B)/asan/tracedecode: $(DECODER_SRC) $(COMMON_SRC) $(wildcard include/*.h) $(DE
 
 # The reference runtime: default visibility and no -Bsymbolic, so its calls to its own
 # exported functions go through the PLT, as in the real runtimes we trace.
-$(B)/librefrt.so: $(RT_SRC) tests/rt/refrt.h | $(DEPS_OK)
+$(B)/librefrt.so: $(RT_SRC) tests/targets/rt/refrt.h | $(DEPS_OK)
 	$(CC) $(CPPFLAGS) $(CFLAGS) $(WARN) -fPIC -shared -pthread -Wl,-soname,librefrt.so -o $@ $(RT_SRC)
 
-$(B)/examples/%: tests/rt/examples/%.c tests/rt/examples/args.h tests/rt/refrt.h $(B)/librefrt.so
+$(B)/examples/%: tests/targets/rt/examples/%.c tests/targets/rt/examples/args.h tests/targets/rt/refrt.h $(B)/librefrt.so
 	@mkdir -p $(@D)
-	$(CC) $(CPPFLAGS) -Itests/rt $(CFLAGS) $(WARN) -pthread -o $@ $< $(B)/librefrt.so \
+	$(CC) $(CPPFLAGS) -Itests/targets/rt $(CFLAGS) $(WARN) -pthread -o $@ $< $(B)/librefrt.so \
 		-Wl,-rpath,'$$ORIGIN/..'
 
 # Unit tests link the common code and the piece they test, built with the sanitizers.
@@ -124,21 +124,21 @@ $(B)/fuzz/bombtrace: tests/fuzz/bombtrace.c tests/unit/tracegen.h $(COMMON_SRC) 
 
 # Programs the end-to-end and fault tests trace: on refrt, or on the benchmark's nop_send
 # (traced with the benchmark's copy of the library, which has a shim for it).
-$(B)/tests/progs/%: tests/progs/%.c $(B)/librefrt.so $(B)/bench/libnop.so | $(DEPS_OK)
+$(B)/tests/progs/%: tests/targets/progs/%.c $(B)/librefrt.so $(B)/bench/libnop.so | $(DEPS_OK)
 	@mkdir -p $(@D)
-	$(CC) $(CPPFLAGS) -Itests/rt $(CFLAGS) $(WARN) -pthread -o $@ $< $(B)/librefrt.so \
+	$(CC) $(CPPFLAGS) -Itests/targets/rt $(CFLAGS) $(WARN) -pthread -o $@ $< $(B)/librefrt.so \
 		$(B)/bench/libnop.so -Wl,-rpath,'$$ORIGIN/../..' -Wl,-rpath,'$$ORIGIN/../../bench'
 
 # Call stacks (tests/e2e/stacks.sh): one library source built as a linked and a dlopen'd
 # library, and the program that sends through both.
 STACK_LIBS := $(B)/tests/stacks/libstacklinked.so $(B)/tests/stacks/libstackdl.so
-$(B)/tests/stacks/libstacklinked.so: tests/stacks/libsender.c $(B)/bench/libnop.so
+$(B)/tests/stacks/libstacklinked.so: tests/targets/stacks/libsender.c $(B)/bench/libnop.so
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) $(WARN) -fPIC -shared -DSENDER=stacklinked_send -Wl,-soname,libstacklinked.so -o $@ $< $(B)/bench/libnop.so
-$(B)/tests/stacks/libstackdl.so: tests/stacks/libsender.c $(B)/bench/libnop.so
+$(B)/tests/stacks/libstackdl.so: tests/targets/stacks/libsender.c $(B)/bench/libnop.so
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) $(WARN) -fPIC -shared -DSENDER=stackdl_send -o $@ $< $(B)/bench/libnop.so
-$(B)/tests/progs/stacks: tests/progs/stacks.c $(STACK_LIBS)
+$(B)/tests/progs/stacks: tests/targets/progs/stacks.c $(STACK_LIBS)
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) $(CFLAGS) $(WARN) -o $@ $< $(B)/tests/stacks/libstacklinked.so \
 		$(B)/bench/libnop.so -ldl -Wl,-rpath,'$$ORIGIN/../stacks' -Wl,-rpath,'$$ORIGIN/../../bench'
@@ -147,7 +147,7 @@ $(B)/tests/progs/stacks: tests/progs/stacks.c $(STACK_LIBS)
 # with a shim for it.
 BENCH := $(B)/bench/libnop.so $(B)/bench/hotpath $(B)/bench/libactortrace-bench.so \
 	$(B)/bench/czmq_pingpong $(B)/bench/caf_pingpong $(B)/bench/libthreadcpu.so $(CZMQ_PROGS)
-$(B)/bench/libnop.so: tests/bench/nop.c
+$(B)/bench/libnop.so: tests/targets/nop/nop.c
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) $(WARN) -fPIC -shared -Wl,-soname,libnop.so -o $@ $<
 $(B)/bench/hotpath: tests/bench/hotpath.c $(B)/bench/libnop.so
@@ -159,32 +159,32 @@ $(B)/bench/hotpath: tests/bench/hotpath.c $(B)/bench/libnop.so
 TAKEBACK_PAUSE_LIB := $(B)/tests/libactortrace-pause.so
 $(TAKEBACK_PAUSE_LIB): CPPFLAGS += -DAT_TEST_TAKEBACK_PAUSE -DAT_TEST_HOST
 test: $(TAKEBACK_PAUSE_LIB)
-$(B)/bench/libactortrace-bench.so $(TAKEBACK_PAUSE_LIB): $(PRELOAD_SRC) $(COMMON_SRC) tests/bench/nop_shim.c $(wildcard include/*.h preload/*.h shim/*.map)
+$(B)/bench/libactortrace-bench.so $(TAKEBACK_PAUSE_LIB): $(PRELOAD_SRC) $(COMMON_SRC) tests/targets/nop/nop_shim.c $(wildcard include/*.h preload/*.h shim/*.map)
 	@mkdir -p $(@D)
-	$(CC) $(CPPFLAGS) -Itests/rt $(CFLAGS) $(WARN) $(PRELOAD_FLAGS) -shared -Wl,-z,now -o $@ \
-		$(PRELOAD_SRC) $(COMMON_SRC) tests/bench/nop_shim.c -lzstd -ldl $(PATCH_LIBS) -Wl,-z,defs $(SHIM_VERSIONS)
+	$(CC) $(CPPFLAGS) -Itests/targets/rt $(CFLAGS) $(WARN) $(PRELOAD_FLAGS) -shared -Wl,-z,now -o $@ \
+		$(PRELOAD_SRC) $(COMMON_SRC) tests/targets/nop/nop_shim.c -lzstd -ldl $(PATCH_LIBS) -Wl,-z,defs $(SHIM_VERSIONS)
 # The floor variants (include/at_record.h, AT_BENCH_FLOOR): the same shims, each event one
 # rdtsc and a 16-byte store, no writer; what tests/bench/programs.sh sets beside the real
 # library. The product's, the test copy's (refrt) and the benchmark's (nop_send).
 FLOOR_LIBS := $(B)/bench/floor/libactortrace.so $(B)/bench/floor/libactortrace-refrt.so \
 	$(B)/bench/floor/libactortrace-bench.so
 BENCH += $(FLOOR_LIBS)
-$(FLOOR_LIBS): CPPFLAGS += -DAT_BENCH_FLOOR -Itests/rt
-$(FLOOR_LIBS): $(PRELOAD_SRC) $(COMMON_SRC) shim/refrt.c tests/bench/nop_shim.c $(wildcard include/*.h preload/*.h shim/*.map)
+$(FLOOR_LIBS): CPPFLAGS += -DAT_BENCH_FLOOR -Itests/targets/rt
+$(FLOOR_LIBS): $(PRELOAD_SRC) $(COMMON_SRC) shim/refrt.c tests/targets/nop/nop_shim.c $(wildcard include/*.h preload/*.h shim/*.map)
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) $(CFLAGS) $(WARN) $(PRELOAD_FLAGS) -shared -Wl,-z,now \
 		-Wl,-soname,libactortrace.so -o $@ $(PRELOAD_SRC) $(COMMON_SRC) \
-		$(if $(findstring refrt,$@),shim/refrt.c) $(if $(findstring bench,$(notdir $@)),tests/bench/nop_shim.c) \
+		$(if $(findstring refrt,$@),shim/refrt.c) $(if $(findstring bench,$(notdir $@)),tests/targets/nop/nop_shim.c) \
 		-lzstd -ldl $(PATCH_LIBS) -Wl,-z,defs $(SHIM_VERSIONS)
-# GLib's program traced through tests/shimgen/glib.spec: the shim generated, and generated
+# GLib's program traced through tests/targets/shimgen/glib.spec: the shim generated, and generated
 # again with the floor's recording (built by hand from the command shimgen prints).
 GLIB_SHIMS := $(B)/bench/glib/libshim-glib.so $(B)/bench/glib/floor/libshim-glib.so
 BENCH += $(GLIB_SHIMS) $(B)/shimgen-test/glib_demo
-$(GLIB_SHIMS): tests/shimgen/glib.spec $(B)/shimgen $(wildcard include/*.h)
+$(GLIB_SHIMS): tests/targets/shimgen/glib.spec $(B)/shimgen $(wildcard include/*.h)
 $(B)/bench/glib/libshim-glib.so:
-	$(B)/shimgen tests/shimgen/glib.spec -o $(@D) >/dev/null
+	$(B)/shimgen tests/targets/shimgen/glib.spec -o $(@D) >/dev/null
 $(B)/bench/glib/floor/libshim-glib.so:
-	sh -c "$$($(B)/shimgen tests/shimgen/glib.spec -o $(@D) --no-build | \
+	sh -c "$$($(B)/shimgen tests/targets/shimgen/glib.spec -o $(@D) --no-build | \
 		sed 's/ -shared / -DAT_BENCH_FLOOR -shared /')"
 # Preloaded in front of the tracer: the CPU time of its writer thread.
 $(B)/bench/libthreadcpu.so: tests/bench/threadcpu.c
@@ -212,44 +212,44 @@ $(B)/bench/caf_pingpong: tests/bench/caf_pingpong.cpp | $(DEPS_OK)
 
 # Programs on CZMQ that tests/e2e/czmq.sh, zmq.sh and traffic.sh trace. -rdynamic: the shim
 # names an actor after its task function's dynamic symbol.
-$(B)/tests/czmq/%: tests/czmq/%.c | $(DEPS_OK)
+$(B)/tests/czmq/%: tests/targets/czmq/%.c | $(DEPS_OK)
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) $(CFLAGS) $(WARN) -rdynamic -pthread -o $@ $< -lczmq -lzmq
 
 # CAF programs that tests/e2e/caf.sh traces through shim/caf.c; each prints its own counts.
 # -rdynamic: layout.cpp finds vtable slots by the names of the functions in them.
-CAF_PROGS := $(patsubst tests/caf/%.cpp,$(B)/tests/caf/%,$(wildcard tests/caf/*.cpp))
-$(B)/tests/caf/%: tests/caf/%.cpp tests/caf/truth.hpp | $(DEPS_OK)
+CAF_PROGS := $(patsubst tests/targets/caf/%.cpp,$(B)/tests/caf/%,$(wildcard tests/targets/caf/*.cpp))
+$(B)/tests/caf/%: tests/targets/caf/%.cpp tests/targets/caf/truth.hpp | $(DEPS_OK)
 	@mkdir -p $(@D)
 	$(CXX) -std=c++17 $(CFLAGS) -Wall -Wextra -Werror -rdynamic -pthread -o $@ $< -lcaf_core
 # CAF's remoting is in libcaf_io.
-$(B)/tests/caf/remote: tests/caf/remote.cpp tests/caf/truth.hpp | $(DEPS_OK)
+$(B)/tests/caf/remote: tests/targets/caf/remote.cpp tests/targets/caf/truth.hpp | $(DEPS_OK)
 	@mkdir -p $(@D)
 	$(CXX) -std=c++17 $(CFLAGS) -Wall -Wextra -Werror -rdynamic -pthread -o $@ $< -lcaf_io -lcaf_core
-# The stand-in for Aether's runtime ABI (tests/aether/aether_abi.h) and its programs, which
+# The stand-in for Aether's runtime ABI (tests/targets/aether/aether_abi.h) and its programs, which
 # tests/e2e/aether.sh traces. Built like a shared libaether.so: -fPIC, default visibility, no
 # -Bsymbolic, so its calls to its own exported functions go through the PLT.
-$(B)/tests/aether/libaether.so: tests/aether/runtime.c tests/aether/aether_abi.h | $(DEPS_OK)
+$(B)/tests/aether/libaether.so: tests/targets/aether/runtime.c tests/targets/aether/aether_abi.h | $(DEPS_OK)
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) $(CFLAGS) $(WARN) -fPIC -shared -pthread -Wl,-soname,libaether.so -o $@ $<
-$(B)/tests/aether/%: tests/aether/%.c tests/aether/aether_abi.h tests/aether/program.h $(B)/tests/aether/libaether.so
+$(B)/tests/aether/%: tests/targets/aether/%.c tests/targets/aether/aether_abi.h tests/targets/aether/program.h $(B)/tests/aether/libaether.so
 	$(CC) $(CPPFLAGS) $(CFLAGS) $(WARN) -pthread -o $@ $< $(B)/tests/aether/libaether.so \
 		-Wl,-rpath,'$$ORIGIN'
 # The same runtime with its step pointer moved, as another version might move it, and a
 # library that shares two of the runtime's names and nothing else: the shim's guard tests.
-$(B)/tests/aether/moved/libaether.so: tests/aether/runtime.c tests/aether/aether_abi.h | $(DEPS_OK)
+$(B)/tests/aether/moved/libaether.so: tests/targets/aether/runtime.c tests/targets/aether/aether_abi.h | $(DEPS_OK)
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) $(CFLAGS) $(WARN) -DSTEP_MOVED -fPIC -shared -pthread -Wl,-soname,libaether.so -o $@ $<
-$(B)/tests/aether/guard/libother.so: tests/aether/guard/other.c | $(DEPS_OK)
+$(B)/tests/aether/guard/libother.so: tests/targets/aether/guard/other.c | $(DEPS_OK)
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) $(CFLAGS) $(WARN) -fPIC -shared -Wl,-soname,libother.so -o $@ $<
-$(B)/tests/aether/guard/prog: tests/aether/guard/prog.c $(B)/tests/aether/guard/libother.so
+$(B)/tests/aether/guard/prog: tests/targets/aether/guard/prog.c $(B)/tests/aether/guard/libother.so
 	$(CC) $(CPPFLAGS) $(CFLAGS) $(WARN) -o $@ $< $(B)/tests/aether/guard/libother.so -Wl,-rpath,'$$ORIGIN'
 # Stand-ins for other versions of the Erlang emulator, for the BEAM shim's guard: one of erts
 # 12.3.2, one that says 13.1.5 but has no atom table; -rdynamic, as beam.smp exports its
 # functions.
 BEAM_GUARD := $(B)/tests/beam/emulator-12.3.2 $(B)/tests/beam/emulator-13.1.5
-$(B)/tests/beam/emulator-%: tests/beam/guard/emulator.c | $(DEPS_OK)
+$(B)/tests/beam/emulator-%: tests/targets/beam/guard/emulator.c | $(DEPS_OK)
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) $(CFLAGS) $(WARN) -rdynamic -DERTS_VERSION='"$*"' -o $@ $<
 # Entry patching (preload/patch*.c) decodes and re-encodes instructions with Zydis. Its unit
@@ -270,34 +270,34 @@ PATCH_PROGS := $(patsubst $(B)/examples/%,$(STATIC)/%,$(EXAMPLES)) $(STATIC)/rin
 	$(STATIC)/ring-rdynamic-stripped \
 	$(STATIC)/pingpong-stripped $(STATIC)/refused $(STATIC)/dlopen $(B)/symbolic/librefrt.so \
 	$(B)/bench/hotpath-static $(B)/bench/libactortrace-patchbench.so
-$(STATIC)/librefrt.a: $(RT_SRC) tests/rt/refrt.h | $(DEPS_OK)
+$(STATIC)/librefrt.a: $(RT_SRC) tests/targets/rt/refrt.h | $(DEPS_OK)
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) $(CFLAGS) $(WARN) -fPIC -pthread -c -o $(STATIC)/runtime.o $(RT_SRC)
 	ar rcs $@ $(STATIC)/runtime.o
-$(STATIC)/%: tests/rt/examples/%.c tests/rt/examples/args.h tests/rt/refrt.h $(STATIC)/librefrt.a
-	$(CC) $(CPPFLAGS) -Itests/rt $(CFLAGS) $(WARN) -pthread -o $@ $< $(STATIC)/librefrt.a
-$(STATIC)/ring-rdynamic: tests/rt/examples/ring.c tests/rt/examples/args.h $(STATIC)/librefrt.a
-	$(CC) $(CPPFLAGS) -Itests/rt $(CFLAGS) $(WARN) -rdynamic -pthread -o $@ $< $(STATIC)/librefrt.a
+$(STATIC)/%: tests/targets/rt/examples/%.c tests/targets/rt/examples/args.h tests/targets/rt/refrt.h $(STATIC)/librefrt.a
+	$(CC) $(CPPFLAGS) -Itests/targets/rt $(CFLAGS) $(WARN) -pthread -o $@ $< $(STATIC)/librefrt.a
+$(STATIC)/ring-rdynamic: tests/targets/rt/examples/ring.c tests/targets/rt/examples/args.h $(STATIC)/librefrt.a
+	$(CC) $(CPPFLAGS) -Itests/targets/rt $(CFLAGS) $(WARN) -rdynamic -pthread -o $@ $< $(STATIC)/librefrt.a
 $(STATIC)/pingpong-stripped: $(STATIC)/pingpong
 	strip -o $@ $<
 $(STATIC)/ring-rdynamic-stripped: $(STATIC)/ring-rdynamic
 	strip -o $@ $<
 # refrt as a shared library whose own calls are direct (-Bsymbolic-functions), for the examples
 # to run against instead of librefrt.so (LD_LIBRARY_PATH).
-$(B)/symbolic/librefrt.so: $(RT_SRC) tests/rt/refrt.h | $(DEPS_OK)
+$(B)/symbolic/librefrt.so: $(RT_SRC) tests/targets/rt/refrt.h | $(DEPS_OK)
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) $(CFLAGS) $(WARN) -fPIC -shared -pthread -Wl,-Bsymbolic-functions \
 		-Wl,-soname,librefrt.so -o $@ $(RT_SRC)
 # The benchmark's nop_send linked into its caller, reached through a patched entry. Built with
 # -fcf-protection so that its entry (endbr64, lea, ret) is long enough to patch.
 # libactortrace-patchbench.so is the benchmark's copy of the library with nop_send patchable.
-$(B)/bench/hotpath-static: tests/bench/hotpath.c tests/bench/nop.c
+$(B)/bench/hotpath-static: tests/bench/hotpath.c tests/targets/nop/nop.c
 	@mkdir -p $(@D)
-	$(CC) $(CFLAGS) $(WARN) -fcf-protection=branch -pthread -o $@ tests/bench/hotpath.c tests/bench/nop.c
-$(B)/bench/libactortrace-patchbench.so: $(PRELOAD_SRC) $(COMMON_SRC) tests/bench/nop_shim.c $(wildcard include/*.h preload/*.h shim/*.map)
+	$(CC) $(CFLAGS) $(WARN) -fcf-protection=branch -pthread -o $@ tests/bench/hotpath.c tests/targets/nop/nop.c
+$(B)/bench/libactortrace-patchbench.so: $(PRELOAD_SRC) $(COMMON_SRC) tests/targets/nop/nop_shim.c $(wildcard include/*.h preload/*.h shim/*.map)
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) -DAT_BENCH_PATCH $(CFLAGS) $(WARN) $(PRELOAD_FLAGS) -shared -Wl,-z,now -o $@ \
-		$(PRELOAD_SRC) $(COMMON_SRC) tests/bench/nop_shim.c -lzstd -ldl $(PATCH_LIBS) -Wl,-z,defs $(SHIM_VERSIONS)
+		$(PRELOAD_SRC) $(COMMON_SRC) tests/targets/nop/nop_shim.c -lzstd -ldl $(PATCH_LIBS) -Wl,-z,defs $(SHIM_VERSIONS)
 # 100 functions in a program, and a copy of the library with a patchable wrapper for each: the
 # start-up cost of patching (tests/bench/many.sh writes both).
 MANY := $(B)/bench/many
@@ -311,39 +311,39 @@ $(MANY)/libactortrace-many.so: $(PRELOAD_SRC) $(COMMON_SRC) $(MANY)/shim.c $(wil
 	$(CC) $(CPPFLAGS) $(CFLAGS) $(WARN) $(PRELOAD_FLAGS) -shared -Wl,-z,now -o $@ \
 		$(PRELOAD_SRC) $(COMMON_SRC) $(MANY)/shim.c -lzstd -ldl $(PATCH_LIBS) -Wl,-z,defs $(SHIM_VERSIONS)
 # A program that loads refrt with dlopen.
-$(STATIC)/dlopen: tests/patch/dlopen.c tests/rt/refrt.h
+$(STATIC)/dlopen: tests/targets/patch/dlopen.c tests/targets/rt/refrt.h
 	@mkdir -p $(@D)
-	$(CC) $(CPPFLAGS) -Itests/rt $(CFLAGS) $(WARN) -o $@ $< -ldl
+	$(CC) $(CPPFLAGS) -Itests/targets/rt $(CFLAGS) $(WARN) -o $@ $< -ldl
 # dlopen by a bare name, searched in the caller's run path (preload/patch_dlopen.c): refrt
 # (-Bsymbolic-functions) found through a DT_RUNPATH of $ORIGIN/../symbolic, and a program that
 # opens two copies of one plugin, with a DT_RUNPATH and with a DT_RPATH of $ORIGIN/a.
 PATCH_PROGS += $(STATIC)/dlopen-runpath $(B)/patch/opener-runpath $(B)/patch/opener-rpath \
 	$(B)/patch/a/libplugin.so $(B)/patch/b/libplugin.so
-$(STATIC)/dlopen-runpath: tests/patch/dlopen.c tests/rt/refrt.h
+$(STATIC)/dlopen-runpath: tests/targets/patch/dlopen.c tests/targets/rt/refrt.h
 	@mkdir -p $(@D)
-	$(CC) $(CPPFLAGS) -Itests/rt $(CFLAGS) $(WARN) -o $@ $< -ldl \
+	$(CC) $(CPPFLAGS) -Itests/targets/rt $(CFLAGS) $(WARN) -o $@ $< -ldl \
 		-Wl,--enable-new-dtags,-rpath,'$$ORIGIN/../symbolic'
-$(B)/patch/%/libplugin.so: tests/patch/plugin.c
+$(B)/patch/%/libplugin.so: tests/targets/patch/plugin.c
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) $(WARN) -fPIC -shared -DWHICH='"$*"' -Wl,-soname,libplugin.so -o $@ $<
-$(B)/patch/opener-runpath: tests/patch/opener.c
+$(B)/patch/opener-runpath: tests/targets/patch/opener.c
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) $(WARN) -o $@ $< -ldl -Wl,--enable-new-dtags,-rpath,'$$ORIGIN/a'
-$(B)/patch/opener-rpath: tests/patch/opener.c
+$(B)/patch/opener-rpath: tests/targets/patch/opener.c
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) $(WARN) -o $@ $< -ldl -Wl,--disable-new-dtags,-rpath,'$$ORIGIN/a'
 # The Aether stand-in linked into its programs, as Aether's default build links its runtime: a
 # static archive built -fPIC (the functions stay whole), the programs without -rdynamic.
 AETHER_STATIC := $(patsubst %,$(STATIC)/aether/%,pingpong forkjoin ask single panic)
 PATCH_PROGS += $(AETHER_STATIC) $(STATIC)/aether/pingpong-rdynamic
-$(STATIC)/aether/libaether.a: tests/aether/runtime.c tests/aether/aether_abi.h | $(DEPS_OK)
+$(STATIC)/aether/libaether.a: tests/targets/aether/runtime.c tests/targets/aether/aether_abi.h | $(DEPS_OK)
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) $(CFLAGS) $(WARN) -fPIC -pthread -c -o $(@D)/runtime.o $<
 	ar rcs $@ $(@D)/runtime.o
-$(AETHER_STATIC): $(STATIC)/aether/%: tests/aether/%.c tests/aether/aether_abi.h tests/aether/program.h $(STATIC)/aether/libaether.a
+$(AETHER_STATIC): $(STATIC)/aether/%: tests/targets/aether/%.c tests/targets/aether/aether_abi.h tests/targets/aether/program.h $(STATIC)/aether/libaether.a
 	$(CC) $(CPPFLAGS) $(CFLAGS) $(WARN) -pthread -o $@ $< $(STATIC)/aether/libaether.a
 # and linked -rdynamic, as ae links
-$(STATIC)/aether/pingpong-rdynamic: tests/aether/pingpong.c tests/aether/aether_abi.h tests/aether/program.h $(STATIC)/aether/libaether.a
+$(STATIC)/aether/pingpong-rdynamic: tests/targets/aether/pingpong.c tests/targets/aether/aether_abi.h tests/targets/aether/program.h $(STATIC)/aether/libaether.a
 	$(CC) $(CPPFLAGS) $(CFLAGS) $(WARN) -rdynamic -pthread -o $@ $< $(STATIC)/aether/libaether.a
 # Patched entries leave their callers every register the original leaves: the -fipa-ra caller
 # of docs/PATCHING.md (rt_schedule in the same unit as its loop), an assembly rt_park called with
@@ -352,22 +352,22 @@ $(STATIC)/aether/pingpong-rdynamic: tests/aether/pingpong.c tests/aether/aether_
 PATCH_CALLERS := $(B)/patch/ipara $(B)/patch/regs $(B)/patch/alias $(B)/patch/shadow
 PATCH_PROGS += $(PATCH_CALLERS) $(B)/patch/dlrace $(B)/patch/plug-rt_park.so \
 	$(B)/patch/plug-rt_unpark.so $(B)/patch/plug-rt_exit.so
-$(PATCH_CALLERS): $(B)/patch/%: tests/patch/%.c tests/rt/refrt.h
+$(PATCH_CALLERS): $(B)/patch/%: tests/targets/patch/%.c tests/targets/rt/refrt.h
 	@mkdir -p $(@D)
-	$(CC) $(CPPFLAGS) -Itests/rt $(CFLAGS) $(WARN) -o $@ $<
+	$(CC) $(CPPFLAGS) -Itests/targets/rt $(CFLAGS) $(WARN) -o $@ $<
 # Threads run libspin.so's rt_schedule, patched at start, while plugins are patched in dlopen.
-$(B)/patch/libspin.so: tests/patch/spin.c
+$(B)/patch/libspin.so: tests/targets/patch/spin.c
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) $(WARN) -fPIC -shared -pthread -Wl,-Bsymbolic-functions -o $@ $<
-$(B)/patch/plug-%.so: tests/patch/plug.c
+$(B)/patch/plug-%.so: tests/targets/patch/plug.c
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) $(WARN) -fPIC -shared -Wl,-Bsymbolic-functions -DNAME=$* -o $@ $<
-$(B)/patch/dlrace: tests/patch/dlrace.c $(B)/patch/libspin.so
+$(B)/patch/dlrace: tests/targets/patch/dlrace.c $(B)/patch/libspin.so
 	$(CC) $(CFLAGS) $(WARN) -pthread -o $@ $< $(B)/patch/libspin.so -ldl -Wl,-rpath,'$$ORIGIN'
 # A program whose rt_exit is too short to patch.
-$(STATIC)/refused: tests/patch/refused.c tests/rt/refrt.h
+$(STATIC)/refused: tests/targets/patch/refused.c tests/targets/rt/refrt.h
 	@mkdir -p $(@D)
-	$(CC) $(CPPFLAGS) -Itests/rt $(CFLAGS) $(WARN) -o $@ $<
+	$(CC) $(CPPFLAGS) -Itests/targets/rt $(CFLAGS) $(WARN) -o $@ $<
 
 demo: all $(B)/tests/czmq/pingpong
 	@sh scripts/demo.sh
@@ -448,17 +448,17 @@ SHIMGEN_SRC := $(wildcard tools/shimgen/*.c)
 $(B)/shimgen: $(SHIMGEN_SRC) $(wildcard tools/shimgen/*.h) include/at_events.h
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) $(CFLAGS) $(WARN) -DSHIMGEN_INCLUDE='"$(CURDIR)/include"' -o $@ $(SHIMGEN_SRC)
-# mbox, the runtime shimgen's test traces, and its program (tests/shimgen/).
-$(B)/shimgen-test/libmbox.so: tests/shimgen/mbox.c tests/shimgen/mbox.h
+# mbox, the runtime shimgen's test traces, and its program (tests/targets/shimgen/).
+$(B)/shimgen-test/libmbox.so: tests/targets/shimgen/mbox.c tests/targets/shimgen/mbox.h
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) $(WARN) -fPIC -shared -pthread -Wl,-soname,libmbox.so -o $@ $<
-$(B)/shimgen-test/mbox_demo: tests/shimgen/mbox_demo.c tests/shimgen/mbox.h $(B)/shimgen-test/libmbox.so
+$(B)/shimgen-test/mbox_demo: tests/targets/shimgen/mbox_demo.c tests/targets/shimgen/mbox.h $(B)/shimgen-test/libmbox.so
 	$(CC) $(CFLAGS) $(WARN) -pthread -o $@ $< $(B)/shimgen-test/libmbox.so -Wl,-rpath,'$$ORIGIN'
-# The worked examples: programs on Debian's GLib and libuv (tests/shimgen/glib.spec, uv.spec).
-$(B)/shimgen-test/glib_demo: tests/shimgen/glib_demo.c
+# The worked examples: programs on Debian's GLib and libuv (tests/targets/shimgen/glib.spec, uv.spec).
+$(B)/shimgen-test/glib_demo: tests/targets/shimgen/glib_demo.c
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) $(WARN) $$(pkg-config --cflags glib-2.0) -o $@ $< $$(pkg-config --libs glib-2.0)
-$(B)/shimgen-test/uv_demo: tests/shimgen/uv_demo.c
+$(B)/shimgen-test/uv_demo: tests/targets/shimgen/uv_demo.c
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) $(WARN) $$(pkg-config --cflags libuv) -o $@ $< $$(pkg-config --libs libuv)
 # shimgen reads what users write: the test runs it on every spec built with the sanitizers too.

@@ -31,7 +31,8 @@ static const struct runtime {
     const char *what;
     bool patched; /* linked into a program, it is traced by entry patching (docs/PATCHING.md) */
 } runtimes[] = {
-    {"refrt", "librefrt.so", false, "rt_send", NULL, "the reference runtime (tests/rt)", true},
+    {"refrt", "librefrt.so", false, "rt_send", NULL, "the reference runtime (tests/targets/rt)",
+     true},
     {"czmq", "libczmq.so", false, "zactor_new", NULL, "CZMQ 4.2 actors: zactor, zloop, zpoller",
      false},
     {"caf", "libcaf_core.so", false, "_ZN3caf15scheduled_actor6launchEPNS_14execution_unitEbb",

@@ -44,7 +44,8 @@ void at__config_stacks(void);
 
 /* Stack the recorder's start needs beyond its caller's frame (7.3 KiB measured, the first
  * call's symbol binding included), and a capture (4.4 to 5 KiB; 9.4 KiB for the process's
- * first, which fills libunwind's caches): tests/progs/stack_room measure, docs/STACKS.md. */
+ * first, which fills libunwind's caches): tests/targets/progs/stack_room measure,
+ * docs/STACKS.md. */
 #define AT_START_STACK (16 * 1024)
 #define AT_CAPTURE_STACK (16 * 1024)
 

@@ -21,7 +21,7 @@
  *   detail::set_thread_name              marks CAF's worker threads, whose sleeps are parks
  *   nanosleep (libc)                     park (path "sleep") when a worker falls idle
  *
- * Layout facts read from CAF's headers, each computed from them by tests/caf/layout.cpp and
+ * Layout facts read from CAF's headers, each computed from them by tests/targets/caf/layout.cpp and
  * compared with the constants below by tests/e2e/caf.sh:
  *   - an actor's control block sits CTRL_SIZE bytes before the actor, its id at CTRL_AID, its
  *     node's data at CTRL_NID;

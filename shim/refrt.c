@@ -1,4 +1,4 @@
-/* Shim for refrt, the reference runtime of tests/rt (refrt.h).
+/* Shim for refrt, the reference runtime of tests/targets/rt (refrt.h).
  *
  * Wrapped: rt_msg_type (message names), rt_spawn (spawn + actor name), rt_send (send),
  * rt_receive (recv), rt_step (step_begin / step_end; sets the current actor, so sends made by

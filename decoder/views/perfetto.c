@@ -5,7 +5,7 @@
  *
  * The encoding is written here by hand: it is a few varint, fixed64 and length-delimited
  * fields, and Debian's protobuf-c would need generated code for Perfetto's large schema to
- * write them. Field numbers are those of Perfetto's published protos; tests/proto/
+ * write them. Field numbers are those of Perfetto's published protos; tests/e2e/proto/
  * perfetto_min.proto declares the subset used, and the tests decode our output with it.
  *
  * An event's call stack is an interned Callstack (see "Call stacks" below). */

@@ -1,8 +1,8 @@
 #!/bin/sh
-# The Aether ABI stand-in's ping-pong and fork/join (tests/aether), untraced vs traced, placed
-# freely (issue 14's target: traced at least 95% of untraced). Each figure is throughput traced /
-# untraced: the runtime's own time from scheduler_start to the end of scheduler_wait, so the
-# tracer's start-up is outside it. Each pair is one untraced and one traced run back to back
+# The Aether ABI stand-in's ping-pong and fork/join (tests/targets/aether), untraced vs traced,
+# placed freely (issue 14's target: traced at least 95% of untraced). Each figure is throughput
+# traced / untraced: the runtime's own time from scheduler_start to the end of scheduler_wait, so
+# the tracer's start-up is outside it. Each pair is one untraced and one traced run back to back
 # (which goes first alternates), so both see the same background load; the figure is the median
 # of the pairs' ratios, with the middle half of them as its spread. Then the CPU time of all the
 # process's threads over the same span (the writer's included), which waits do not inflate, and
@@ -66,6 +66,6 @@ aether_pairs() { # aether_pairs NAME LABEL PROGRAM ARGS...: a line a pair in $TM
     [ -z "${COMPARE_LIB:-}" ] || aether_report "$TMP/$name" "$label, with $COMPARE_LIB" 9
 }
 
-echo "== Aether ABI stand-in (tests/aether): ping-pong and fork/join, untraced vs traced"
+echo "== Aether ABI stand-in (tests/targets/aether): ping-pong and fork/join, untraced vs traced"
 aether_pairs ae_pingpong "ping-pong 10000 round trips" "$B/tests/aether/pingpong" 10000
 aether_pairs ae_forkjoin "fork/join 8 workers x 5000 rounds" "$B/tests/aether/forkjoin" 8 5000

@@ -1,5 +1,5 @@
 #!/bin/sh
-# The BEAM (issue 26): a ring of 100 Erlang processes, 1000 rounds (tests/beam/ring.erl,
+# The BEAM (issue 26): a ring of 100 Erlang processes, 1000 rounds (tests/targets/beam/ring.erl,
 # 200,000 messages and their receives), untraced, traced by actortrace, and traced by the BEAM's
 # own tracer (erlang:trace with send and 'receive', to a process that only counts them). Each
 # round runs the three in turn, in an order that rotates, so that all see the same background
@@ -16,7 +16,7 @@ if ! command -v erlc >/dev/null; then
     echo "  skipped: erl is not installed (scripts/install-deps.sh installs erlang-base)"
     return 0 2>/dev/null || exit 0
 fi
-erlc -o "$TMP" tests/beam/ring.erl tests/beam/bt.erl
+erlc -o "$TMP" tests/targets/beam/ring.erl tests/targets/beam/bt.erl
 
 ring() { # ring MODE OUT [ENV...]: the ring's microseconds into OUT, the CPU seconds of the
     # whole emulator (start-up and the writer thread included) into OUT.cpu

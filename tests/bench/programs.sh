@@ -176,7 +176,7 @@ row "CZMQ ping-pong over a zloop" "$PRODUCT" "$FL/libactortrace.so" \
     "$B/tests/czmq/pingpong zloop 1000" "$B/tests/czmq/pingpong zloop 2000" "$B/tests/czmq/pingpong" zloop 20000
 row "CZMQ classes (zproxy, zmonitor)" "$PRODUCT" "$FL/libactortrace.so" \
     "$B/tests/czmq/classes 1000" "$B/tests/czmq/classes 2000" "$B/tests/czmq/classes" 20000
-row "GLib (tests/shimgen/glib.spec)" "$PRODUCT:$B/bench/glib/libshim-glib.so" \
+row "GLib (tests/targets/shimgen/glib.spec)" "$PRODUCT:$B/bench/glib/libshim-glib.so" \
     "$FL/libactortrace.so:$B/bench/glib/floor/libshim-glib.so" \
     "$B/shimgen-test/glib_demo 20000 20" "$B/shimgen-test/glib_demo 40000 20" "$B/shimgen-test/glib_demo" 400000 200
 row "refrt pingpong" "$B/tests/libactortrace-refrt.so" "$FL/libactortrace-refrt.so" \

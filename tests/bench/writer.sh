@@ -1,6 +1,6 @@
 #!/bin/sh
 # The tracer's CPU per event and bytes per event on four programs: the nop_send loop, refrt's
-# pingpong 1000000, and the CZMQ programs of tests/czmq (pingpong over a zloop, CZMQ's own
+# pingpong 1000000, and the CZMQ programs of tests/targets/czmq (pingpong over a zloop, CZMQ's own
 # zproxy and zmonitor actors). Each run is one untraced and one traced run back to back (block
 # mode, so that every event is written and none is dropped), RUNS times; the figures are
 # medians:

@@ -1,5 +1,5 @@
 #!/bin/sh
-# Aether programs, traced: the programs run on tests/aether's stand-in for the ABI of Aether
+# Aether programs, traced: the programs run on tests/targets/aether's stand-in for the ABI of Aether
 # v0.572.0's runtime (its exported functions, Message and ActorBase layouts and calling habits;
 # not Aether itself). Each program prints the counts its logic implies and the runtime's own
 # count of what it did; the trace must show every send once with the path it took and its real

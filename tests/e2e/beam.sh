@@ -1,16 +1,16 @@
 #!/bin/sh
 # Erlang and Elixir programs on the BEAM (Debian's OTP 25.2.3, erts 13.1.5), traced through
-# shim/beam.c by entry patching of beam.smp. Each program (tests/beam) runs a scenario through
-# tests/beam/bt.erl, which prints the counts the scenario implies and the BEAM's own counts of
-# sends and receives from erlang:trace on the same run; the trace must show every one of them,
-# each send matched to the receive that took it, with its real sender and its name.
+# shim/beam.c by entry patching of beam.smp. Each program (tests/targets/beam) runs a scenario
+# through tests/targets/beam/bt.erl, which prints the counts the scenario implies and the BEAM's own
+# counts of sends and receives from erlang:trace on the same run; the trace must show every one of
+# them, each send matched to the receive that took it, with its real sender and its name.
 . "$(dirname "$0")/../lib.sh"
 
-SRC="$TOP/tests/beam"
+SRC="$TOP/tests/targets/beam"
 EBIN="$TMP/ebin"
 ACTORTRACE="$B/actortrace"
 
-# the guard: stand-ins for other emulators (tests/beam/guard/emulator.c) whose functions the
+# the guard: stand-ins for other emulators (tests/targets/beam/guard/emulator.c) whose functions the
 # shim patches; it says why in one line and forwards every call untouched
 for version in 12.3.2 13.1.5; do
     emulator="$B/tests/beam/emulator-$version"

@@ -381,7 +381,7 @@ status "installed, report" 0 "$I/bin/actortrace" report ipp.trace
 flags=$(PKG_CONFIG_SYSROOT_DIR="$DEST" PKG_CONFIG_PATH="$I/lib/pkgconfig" pkg-config --cflags \
     --libs actortrace)
 cc -shared -fPIC -O2 -Wall -Wextra -Werror -D_GNU_SOURCE -o libnopshim.so \
-    "$TOP/tests/bench/nop_shim.c" $flags -Wl,-z,defs
+    "$TOP/tests/targets/nop/nop_shim.c" $flags -Wl,-z,defs
 equal "installed headers: a shim builds with pkg-config's flags" "$?" 0
 LD_PRELOAD="$TMP/libnopshim.so" timeout 60 env -u ACTORTRACE_LIB \
     "$I/bin/actortrace" record -o shim.trace -- "$B/tests/progs/forker" fork 1000 \

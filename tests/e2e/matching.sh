@@ -4,7 +4,7 @@
 # steps handle no message. stats must equal a recomputation from the JSONL by message id, and
 # every Perfetto flow must join a send to its recv and the step that handled it.
 . "$(dirname "$0")/../lib.sh"
-. "$TOP/tests/proto/pftsv.sh"
+. "$TOP/tests/e2e/proto/pftsv.sh"
 
 name=zloop
 traced "$TMP/$name.trace" "$B/tests/czmq/pingpong" zloop 2000 4 >"$TMP/$name.out"

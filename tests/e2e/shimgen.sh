@@ -11,7 +11,7 @@
 
 SHIMGEN="$B/shimgen"
 CORE="$PRODUCT_LIB"
-SPECS="$TOP/tests/shimgen"
+SPECS="$TOP/tests/targets/shimgen"
 
 generated() { # generated TRACE SHIM PROGRAM ARGS...: runs PROGRAM with the core and SHIM
     local trace="$1" shim="$2"
@@ -80,7 +80,7 @@ for name in glib uv; do
 done
 
 # ---- refrt: the generated shim counts what refrt and the hand-written shim count ----
-"$SHIMGEN" "$SPECS/refrt.spec" -o "$TMP/refrt" -I "$TOP/tests/rt" >"$TMP/refrt.gen" 2>&1
+"$SHIMGEN" "$SPECS/refrt.spec" -o "$TMP/refrt" -I "$TOP/tests/targets/rt" >"$TMP/refrt.gen" 2>&1
 check "refrt: shimgen generates and builds the shim" [ $? -eq 0 -a -f "$TMP/refrt/libshim-refrt.so" ]
 
 # kinds JSONL: "kind count" per event kind, and sends per message name

@@ -1,10 +1,10 @@
 #!/bin/sh
-# Call stacks (ACTORTRACE_STACKS, docs/STACKS.md): tests/progs/stacks sends from known call
+# Call stacks (ACTORTRACE_STACKS, docs/STACKS.md): tests/targets/progs/stacks sends from known call
 # chains (a static function, a linked library, a dlopen'd library, a signal handler); the
 # decoded stacks name those functions in order, innermost first. Sampling keeps 1 in N, depth
 # cuts, a stripped program decodes to module + offset, and decoding needs no binary.
 . "$(dirname "$0")/../lib.sh"
-. "$TOP/tests/proto/pftsv.sh"
+. "$TOP/tests/e2e/proto/pftsv.sh"
 PROG="$B/tests/progs/stacks"
 DL="$B/tests/stacks/libstackdl.so"
 
@@ -267,7 +267,7 @@ equal "fork: top senders of both processes, each send counted once" \
     "$(jq -c '[.senders.sends == .senders.with_stack, .senders.sends == (.senders.functions | map(.sends) | add),
         (.senders.functions | map(.pid) | unique | length)]' "$TMP/fork.stats")" "[true,true,2]"
 
-# A thread with little stack left (tests/progs/stack_room): a 64 KiB thread that has used 58
+# A thread with little stack left (tests/targets/progs/stack_room): a 64 KiB thread that has used 58
 # KiB sends 10 times with stacks on. A capture needs more than that (4.4 to 9.4 KiB measured,
 # docs/STACKS.md): it is skipped and counted, the sends are recorded, the program runs as
 # untraced (before: SIGSEGV). The main thread's 11 sends keep their stacks.

@@ -7,7 +7,7 @@
 # thread, and no other, recorded on that core. Then the Chrome sort order, track timestamps,
 # ids that differ between outputs, names that are not UTF-8, and slices cut by filters.
 . "$(dirname "$0")/../lib.sh"
-. "$TOP/tests/proto/pftsv.sh"
+. "$TOP/tests/e2e/proto/pftsv.sh"
 
 # chrome_slices CHROME_JSON: the same objects as pfslices, from B/E records
 chrome_slices() {

@@ -1,10 +1,10 @@
 #!/bin/sh
-# The views on real CZMQ traffic (tests/czmq/traffic.c, pingpong.c): a message received outside
-# a zloop reader ends at its recv in every view; a PUB's message to two subscribers is one send
-# and two deliveries, a flow to each, counted as deliveries; a socket destroyed without an unbind
-# ends its endpoint, so the sockets bound and connected after it match their messages.
+# The views on real CZMQ traffic (tests/targets/czmq/traffic.c, pingpong.c): a message received
+# outside a zloop reader ends at its recv in every view; a PUB's message to two subscribers is one
+# send and two deliveries, a flow to each, counted as deliveries; a socket destroyed without an
+# unbind ends its endpoint, so the sockets bound and connected after it match their messages.
 . "$(dirname "$0")/../lib.sh"
-. "$TOP/tests/proto/pftsv.sh"
+. "$TOP/tests/e2e/proto/pftsv.sh"
 P="$B/tests/czmq"
 
 jqe() { jq "$@" >/dev/null; }
@@ -70,7 +70,8 @@ pftsv "$TMP/fanout.pftrace" >"$TMP/fanout.tsv"
 equal "fanout perfetto: flows ended = recvs" "$(awk '$1 == "E" && $7 != "-"' "$TMP/fanout.tsv" | wc -l)" \
     "$(kind_count "$j" recv)"
 equal "fanout perfetto: flow ids started (two on each NEWS) = recvs" \
-    "$(protoc --decode=perfetto.protos.Trace -I "$TOP/tests/proto" "$TOP/tests/proto/perfetto_min.proto" \
+    "$(protoc --decode=perfetto.protos.Trace -I "$TOP/tests/e2e/proto" \
+        "$TOP/tests/e2e/proto/perfetto_min.proto" \
         <"$TMP/fanout.pftrace" | grep -c ' flow_ids:')" "$(kind_count "$j" recv)"
 "$DECODE" -f dot -o "$TMP/fanout.dot" "$TMP/fanout.trace"
 equal "fanout dot: main's edge to each subscriber carries every NEWS" \

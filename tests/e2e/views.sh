@@ -5,7 +5,7 @@
 # filters select exactly what they say; --names and several files; no format crashes on a cut
 # trace. Expected values are computed here, from the JSONL, never written down.
 . "$(dirname "$0")/../lib.sh"
-. "$TOP/tests/proto/pftsv.sh"
+. "$TOP/tests/e2e/proto/pftsv.sh"
 
 jqok() { jq "$@" >/dev/null; }
 

@@ -9,7 +9,7 @@
 # draw each message across the processes. A program that disconnects, reconnects, unbinds and
 # rebinds: each message pairs with the peer its socket was joined to when it was sent.
 . "$(dirname "$0")/../lib.sh"
-. "$TOP/tests/proto/pftsv.sh"
+. "$TOP/tests/e2e/proto/pftsv.sh"
 P="$B/tests/czmq/sockets"
 N=500
 
@@ -220,7 +220,7 @@ remote "tcp wildcard" 'tcp://*:*' localhost
 remote ipc "ipc://$TMP/ipc-socket"
 
 # ---- unbind and disconnect end a join ---------------------------------------------------
-# One fingerprint ("JOB") in five phases (tests/czmq/sockets.c, rebind): sockets 2 -> 1;
+# One fingerprint ("JOB") in five phases (tests/targets/czmq/sockets.c, rebind): sockets 2 -> 1;
 # 2 disconnects and connects to 3; 4 connects to 1 (1 receives 4's after 2's went to 3); 6 -> 5
 # over ipc; 5 unbinds, 7 binds the same path, 6 reconnects by itself. Each message must pair
 # with a recv on the socket its sender was joined to when it sent it.

@@ -1,5 +1,5 @@
-/* A GLib program traced through tests/shimgen/glib.spec: a GThreadPool runs ITEMS work items
- * for one actor; a GAsyncQueue carries ITEMS messages (and a stop) from main to a consumer
+/* A GLib program traced through tests/targets/shimgen/glib.spec: a GThreadPool runs ITEMS work
+ * items for one actor; a GAsyncQueue carries ITEMS messages (and a stop) from main to a consumer
  * thread that blocks in g_async_queue_pop; the default GMainContext, run by main's GMainLoop,
  * runs IDLES idle callbacks added from another thread, half with g_idle_add_full and half with
  * g_source_set_callback, each with a destroy function for its data. Prints its own counts,

@@ -1,6 +1,6 @@
 # Sourced by the tests that read a Perfetto trace (after tests/lib.sh): protoc decodes it with
 # the subset of Perfetto's protos in this folder, and pftsv turns protoc's text into lines.
-PROTO="$TOP/tests/proto"
+PROTO="$TOP/tests/e2e/proto"
 
 # pftsv PFTRACE: one line per packet: "E ts type track name_iid flow terminating_flow msg"
 # (track events), "T uuid tid pid ts name" (track descriptors; name last, quoted as protoc

@@ -1,4 +1,4 @@
-/* The shim for tests/bench/nop.c: records a send per call, like a real runtime's send wrapper
+/* The shim for tests/targets/nop/nop.c: records a send per call, like a real runtime's send wrapper
  * (resolve, record, forward). Linked only into the benchmark's copy of the library. */
 /* general registers only, as every shim whose wrappers stand behind patched entries
  * (include/at_vectors.h) */

@@ -1,5 +1,5 @@
 /* A shared library whose functions send (nop_send) from a known depth: built twice, linked
- * into tests/progs/stacks as libstacklinked.so and dlopen'd by it as libstackdl.so, with
+ * into tests/targets/progs/stacks as libstacklinked.so and dlopen'd by it as libstackdl.so, with
  * SENDER the name of the exported entry point. */
 int nop_send(int actor, int msg);
 int SENDER(int actor, int msg);

@@ -1,5 +1,5 @@
 # An Elixir GenServer: C calls and K casts from the main process, then a cast that stops it;
-# run through tests/beam/bt.erl as the Erlang scenarios are.
+# run through tests/targets/beam/bt.erl as the Erlang scenarios are.
 defmodule Counter do
   use GenServer
 

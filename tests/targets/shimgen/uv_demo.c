@@ -1,8 +1,8 @@
-/* A libuv program traced through tests/shimgen/uv.spec: a thread wakes the loop's async handle
- * SENDS times (libuv runs its callback once for several sends that come together), and a timer
- * callback on the loop queues WORKS requests on libuv's thread pool. The program's actors ride in
- * the handle's and the requests' data field, which libuv leaves to the program. Prints its own
- * counts. */
+/* A libuv program traced through tests/targets/shimgen/uv.spec: a thread wakes the loop's async
+ * handle SENDS times (libuv runs its callback once for several sends that come together), and a
+ * timer callback on the loop queues WORKS requests on libuv's thread pool. The program's actors
+ * ride in the handle's and the requests' data field, which libuv leaves to the program. Prints its
+ * own counts. */
 #include <sched.h>
 #include <stdatomic.h>
 #include <stdint.h>
