@@ -31,6 +31,7 @@
 #include "array.h"
 #include "at_format.h"
 #include "follow.h"
+#include "order.h"
 #include "stacks.h"
 
 int at__follow_init(struct follower *f, const char *const *paths, size_t n, bool ring,
@@ -316,9 +317,8 @@ static int ring_read_block(struct follower *f, struct follow_file *ff, struct fo
 static int by_thread_seq(const void *a, const void *b)
 {
     const struct seen_block *x = a, *y = b;
-    if (x->tid != y->tid)
-        return x->tid < y->tid ? -1 : 1;
-    return x->seq < y->seq ? -1 : x->seq > y->seq;
+    int c = at__order(x->tid, y->tid);
+    return c ? c : at__order(x->seq, y->seq);
 }
 
 /* The blocks holding events not in the file, by thread and seq. Returns their count or

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "array.h"
 #include "at_format.h"
 #include "decode.h"
 
@@ -242,12 +243,8 @@ static int read_all(FILE *f, char **text, size_t *size)
     *text = NULL;
     *size = 0;
     for (;;) {
-        if (*size == cap) {
-            char *grown = realloc(*text, cap = cap ? 2 * cap : 65536);
-            if (!grown)
-                return -ENOMEM;
-            *text = grown;
-        }
+        if (at__array_grow((void **)text, &cap, *size, 1, 65536) < 0)
+            return -ENOMEM;
         size_t n = fread(*text + *size, 1, cap - *size, f);
         *size += n;
         if (n == 0)

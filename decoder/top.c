@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "order.h"
 #include "watch.h"
 
 enum sort_key { BY_DEPTH, BY_RECEIVED, BY_SENT, BY_CORE, BY_P99 };
@@ -43,12 +44,10 @@ static int by_key(const void *x, const void *y)
 {
     const struct live_actor *a = &sorting->w.live.actors[*(const size_t *)x];
     const struct live_actor *b = &sorting->w.live.actors[*(const size_t *)y];
-    uint64_t va = sort_value(a, sorting->sort), vb = sort_value(b, sorting->sort);
-    if (va != vb)
-        return va > vb ? -1 : 1;
-    if (a->last.received != b->last.received)
-        return a->last.received > b->last.received ? -1 : 1;
-    return a->id < b->id ? -1 : a->id > b->id;
+    int c = at__order(sort_value(b, sorting->sort), sort_value(a, sorting->sort));
+    if (!c)
+        c = at__order(b->last.received, a->last.received);
+    return c ? c : at__order(a->id, b->id);
 }
 
 /* The actors active in the last second that pass the filter, sorted. */

@@ -7,13 +7,13 @@
 #include <string.h>
 
 #include "clock.h"
+#include "order.h"
 
 static int by_tsc(const void *a, const void *b)
 {
     const struct clock_sample *x = a, *y = b;
-    if (x->tsc != y->tsc)
-        return x->tsc < y->tsc ? -1 : 1;
-    return x->mono_ns < y->mono_ns ? -1 : x->mono_ns > y->mono_ns;
+    int c = at__order(x->tsc, y->tsc);
+    return c ? c : at__order(x->mono_ns, y->mono_ns);
 }
 
 /* Sorts, keeps one sample per tsc and raises mono_ns where it went backwards, so that every

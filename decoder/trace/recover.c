@@ -24,6 +24,7 @@
 
 #include "array.h"
 #include "at_codec.h"
+#include "order.h"
 #include "trace.h"
 
 #define MAX_BLOCK_SIZE (64u << 20)
@@ -180,7 +181,7 @@ static int recover_block(struct trace *t, const struct at_ring_block *b, uint32_
 static int by_seq(const void *a, const void *b)
 {
     const struct frame_ref *x = a, *y = b;
-    return x->seq < y->seq ? -1 : x->seq > y->seq;
+    return at__order(x->seq, y->seq);
 }
 
 static int recover_ring(struct trace *t, const struct ring *r)

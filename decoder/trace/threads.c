@@ -5,6 +5,7 @@
 #include <stdlib.h>
 
 #include "array.h"
+#include "order.h"
 #include "trace.h"
 
 struct thread *at__trace_thread(struct trace *t, uint32_t tid)
@@ -34,15 +35,14 @@ int at__thread_add_frame(struct thread *th, const struct frame_ref *f)
 static int by_seq(const void *a, const void *b)
 {
     const struct frame_ref *x = a, *y = b;
-    if (x->seq != y->seq)
-        return x->seq < y->seq ? -1 : 1;
-    return x->offset < y->offset ? -1 : x->offset > y->offset;
+    int c = at__order(x->seq, y->seq);
+    return c ? c : at__order(x->offset, y->offset);
 }
 
 static int by_tid(const void *a, const void *b)
 {
     const struct thread *x = a, *y = b;
-    return x->tid < y->tid ? -1 : x->tid > y->tid;
+    return at__order(x->tid, y->tid);
 }
 
 int at__threads_sort(struct trace *t)

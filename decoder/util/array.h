@@ -1,6 +1,8 @@
-/* Growing arrays: the decoder's tables and buffers that grow by doubling grow here. Buffers
- * sized otherwise (the output buffer and the timeline's scratch to the exact need, Perfetto's
- * stack data by twice plus what is asked, the name table of a stack by id) do it themselves. */
+/* Growing arrays: every array or buffer of the decoder that grows by doubling grows here (the
+ * hash tables of hmap.c rehash on growth and size themselves). Those sized otherwise do it
+ * themselves: to the exact need (the output buffer, the timeline's scratch, a frame's events,
+ * the lost counts with the ring's appended, top's order, a filter's values), to twice plus what
+ * is asked (Perfetto's stack data), to the id given (the tables of stacks.c). */
 #ifndef ARRAY_H
 #define ARRAY_H
 

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "array.h"
 #include "hist.h"
 
 #define SUB_BITS   5
@@ -51,14 +52,10 @@ int at__hist_add(struct hist *h, uint64_t v)
     uint32_t i =
         h->last < h->n && h->used[h->last] >> COUNT_BITS == bucket ? h->last : find(h, bucket);
     if (i == h->n || h->used[i] >> COUNT_BITS != bucket) {
-        if (h->n == h->cap) {
-            uint32_t cap = h->cap ? 2 * h->cap : 4;
-            uint64_t *grown = realloc(h->used, cap * sizeof *grown);
-            if (!grown)
-                return -ENOMEM;
-            h->used = grown;
-            h->cap = cap;
-        }
+        size_t cap = h->cap;
+        if (at__array_grow((void **)&h->used, &cap, h->n, sizeof *h->used, 4) < 0)
+            return -ENOMEM;
+        h->cap = (uint32_t)cap;
         memmove(&h->used[i + 1], &h->used[i], (h->n - i) * sizeof *h->used);
         h->used[i] = bucket << COUNT_BITS;
         h->n++;

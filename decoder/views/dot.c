@@ -15,6 +15,7 @@
 #include "at_format.h"
 #include "session.h"
 #include "hmap.h"
+#include "order.h"
 #include "output.h"
 #include "sockets.h"
 
@@ -218,31 +219,28 @@ static int dot_event(struct out *o, const struct decode *d, const struct merged 
 static int by_node(const void *a, const void *b)
 {
     const struct node *x = a, *y = b;
-    if (x->trace != y->trace)
-        return x->trace < y->trace ? -1 : 1;
-    if (x->kind != y->kind)
-        return x->kind < y->kind ? -1 : 1;
-    return x->id < y->id ? -1 : x->id > y->id;
+    int c = at__order(x->trace, y->trace);
+    if (!c)
+        c = at__order(x->kind, y->kind);
+    return c ? c : at__order(x->id, y->id);
 }
 
 /* By sender, then receiver: nodes sorted by trace first, so by the sender's trace. */
 static int by_edge(const void *a, const void *b)
 {
     const struct edge *x = a, *y = b;
-    if (x->sender != y->sender)
-        return x->sender < y->sender ? -1 : 1;
-    return x->receiver < y->receiver ? -1 : x->receiver > y->receiver;
+    int c = at__order(x->sender, y->sender);
+    return c ? c : at__order(x->receiver, y->receiver);
 }
 
 /* Names grouped by edge, the most frequent first. */
 static int by_count(const void *a, const void *b)
 {
     const struct edge_name *x = a, *y = b;
-    if (x->edge != y->edge)
-        return x->edge < y->edge ? -1 : 1;
-    if (x->count != y->count)
-        return x->count > y->count ? -1 : 1;
-    return x->name < y->name ? -1 : x->name > y->name;
+    int c = at__order(x->edge, y->edge);
+    if (!c)
+        c = at__order(y->count, x->count);
+    return c ? c : at__order(x->name, y->name);
 }
 
 /* Sorts nodes by (trace, kind, id), edges by (sender, receiver) in that order, and names by

@@ -9,6 +9,7 @@
 #include "at_events.h"
 #include "at_format.h"
 #include "clocks.h"
+#include "order.h"
 #include "stacks.h"
 #include "stats.h"
 
@@ -131,36 +132,40 @@ static const char *kind_name(const struct report *r, unsigned kind, char *buf)
 
 /* ---- Ordering ---------------------------------------------------------------------------- */
 
+/* The order of every ranking: the larger count x first, ties by index i. */
+static int most_first(uint64_t x, uint64_t y, uint32_t i, uint32_t j)
+{
+    int c = at__order(y, x);
+    return c ? c : at__order(i, j);
+}
+
 static int by_traffic(const void *a, const void *b, void *arg)
 {
-    const struct stat_msg *x = &((const struct stats *)arg)->msgs[*(const uint32_t *)a];
-    const struct stat_msg *y = &((const struct stats *)arg)->msgs[*(const uint32_t *)b];
-    uint64_t tx = x->sent + x->received + x->handled, ty = y->sent + y->received + y->handled;
-    return tx != ty ? (tx > ty ? -1 : 1) : (x < y ? -1 : 1);
+    uint32_t i = *(const uint32_t *)a, j = *(const uint32_t *)b;
+    const struct stat_msg *x = &((const struct stats *)arg)->msgs[i];
+    const struct stat_msg *y = &((const struct stats *)arg)->msgs[j];
+    return most_first(x->sent + x->received + x->handled, y->sent + y->received + y->handled, i, j);
 }
 
 static int by_events(const void *a, const void *b, void *arg)
 {
     const struct stats *st = arg;
     uint32_t i = *(const uint32_t *)a, j = *(const uint32_t *)b;
-    uint64_t x = st->actors[i].events, y = st->actors[j].events;
-    return x != y ? (x > y ? -1 : 1) : (i < j ? -1 : 1);
+    return most_first(st->actors[i].events, st->actors[j].events, i, j);
 }
 
 static int by_depth(const void *a, const void *b, void *arg)
 {
     const struct stats *st = arg;
     uint32_t i = *(const uint32_t *)a, j = *(const uint32_t *)b;
-    uint32_t x = st->match.actors[i].max_depth, y = st->match.actors[j].max_depth;
-    return x != y ? (x > y ? -1 : 1) : (i < j ? -1 : 1);
+    return most_first(st->match.actors[i].max_depth, st->match.actors[j].max_depth, i, j);
 }
 
 static int by_sends(const void *a, const void *b, void *arg)
 {
     const struct stats *st = arg;
     uint32_t i = *(const uint32_t *)a, j = *(const uint32_t *)b;
-    uint64_t x = st->senders[i].sends, y = st->senders[j].sends;
-    return x != y ? (x > y ? -1 : 1) : (i < j ? -1 : 1);
+    return most_first(st->senders[i].sends, st->senders[j].sends, i, j);
 }
 
 /* 0..n-1 sorted by cmp; NULL on -ENOMEM. */
