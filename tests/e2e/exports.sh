@@ -1,10 +1,10 @@
 #!/bin/sh
 # The product exports exactly actortrace.h's API (and what its inline functions use) and the
-# functions the shims define under a runtime's name, each marked AT_EXPORT in the source:
-# nothing internal but the five names the inline hot path reaches (two of them mutable: the
-# thread's own record state at__self, written by the thread that owns it, and the stack kinds
-# mask at__stack_kinds, written once by a constructor), and no shim of the test-only reference runtime
-# (a program with its own rt_send must not meet ours).
+# functions the shims define under a runtime's name, each marked AT_EXPORT in the source: nothing
+# internal but the five names the inline hot path reaches (two of them mutable: the thread's own
+# record state at__self, written by the thread that owns it, and the stack kinds mask
+# at__stack_kinds, written once by a constructor), and no shim of the test-only reference runtime (a
+# program with its own rt_send must not meet ours).
 . "$(dirname "$0")/../lib.sh"
 cd "$TOP"
 
