@@ -154,10 +154,10 @@ $(B)/bench/hotpath: tests/bench/hotpath.c $(B)/bench/libnop.so
 	$(CC) $(CFLAGS) $(WARN) -pthread -o $@ $< $(B)/bench/libnop.so -Wl,-rpath,'$$ORIGIN'
 # TAKEBACK_PAUSE_LIB: the same, pausing between taking a thread's block back and writing it
 # (preload/takeback.c), so that tests/e2e/threads.sh has the thread record in that window at
-# every take-back; with the test copy's hooks (AT_TEST_HOST), such as a writer made slow on
+# every take-back; with the test copy's hooks (AT_TEST_HOOKS), such as a writer made slow on
 # demand for the tests of drop mode.
 TAKEBACK_PAUSE_LIB := $(B)/tests/libactortrace-pause.so
-$(TAKEBACK_PAUSE_LIB): CPPFLAGS += -DAT_TEST_TAKEBACK_PAUSE -DAT_TEST_HOST
+$(TAKEBACK_PAUSE_LIB): CPPFLAGS += -DAT_TEST_TAKEBACK_PAUSE -DAT_TEST_HOOKS
 test: $(TAKEBACK_PAUSE_LIB)
 $(B)/bench/libactortrace-bench.so $(TAKEBACK_PAUSE_LIB): $(PRELOAD_SRC) $(COMMON_SRC) tests/bench/nop_shim.c $(wildcard include/*.h preload/*.h shim/*.map)
 	@mkdir -p $(@D)
@@ -471,6 +471,7 @@ SHIMGEN_TEST := $(B)/shimgen $(B)/asan/shimgen \
 all: $(B)/shimgen
 test: $(SHIMGEN_TEST)
 
-# The test copy can pose as a process of another host (ACTORTRACE_TEST_HOST, preload/meta.c),
-# for tests/e2e/clocks.sh; the product cannot.
-$(TEST_LIB): CPPFLAGS += -DAT_TEST_HOST
+# The test copies' hooks (AT_TEST_HOOKS): the ACTORTRACE_TEST_* variables that pose as a
+# process of another host (meta.c, tests/e2e/clocks.sh), make the writer, the ring's growth or
+# patching slow, or kill the process at an overwrite; the product has none of them.
+$(TEST_LIB): CPPFLAGS += -DAT_TEST_HOOKS

@@ -102,7 +102,7 @@ static int is_known(const char *var)
         "ACTORTRACE_STACKS", "ACTORTRACE_STACK_DEPTH", "ACTORTRACE_STACK_EVERY",
         "ACTORTRACE_WRITER_NICE", "ACTORTRACE_ENCODING"};
     size_t len = strcspn(var, "=");
-#ifdef AT_TEST_HOST
+#ifdef AT_TEST_HOOKS
     if (strncmp(var, "ACTORTRACE_TEST_", 16) == 0)
         return 1; /* the test copies' hooks (meta.c, writer.c) */
 #endif

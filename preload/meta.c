@@ -183,7 +183,7 @@ int at__meta_lost_nowait(uint32_t tid, unsigned reason, uint64_t count, uint64_t
     return at__meta_append_raw(record, at__meta_encode(record, AT_META_LOST, f, 5), 0, 0);
 }
 
-#ifdef AT_TEST_HOST
+#ifdef AT_TEST_HOOKS
 /* The test copy only (tests/e2e/clocks.sh): ACTORTRACE_TEST_HOST=BOOT_ID,MONO_NS,REAL_NS makes
  * the process look like one of another host, with that boot id and its clocks shifted by those
  * (signed) nanoseconds. */

@@ -211,7 +211,7 @@ uint32_t at__ring_free(void)
     return __atomic_load_n(&at__ring.free_count, __ATOMIC_ACQUIRE);
 }
 
-#ifdef AT_TEST_HOST
+#ifdef AT_TEST_HOOKS
 /* The test copies only: ACTORTRACE_TEST_GROW_DELAY_MS=N makes the writer sleep N ms before each
  * step of growth, so that a test can have threads find the pool short while it can still grow,
  * longer than they wait in at__ring_take. */
@@ -356,7 +356,7 @@ struct at_ring_block *at__ring_take(uint32_t tid, uint32_t seq)
     return block;
 }
 
-#ifdef AT_TEST_HOST
+#ifdef AT_TEST_HOOKS
 /* The test copies only: ACTORTRACE_TEST_KILL_AT_STEAL=N kills the process at its Nth overwrite,
  * once the stolen block's events are gone from the ring, so that a test can check they were
  * counted as lost by then. */

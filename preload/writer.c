@@ -535,7 +535,7 @@ static void write_claimed(unsigned n)
         write_group(&g, 1);
 }
 
-#ifdef AT_TEST_HOST
+#ifdef AT_TEST_HOOKS
 /* The test copies only: ACTORTRACE_TEST_WRITER_DELAY_MS=N makes the writer sleep N ms before
  * each pass that writes events, so that a test of drop mode can have it fall behind for
  * certain (threads wait for it a while, then drop). */
