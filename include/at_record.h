@@ -59,35 +59,20 @@
 
 struct at_frame; /* actortrace.h: what a jump out of a handler or a step must undo */
 
-/* Per-thread recorder state. Owner: the thread itself. The writer reads `held`, `next` and
- * `nest`, stores 0 in `capacity` and clears `held` when it takes the block back (takeback.c);
- * other threads read a block's slots only through the ring (acquire on the slot's last word). */
+/* Per-thread recorder state: what the inline code of this header and actortrace.h reads and
+ * writes, which a separately built shim compiles in; everything else the recorder keeps per
+ * thread is private to it (preload/util.h, struct at_thread_state). Owner: the thread itself.
+ * The writer reads `next` and `nest` and stores 0 in `capacity` when it takes the block back
+ * (preload/takeback.c); other threads read a block's slots only through the ring (acquire on
+ * the slot's last word). */
 struct at_thread {
     struct at_event *slots; /* the current block's slots; NULL before the first block */
     uint32_t next;          /* next slot to take; taken with an unlocked xadd (signal-safe) */
     uint32_t capacity;      /* slots in the current block; 0 sends every event to the slow path.
                              * next and capacity share one 8-byte word (set together) */
     uint32_t nest;          /* at_record calls in progress on this thread (signal handlers) */
-    uint32_t in_signal;     /* signal handlers running on this thread (signals.c) */
-    void *spare;            /* struct at_ring_block a nested call records into, or NULL */
-    uint32_t spare_next;    /* next slot of the spare; taken with an unlocked xadd */
-    uint32_t spare_busy;    /* calls between taking a slot of the spare and committing it */
-    uint64_t current_actor; /* actor whose handler runs on this thread; 0 = none */
     uint32_t depth;         /* shim nesting depth: only the outermost call is recorded */
-    uint32_t tid;           /* gettid(), cached by the slow path */
-    void *block;            /* struct at_ring_block of `slots`, owned by the slow path */
-    uint32_t exit_hook;     /* the thread-exit key is set for this thread */
-    uint32_t internal;      /* the recorder's own thread: its events are never recorded */
-    uint64_t drop_count;    /* events dropped and not yet in a LOST record; taken by the finish
-                             * once tracing is off (takeback.c) */
-    uint64_t drop_first_tsc;
-    char name[16];          /* the thread name last written to the trace */
-    uint64_t held;          /* the current block's ticket (takeback.c), 0 = none; cleared by
-                             * the thread's exchange or the writer's compare-exchange */
-    uint32_t registry_slot; /* index + 1 in takeback.c's registry, 0 = not in it; under its
-                             * mutex */
-    uint32_t exiting;       /* the thread-exit destructor has run: the thread stays out of the
-                             * registry, which a later round of destructors might not leave */
+    uint64_t current_actor; /* actor whose handler runs on this thread; 0 = none */
     struct at_frame *frames; /* the innermost signal handler or step a jump may leave, or NULL
                               * (preload/jumps.c); the thread and its handlers only */
     uintptr_t depth_sp;     /* the stack pointer of the outermost shim wrapper (at_enter), which

@@ -6,7 +6,8 @@
 #include <string.h>
 
 #include "at_events.h"
-#include "recorder.h"
+#include "config.h"
+#include "util.h"
 
 struct at_config at__config = {
     .out_pattern = "actortrace-%p.trace",
