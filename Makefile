@@ -104,6 +104,20 @@ $(B)/tests/%: tests/unit/%.c $(wildcard tests/unit/*.h) $(COMMON_SRC) $(DECODER_
 	$(CC) $(CPPFLAGS) $(DECODER_INC) $(SAN_FLAGS) $(WARN) -o $@ $< $(COMMON_SRC) \
 		$(filter-out decoder/main.c,$(DECODER_SRC)) -lzstd -lncurses
 
+# The recorder's layers (preload/README.md), each tested with what is below it: ring on util and
+# config; takeback on those, losses and meta; record on all of those, with the writer stood in
+# for by the test (tests/unit/test_record.c).
+RING_LAYERS     := preload/util.c preload/config.c preload/ring.c
+TAKEBACK_LAYERS := $(RING_LAYERS) preload/patch_stubs.c preload/losses.c preload/meta.c preload/takeback.c
+RECORD_LAYERS   := $(TAKEBACK_LAYERS) preload/record.c
+$(B)/tests/test_ring: RECORDER_SRC := $(RING_LAYERS)
+$(B)/tests/test_takeback: RECORDER_SRC := $(TAKEBACK_LAYERS)
+$(B)/tests/test_record: RECORDER_SRC := $(RECORD_LAYERS)
+$(B)/tests/test_ring $(B)/tests/test_takeback $(B)/tests/test_record: $(B)/tests/%: tests/unit/%.c \
+		tests/unit/unit.h tests/unit/recorder.h $(RECORD_LAYERS) $(wildcard include/*.h preload/*.h) $(COMMON_SRC) | $(DEPS_OK)
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS) -Ipreload $(SAN_FLAGS) $(WARN) -pthread -o $@ $< $(RECORDER_SRC) $(COMMON_SRC) -lzstd
+
 # The fuzzer of tracedecode, and the tool that stores a seed trace's payloads raw.
 $(B)/fuzz/fuzz_decode: tests/fuzz/fuzz_decode.c tests/unit/jsoncheck.h $(COMMON_SRC) $(DECODER_SRC) $(wildcard include/*.h) $(DECODER_HDR) | $(DEPS_OK)
 	@mkdir -p $(@D)
