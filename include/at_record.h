@@ -1,6 +1,7 @@
 /* The recording hot path: one event into the calling thread's current block. Everything here
  * is inlined into the shims' wrappers; whatever is rare (no block yet, block full, tracing off,
- * before the library's constructor) goes to at__record_slow() in preload/record.c.
+ * before the library's constructor) goes to at__record_slow(), whose entry in
+ * preload/lifecycle.c starts the recorder if need be and hands the event to preload/record.c.
  *
  * Cost model (README, "Overhead"): rdtsc is most of it; the rest is one unlocked xadd, a core
  * read from the rseq area, five stores and a counter up and down. No lock, no atomic
@@ -13,7 +14,7 @@
  *    call it interrupted). The current block changes only in the outermost call (nest == 1),
  *    with signals blocked, so a call that took a slot writes it into the block it took it from.
  *  - A nested call that finds the block full records into the thread's spare block instead
- *    (its own xadd on spare_next); the outermost call's next switch makes the spare current, so
+ *    (its own xadd on spare_next, in the thread's private state, preload/util.h); the outermost call's next switch makes the spare current, so
  *    the thread's events stay in order. A full spare is handed over (blocks are ordered by
  *    their number) when no call holds a slot of it (spare_busy), by a call that finds it
  *    still the spare it saw full once signals are blocked (a handler may have replaced it).
@@ -22,6 +23,10 @@
  *    writer (and a post-mortem reader of the ring file) uses only committed slots.
  *  - A block is handed over only by the outermost call, when no call of the thread is between
  *    its xadd and its commit: every slot taken in it is committed.
+ *  - After a switch, the outermost call records its event again through at_record, at nest 2
+ *    (its own count is still up): if a signal handler filled the new block meanwhile, the
+ *    retry goes to the spare as a nested call would. That is safe, only more careful than
+ *    needed: the outermost call holds no slot once its old block is handed over.
  *  - `next` and `capacity` are set together, with one 8-byte store, by the thread; the writer
  *    only ever stores 0 into `capacity` alone (4 bytes), to take the block back.
  *  - Taking back (preload/takeback.c): the writer stores capacity = 0, runs one membarrier
@@ -175,7 +180,8 @@ static inline void at_record(unsigned kind, uint64_t actor, uint64_t peer, uint6
     struct at_thread *self = &at__self;
     uint32_t slot = 1;
     /* nest is up before the slot is taken and down after the commit ("memory": in that order
-     * for a signal handler on this thread, which is all that reads it) */
+     * for a signal handler on this thread; the writer reads it too, after a membarrier, when
+     * it takes the block back: see the invariants) */
     __asm__ volatile("incl %0" : "+m"(self->nest)::"memory");
     /* one instruction without a lock prefix: see the invariants above */
     __asm__ volatile("xaddl %0, %1" : "+r"(slot), "+m"(self->next));

@@ -1,12 +1,14 @@
 /* The slow path of recording, and each thread's life as the recorder sees it.
  *
- * at_record (at_record.h) falls through to here when the thread has no block or its block is
- * full. The outermost call on the thread hands the full block to the writer, takes a free one
- * (or waits for one in block mode, or counts the event as dropped), and records the event
- * again; the invariants that make this safe against signal handlers recording on the same
- * thread are written in at_record.h. A signal handler (in_signal, signals.c) never starts the
- * recorder or the thread's recording, waits, or takes a lock here: what would need it is
- * dropped and counted. A thread that ends hands over its partial block from a key destructor. */
+ * at_record (at_record.h) falls through to here, by way of lifecycle.c's entry (which starts
+ * the recorder at the first event), when the thread has no block or its block is full. The
+ * outermost call on the thread hands the full block to the writer, takes a free one (waiting
+ * for one as may_wait says, or counting the event as dropped), and records the event again;
+ * the invariants that make this safe against signal handlers recording on the same thread are
+ * written in at_record.h. A signal handler (in_signal, signals.c) never starts the thread's
+ * recording or takes a lock here: what would need it is dropped and counted. It may wait for a
+ * block: the writer never waits for a lock a program thread holds. A thread that ends hands
+ * over its partial block from a key destructor. */
 #include <errno.h>
 #include <pthread.h>
 #include <sched.h>

@@ -16,7 +16,11 @@
  *
  * Each block moves FREE -> FILLING (a thread took it, CAS) -> FULL (handed to the writer) ->
  * WRITING (the writer encodes it) -> FREE (slots cleared by the writer, so that a recording
- * thread never pays for clearing). free_count lets a thread see "nothing free" in one load. */
+ * thread never pays for clearing). Two more moves: FULL -> FILLING when overwrite mode steals
+ * the oldest full block for a thread (at__ring_steal_oldest, CAS against the writer's claim),
+ * and FILLING -> FULL when the writer takes a block back from an idle thread (takeback.c; the
+ * writer then claims it for writing at once). free_count lets a thread see "nothing free" in
+ * one load. */
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>

@@ -485,6 +485,9 @@ static int find_own(struct dl_phdr_info *info, size_t size, void *arg)
 #define AT_STR(x) AT_STR_(x)
 #define AT_STR_(x) #x
 
+/* Through the library's own dlopen (patch_dlopen.c), as the program's calls go: libunwind and
+ * what it loads are then scanned for functions to patch, as every object loaded after the
+ * start is (patching starts first: lifecycle.c's constructor). */
 static int load_libunwind(void)
 {
     void *lib = dlopen("libunwind.so.8", RTLD_NOW | RTLD_LOCAL);

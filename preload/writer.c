@@ -1,7 +1,7 @@
 /* The writer: one background thread per process that turns handed-over blocks into frames.
  *
- * Recording threads never wait for it. A thread hands over a full block by marking it FULL and
- * bumping `pending`; it wakes the writer (a futex wake) only when the writer is asleep and half
+ * A thread hands over a full block without waiting for it: it marks the block FULL and bumps
+ * `pending`; it wakes the writer (a futex wake) only when the writer is asleep and half
  * the pool is in use: a wake-up per block would cost the recording thread a system call and
  * put the writer on a core the program is using, thousands of times a second. The writer wakes
  * on that, or every 100 ms, and then: writes pending metadata as a META frame, and every FULL
@@ -9,6 +9,11 @@
  * checksummed), several frames to a write, clearing and freeing each block once its frame is
  * in the file. At the end it also writes the blocks threads still hold (their committed
  * slots), a last clock sample, and the END record.
+ *
+ * A recording thread waits for the writer only when it finds no free block (record.c,
+ * take_block): in block mode until one is freed, in the others while the writer can still grow
+ * the pool or take back idle threads' blocks, and in drop mode a short while more
+ * (at__writer_wait_free, woken by wake_free_waiters).
  *
  * In overwrite mode the blocks stay in memory (threads reuse the oldest, record.c) and are
  * written only at the end or when a dump is requested (signals.c).

@@ -10,7 +10,8 @@
 int at__writer_start(int fd, const char *trace_path);
 /* Hands a FILLING block with `used` slots taken to the writer. */
 void at__writer_submit(struct at_ring_block *block, uint32_t used);
-/* Waits (block mode) until the writer frees a block or `timeout_ns` passes. */
+/* Waits until the writer frees a block or `timeout_ns` passes (record.c, in every mode: see
+ * may_wait there). */
 void at__writer_wait_free(uint64_t timeout_ns);
 /* Asks the writer to drain everything and write the end record, and waits up to timeout_ns
  * for it. Only sets a flag, wakes the writer and waits (async-signal-safe): it never joins,
