@@ -1,5 +1,6 @@
-/* Layer lifecycle (lifecycle.c), the top: starting and stopping the recorder, and the slow
- * path's entry, which starts it at the first event. */
+/* Layer lifecycle, the top: starting and stopping the recorder (lifecycle.c), and the slow
+ * path's entry, which starts it at the first event; signals.c and process.c, the ends of a
+ * process that finish the trace, are in this layer too. */
 #ifndef AT_PRELOAD_LIFECYCLE_H
 #define AT_PRELOAD_LIFECYCLE_H
 

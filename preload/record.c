@@ -11,7 +11,6 @@
  * over its partial block from a key destructor. */
 #include <errno.h>
 #include <pthread.h>
-#include <sched.h>
 #include <signal.h>
 #include <string.h>
 #include <sys/prctl.h>
@@ -31,28 +30,6 @@ __thread uint32_t at__floor_next __attribute__((tls_model("initial-exec")));
 
 static uint32_t block_seq;  /* numbers blocks as they are taken; atomic, relaxed */
 static pthread_key_t exit_key; /* its destructor hands a thread's partial blocks over */
-
-/* The CPU number when rseq is not registered (glibc.pthread.rseq=0, valgrind): on every event
- * then, so without a call into the C library where the processor has rdtscp, whose TSC_AUX
- * Linux sets to the CPU number (bits 0-11) and node; else sched_getcpu, the caller's vector
- * registers kept (at_vectors.h): it may be a patched entry's wrapper. */
-AT_GENERAL_REGS_ONLY int at__core_slow(void)
-{
-    static int has_rdtscp = -1; /* races store the same value */
-    if (has_rdtscp < 0) {
-        unsigned a, b, c, d;
-        __asm__("cpuid" : "=a"(a), "=b"(b), "=c"(c), "=d"(d) : "a"(0x80000001u), "c"(0));
-        has_rdtscp = d >> 27 & 1;
-    }
-    if (has_rdtscp) {
-        unsigned lo, hi, aux;
-        __asm__ volatile("rdtscp" : "=a"(lo), "=d"(hi), "=c"(aux));
-        return (int)(aux & 0xfff);
-    }
-    int cpu;
-    AT_VECTORS_KEPT(cpu = sched_getcpu());
-    return cpu < 0 ? 0 : cpu;
-}
 
 /* Writes a THREAD record when the thread's name is new to the trace. */
 static void note_name(struct at_thread_state *self)

@@ -1,4 +1,5 @@
-/* The fatal signals (signals.c): at the top, above lifecycle (its handler finishes the trace). */
+/* The fatal signals (signals.c), in the lifecycle layer: its handler finishes the trace, and
+ * lifecycle.c installs it at the start. */
 #ifndef AT_PRELOAD_SIGNALS_H
 #define AT_PRELOAD_SIGNALS_H
 

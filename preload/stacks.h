@@ -1,6 +1,6 @@
 /* Call stacks (stacks.c), in the meta layer: it uses util, config and meta, and the writer
  * calls its publishing. Its capture records the companion event through at_record, the
- * installed hot path, as a shim does (preload/README.md). */
+ * installed hot path, as a shim does: the one way up (preload/README.md). */
 #ifndef AT_PRELOAD_STACKS_H
 #define AT_PRELOAD_STACKS_H
 

@@ -1,6 +1,6 @@
 /* Layer writer (writer.c): the background thread that turns handed-over blocks into frames.
- * Uses every layer below it: util, config, ring, losses, meta, takeback (and stacks.c's
- * publishing, see preload/README.md). */
+ * Uses every layer below it: util, config, ring, losses, meta (with stacks.c's publishing),
+ * takeback. */
 #ifndef AT_PRELOAD_WRITER_H
 #define AT_PRELOAD_WRITER_H
 
