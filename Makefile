@@ -107,8 +107,8 @@ $(B)/tests/%: tests/unit/%.c $(wildcard tests/unit/*.h) $(COMMON_SRC) $(DECODER_
 # The recorder's layers (preload/README.md), each tested with what is below it: ring on util and
 # config; takeback on those, losses and meta; record on all of those, with the writer stood in
 # for by the test (tests/unit/test_record.c).
-RING_LAYERS     := preload/util.c preload/config.c preload/ring.c
-TAKEBACK_LAYERS := $(RING_LAYERS) preload/patch_stubs.c preload/losses.c preload/meta.c preload/takeback.c
+RING_LAYERS     := preload/util.c preload/patch_stubs.c preload/config.c preload/ring.c
+TAKEBACK_LAYERS := $(RING_LAYERS) preload/losses.c preload/meta.c preload/takeback.c
 RECORD_LAYERS   := $(TAKEBACK_LAYERS) preload/record.c
 $(B)/tests/test_ring: RECORDER_SRC := $(RING_LAYERS)
 $(B)/tests/test_takeback: RECORDER_SRC := $(TAKEBACK_LAYERS)
