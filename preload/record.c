@@ -9,7 +9,6 @@
  * recording or takes a lock here: what would need it is dropped and counted. It may wait for a
  * block: the writer never waits for a lock a program thread holds. A thread that ends hands
  * over its partial block from a key destructor. */
-#include <errno.h>
 #include <pthread.h>
 #include <signal.h>
 #include <string.h>

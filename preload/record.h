@@ -5,9 +5,9 @@
 
 #include <stdint.h>
 
-/* The slow path once the recorder's state is known (lifecycle.c, at__record_slow, starts it
- * first): records the event, taking a block or the spare, or drops and counts it. Keeps
- * errno. */
+/* The slow path once the recorder's state is known (lifecycle.c's at__record_slow starts it
+ * first, and keeps errno around this): records the event, taking a block or the spare, or
+ * drops and counts it. */
 void at__record_event(int state, unsigned kind, uint64_t actor, uint64_t peer, uint64_t msg,
                       uint32_t name, unsigned path);
 /* Whether the event is not recorded at all: the recorder's own thread, or drop mode while no
