@@ -21,7 +21,8 @@ int at__ensure_started(void);
  * event, no start may begin after this) or -ECHILD (called in a vfork child, which must not
  * touch it). */
 int at__finish(uint64_t timeout_ns);
-/* The slow path's entry (at_record.h) is here, above record.c: it starts the recorder at the
- * first event (not in a signal handler), then hands the event to at__record_event. */
+/* at__record_slow, the slow path's entry (declared in at_record.h), is defined in lifecycle.c,
+ * above record.c: it starts the recorder at the first event (not in a signal handler), then
+ * hands the event to at__record_event. */
 
 #endif

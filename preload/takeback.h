@@ -24,8 +24,9 @@ int at__takeback_claim(struct at_thread_state *self);
  * whether waiting for a block may help: membarrier is not refused, the process has had live
  * threads at least half as many as the pool's most blocks (else the pool grows, or the writer
  * is behind), and no pass since the thread's first ask (*barren, set by that ask from
- * AT_TAKEBACK_FIRST) found nothing to take back. *wake_writer is set to 1 when the caller is
- * the first to ask since the writer's last pass, and so must wake it (one wake for many). */
+ * AT_TAKEBACK_FIRST) found nothing to take back. When it returns 1, *wake_writer says whether
+ * the caller is the first to ask since the writer's last pass, and so must wake it (one wake
+ * for many); otherwise *wake_writer is left as it was. */
 #define AT_TAKEBACK_FIRST UINT32_MAX
 int at__takeback_ask(uint32_t *barren, int *wake_writer);
 /* The writer, once per pass: when a thread asked, takes back idle threads' blocks, and in

@@ -40,7 +40,8 @@ extern int at__state;
  * signal handlers). The writer reads `held`, `tid` and, once tracing is off, the drops of a
  * registered thread (takeback.c), and clears `held` when it takes the block back. */
 struct at_thread_state {
-    struct at_thread *pub;  /* the thread's at__self, for the writer (set with the registry) */
+    struct at_thread *pub;  /* the thread's at__self, for the writer: set by the slow path
+                             * (record.c) before the thread joins the registry */
     uint32_t in_signal;     /* signal handlers running on this thread (signals.c) */
     uint32_t internal;      /* the recorder's own thread: its events are never recorded */
     void *spare;            /* struct at_ring_block a nested call records into, or NULL */
