@@ -184,16 +184,16 @@ $(PRODUCT_LIB) $(FLOOR_LIBS): PRELOAD_FLAGS += -Wl,-soname,libactortrace.so
 # The test copy can pose as a process of another host (ACTORTRACE_TEST_HOST, preload/meta.c),
 # for tests/e2e/clocks.sh; the product cannot.
 $(TEST_LIB): shim/refrt.c $(RT)/refrt.h
-$(TEST_LIB): CPPFLAGS += -I$(RT) -DAT_TEST_HOST
+$(TEST_LIB): CPPFLAGS += -I$(RT) -DAT_TEST_HOOKS
 
 $(BENCH_LIB): $(NOP_SHIM)
 $(BENCH_LIB): CPPFLAGS += -I$(RT)
 
 # The pause lets tests/e2e/threads.sh have the thread record in that window at every take-back
-# (preload/takeback.c); with the test copy's hooks (AT_TEST_HOST), such as a writer made slow on
+# (preload/takeback.c); with the test copy's hooks (AT_TEST_HOOKS), such as a writer made slow on
 # demand for the tests of drop mode.
 $(TAKEBACK_PAUSE_LIB): $(NOP_SHIM)
-$(TAKEBACK_PAUSE_LIB): CPPFLAGS += -I$(RT) -DAT_TEST_TAKEBACK_PAUSE -DAT_TEST_HOST
+$(TAKEBACK_PAUSE_LIB): CPPFLAGS += -I$(RT) -DAT_TEST_TAKEBACK_PAUSE -DAT_TEST_HOOKS
 
 # The floor: the same shims, each event one rdtsc and a 16-byte store, no writer; what
 # tests/bench/programs.sh sets beside the real library.
@@ -244,6 +244,20 @@ $(B)/tests/test_patch: tests/unit/test_patch.c tests/unit/asm/patch_cases.S prel
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) -Ipreload $(SAN_FLAGS) $(WARN) -pthread -o $@ tests/unit/test_patch.c \
 		tests/unit/asm/patch_cases.S preload/patch_x86.c preload/patch_stubs.c $(PATCH_LIBS)
+
+# The recorder's layers (preload/README.md), each tested with what is below it: ring on util and
+# config; takeback on those, losses and meta; record on all of those, with the writer stood in
+# for by the test (tests/unit/test_record.c).
+RING_LAYERS     := preload/util.c preload/patch_stubs.c preload/config.c preload/ring.c
+TAKEBACK_LAYERS := $(RING_LAYERS) preload/losses.c preload/meta.c preload/takeback.c
+RECORD_LAYERS   := $(TAKEBACK_LAYERS) preload/record.c
+$(B)/tests/test_ring: RECORDER_SRC := $(RING_LAYERS)
+$(B)/tests/test_takeback: RECORDER_SRC := $(TAKEBACK_LAYERS)
+$(B)/tests/test_record: RECORDER_SRC := $(RECORD_LAYERS)
+$(B)/tests/test_ring $(B)/tests/test_takeback $(B)/tests/test_record: $(B)/tests/%: tests/unit/%.c \
+		tests/unit/unit.h tests/unit/recorder.h $(RECORD_LAYERS) $(wildcard include/*.h preload/*.h) $(COMMON_SRC) | $(DEPS_OK)
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS) -Ipreload $(SAN_FLAGS) $(WARN) -pthread -o $@ $< $(RECORDER_SRC) $(COMMON_SRC) -lzstd
 
 # The fuzzer of tracedecode, and the tool that stores a seed trace's payloads raw.
 $(B)/fuzz/fuzz_decode: tests/fuzz/fuzz_decode.c tests/unit/jsoncheck.h $(COMMON_SRC) $(DECODER_SRC) $(wildcard include/*.h) $(DECODER_HDR) | $(DEPS_OK)

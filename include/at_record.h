@@ -1,6 +1,7 @@
 /* The recording hot path: one event into the calling thread's current block. Everything here
  * is inlined into the shims' wrappers; whatever is rare (no block yet, block full, tracing off,
- * before the library's constructor) goes to at__record_slow() in preload/record.c.
+ * before the library's constructor) goes to at__record_slow(), whose entry in
+ * preload/lifecycle.c starts the recorder if need be and hands the event to preload/record.c.
  *
  * Cost model (README, "Overhead"): rdtsc is most of it; the rest is one unlocked xadd, a core
  * read from the rseq area, five stores and a counter up and down. No lock, no atomic
@@ -13,7 +14,7 @@
  *    call it interrupted). The current block changes only in the outermost call (nest == 1),
  *    with signals blocked, so a call that took a slot writes it into the block it took it from.
  *  - A nested call that finds the block full records into the thread's spare block instead
- *    (its own xadd on spare_next); the outermost call's next switch makes the spare current, so
+ *    (its own xadd on spare_next, in the thread's private state, preload/util.h); the outermost call's next switch makes the spare current, so
  *    the thread's events stay in order. A full spare is handed over (blocks are ordered by
  *    their number) when no call holds a slot of it (spare_busy), by a call that finds it
  *    still the spare it saw full once signals are blocked (a handler may have replaced it).
@@ -22,6 +23,10 @@
  *    writer (and a post-mortem reader of the ring file) uses only committed slots.
  *  - A block is handed over only by the outermost call, when no call of the thread is between
  *    its xadd and its commit: every slot taken in it is committed.
+ *  - After a switch, the outermost call records its event again through at_record, at nest 2
+ *    (its own count is still up): if a signal handler filled the new block meanwhile, the
+ *    retry goes to the spare as a nested call would. That is safe, only more careful than
+ *    needed: the outermost call holds no slot once its old block is handed over.
  *  - `next` and `capacity` are set together, with one 8-byte store, by the thread; the writer
  *    only ever stores 0 into `capacity` alone (4 bytes), to take the block back.
  *  - Taking back (preload/takeback.c): the writer stores capacity = 0, runs one membarrier
@@ -59,35 +64,20 @@
 
 struct at_frame; /* actortrace.h: what a jump out of a handler or a step must undo */
 
-/* Per-thread recorder state. Owner: the thread itself. The writer reads `held`, `next` and
- * `nest`, stores 0 in `capacity` and clears `held` when it takes the block back (takeback.c);
- * other threads read a block's slots only through the ring (acquire on the slot's last word). */
+/* Per-thread recorder state: what the inline code of this header and actortrace.h reads and
+ * writes, which a separately built shim compiles in; everything else the recorder keeps per
+ * thread is private to it (preload/util.h, struct at_thread_state). Owner: the thread itself.
+ * The writer reads `next` and `nest` and stores 0 in `capacity` when it takes the block back
+ * (preload/takeback.c); other threads read a block's slots only through the ring (acquire on
+ * the slot's last word). */
 struct at_thread {
     struct at_event *slots; /* the current block's slots; NULL before the first block */
     uint32_t next;          /* next slot to take; taken with an unlocked xadd (signal-safe) */
     uint32_t capacity;      /* slots in the current block; 0 sends every event to the slow path.
                              * next and capacity share one 8-byte word (set together) */
     uint32_t nest;          /* at_record calls in progress on this thread (signal handlers) */
-    uint32_t in_signal;     /* signal handlers running on this thread (signals.c) */
-    void *spare;            /* struct at_ring_block a nested call records into, or NULL */
-    uint32_t spare_next;    /* next slot of the spare; taken with an unlocked xadd */
-    uint32_t spare_busy;    /* calls between taking a slot of the spare and committing it */
-    uint64_t current_actor; /* actor whose handler runs on this thread; 0 = none */
     uint32_t depth;         /* shim nesting depth: only the outermost call is recorded */
-    uint32_t tid;           /* gettid(), cached by the slow path */
-    void *block;            /* struct at_ring_block of `slots`, owned by the slow path */
-    uint32_t exit_hook;     /* the thread-exit key is set for this thread */
-    uint32_t internal;      /* the recorder's own thread: its events are never recorded */
-    uint64_t drop_count;    /* events dropped and not yet in a LOST record; taken by the finish
-                             * once tracing is off (takeback.c) */
-    uint64_t drop_first_tsc;
-    char name[16];          /* the thread name last written to the trace */
-    uint64_t held;          /* the current block's ticket (takeback.c), 0 = none; cleared by
-                             * the thread's exchange or the writer's compare-exchange */
-    uint32_t registry_slot; /* index + 1 in takeback.c's registry, 0 = not in it; under its
-                             * mutex */
-    uint32_t exiting;       /* the thread-exit destructor has run: the thread stays out of the
-                             * registry, which a later round of destructors might not leave */
+    uint64_t current_actor; /* actor whose handler runs on this thread; 0 = none */
     struct at_frame *frames; /* the innermost signal handler or step a jump may leave, or NULL
                               * (preload/jumps.c); the thread and its handlers only */
     uintptr_t depth_sp;     /* the stack pointer of the outermost shim wrapper (at_enter), which
@@ -190,7 +180,8 @@ static inline void at_record(unsigned kind, uint64_t actor, uint64_t peer, uint6
     struct at_thread *self = &at__self;
     uint32_t slot = 1;
     /* nest is up before the slot is taken and down after the commit ("memory": in that order
-     * for a signal handler on this thread, which is all that reads it) */
+     * for a signal handler on this thread; the writer reads it too, after a membarrier, when
+     * it takes the block back: see the invariants) */
     __asm__ volatile("incl %0" : "+m"(self->nest)::"memory");
     /* one instruction without a lock prefix: see the invariants above */
     __asm__ volatile("xaddl %0, %1" : "+r"(slot), "+m"(self->next));

@@ -6,7 +6,8 @@
 #include <string.h>
 
 #include "at_events.h"
-#include "recorder.h"
+#include "config.h"
+#include "util.h"
 
 struct at_config at__config = {
     .out_pattern = "actortrace-%p.trace",
@@ -102,7 +103,7 @@ static int is_known(const char *var)
         "ACTORTRACE_STACKS", "ACTORTRACE_STACK_DEPTH", "ACTORTRACE_STACK_EVERY",
         "ACTORTRACE_WRITER_NICE", "ACTORTRACE_ENCODING"};
     size_t len = strcspn(var, "=");
-#ifdef AT_TEST_HOST
+#ifdef AT_TEST_HOOKS
     if (strncmp(var, "ACTORTRACE_TEST_", 16) == 0)
         return 1; /* the test copies' hooks (meta.c, writer.c) */
 #endif

@@ -15,7 +15,8 @@
 #include <dlfcn.h>
 #include <setjmp.h>
 
-#include "recorder.h"
+#include "jumps.h"
+#include "util.h"
 
 #define JB_RSP 6 /* glibc's x86-64 __jmp_buf: rbx, rbp, r12-r15, rsp, pc */
 

@@ -10,42 +10,26 @@
 #include <linux/futex.h>
 #include <pthread.h>
 #include <signal.h>
-#include <stdarg.h>
-#include <stdio.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "at_vectors.h"
-#include "recorder.h"
+#include "config.h"
+#include "lifecycle.h"
+#include "meta.h"
+#include "patch.h"
+#include "record.h"
+#include "ring.h"
+#include "signals.h"
+#include "stackroom.h"
+#include "stacks.h"
+#include "takeback.h"
+#include "tracefile.h"
+#include "writer.h"
 
-int at__state;
 pid_t at__pid;
-pthread_key_t at__exit_key;
 static char trace_path[4096];
 static int forked_child; /* this image began as the child of a traced process's fork */
-
-void at__warn(const char *fmt, ...)
-{
-    char line[1024] = "actortrace: ";
-    size_t prefix = strlen(line);
-    va_list ap;
-    va_start(ap, fmt);
-    int n = vsnprintf(line + prefix, sizeof line - prefix - 1, fmt, ap);
-    va_end(ap);
-    size_t len = prefix + (n < 0 ? 0 : (size_t)n);
-    if (len > sizeof line - 2)
-        len = sizeof line - 2;
-    line[len++] = '\n';
-    ssize_t ignored = write(STDERR_FILENO, line, len);
-    (void)ignored;
-}
-
-uint64_t at__clock_ns(clockid_t clock)
-{
-    struct timespec ts;
-    clock_gettime(clock, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
 
 AT_GENERAL_REGS_ONLY int at_enabled(void) /* called from wrappers: no vector register */
 {
@@ -88,7 +72,7 @@ static int first_start(void)
     if (done)
         return 0;
     at__config_load();
-    AT_RETURN_IF_ERROR(-pthread_key_create(&at__exit_key, at__thread_exit));
+    AT_RETURN_IF_ERROR(at__record_init());
     AT_RETURN_IF_ERROR(-pthread_atfork(fork_prepare, fork_parent, fork_child));
     done = 1;
     return 0;
@@ -150,6 +134,29 @@ static int start(void)
         return err;
     }
     return 0;
+}
+
+/* The slow path's entry (at_record.h): the recorder is started here at the first event, never
+ * in a signal handler (start-up allocates and takes locks); record.c does the rest. */
+static void record_slow(unsigned kind, uint64_t actor, uint64_t peer, uint64_t msg, uint32_t name,
+                        unsigned path)
+{
+    if (at__record_skips())
+        return;
+    int saved_errno = errno;
+    /* acquire: pairs with the release store of RUNNING in start_guarded, after the ring is
+     * made */
+    int state = __atomic_load_n(&at__state, __ATOMIC_ACQUIRE);
+    if (AT_UNLIKELY(state != AT_STATE_RUNNING) && !at__thread.in_signal)
+        state = at__ensure_started();
+    at__record_event(state, kind, actor, peer, msg, name, path);
+    errno = saved_errno;
+}
+
+AT_GENERAL_REGS_ONLY void at__record_slow(unsigned kind, uint64_t actor, uint64_t peer,
+                                          uint64_t msg, uint32_t name, unsigned path)
+{
+    AT_VECTORS_KEPT(record_slow(kind, actor, peer, msg, name, path));
 }
 
 /* The thread running start(): its own events meanwhile are dropped, not waited for. */
@@ -225,10 +232,17 @@ int at__finish(uint64_t timeout_ns)
     return err;
 }
 
-/* The pid of this process image, which at__finish compares with its caller's. */
+/* The library's one constructor, so that what runs at load runs in this order, whatever the
+ * order of the files in the link: the pid of this process image first (at__finish compares it
+ * with its caller's, and a fatal signal may come at any time); then patching the objects
+ * loaded so far (patch.c); then the call-stack settings (stacks.c), whose dlopen of libunwind
+ * goes through the library's own dlopen wrapper (patch_dlopen.c), so that libunwind and what
+ * it loads are scanned for functions to patch as every object loaded later is. */
 __attribute__((constructor)) static void at_constructor(void)
 {
     at__pid = getpid();
+    at__patch_init();
+    at__stacks_init();
 }
 
 /* Runs after the program's atexit handlers, from the thread that called exit(), while other

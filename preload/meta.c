@@ -12,7 +12,8 @@
 
 #include "at_codec.h"
 #include "at_vectors.h"
-#include "recorder.h"
+#include "meta.h"
+#include "ring.h"
 
 
 /* A growing run of encoded records. */
@@ -175,6 +176,15 @@ int at__meta_lost(uint32_t tid, unsigned reason, uint64_t count, uint64_t first_
     return append(AT_META_LOST, f, 5, NULL, 0);
 }
 
+void at__meta_flush_losses(void)
+{
+    struct at_lost lost[AT_OVERWRITTEN_THREADS];
+    unsigned n = at__losses_take(lost, AT_OVERWRITTEN_THREADS, AT_WAIT_FOREVER);
+    for (unsigned i = 0; i < n; i++)
+        at__meta_lost(lost[i].tid, AT_LOST_OVERWRITTEN, lost[i].count, lost[i].first_tsc,
+                      lost[i].last_tsc);
+}
+
 int at__meta_lost_nowait(uint32_t tid, unsigned reason, uint64_t count, uint64_t first_tsc,
                          uint64_t last_tsc)
 {
@@ -183,7 +193,7 @@ int at__meta_lost_nowait(uint32_t tid, unsigned reason, uint64_t count, uint64_t
     return at__meta_append_raw(record, at__meta_encode(record, AT_META_LOST, f, 5), 0, 0);
 }
 
-#ifdef AT_TEST_HOST
+#ifdef AT_TEST_HOOKS
 /* The test copy only (tests/e2e/clocks.sh): ACTORTRACE_TEST_HOST=BOOT_ID,MONO_NS,REAL_NS makes
  * the process look like one of another host, with that boot id and its clocks shifted by those
  * (signed) nanoseconds. */
@@ -228,21 +238,6 @@ int at__meta_clock(void)
     uint64_t f[3];
     at__meta_clock_fields(f);
     return append(AT_META_CLOCK, f, 3, NULL, 0);
-}
-
-uint64_t at__start_ticks(void)
-{
-    char stat[1024];
-    int fd = open("/proc/self/stat", O_RDONLY | O_CLOEXEC);
-    ssize_t n = fd >= 0 ? read(fd, stat, sizeof stat - 1) : -1;
-    if (fd >= 0)
-        close(fd);
-    stat[n > 0 ? n : 0] = '\0';
-    /* the name, field 2, is in parentheses and may hold spaces: count from its end */
-    const char *p = strrchr(stat, ')');
-    for (int field = 2; p && field < 22; field++)
-        p = strchr(p + 1, ' ');
-    return p ? strtoull(p + 1, NULL, 10) : 0;
 }
 
 /* The kernel's id of this boot, which tells the decoder whether two traces share one

@@ -25,7 +25,8 @@
 #include <unistd.h>
 
 #include "patch.h"
-#include "recorder.h"
+#include "meta.h"
+#include "util.h"
 
 /* The shims' tables, gathered by the linker into one section (none: both NULL). */
 extern struct at_patchable __start_at_patchable[] __attribute__((weak, visibility("hidden")));
@@ -391,7 +392,7 @@ static int patch_loaded(void)
     return 0;
 }
 
-__attribute__((constructor)) static void at_patch_constructor(void)
+void at__patch_init(void)
 {
     const char *off = getenv("ACTORTRACE_PATCH");
     if (&__start_at_patchable[0] == &__stop_at_patchable[0] || (off && strcmp(off, "0") == 0))

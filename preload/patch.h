@@ -1,9 +1,20 @@
-/* Entry patching (patch_x86.c), used by patch.c and its unit test. */
+/* Entry patching: patch.c's entry points, and patch_x86.c's, used by patch.c and its unit
+ * test. */
 #ifndef AT_PATCH_H
 #define AT_PATCH_H
 
 #include <stddef.h>
 #include <stdint.h>
+
+/* At load (lifecycle.c's constructor): patches the functions of the objects loaded so far,
+ * unless ACTORTRACE_PATCH=0 or no shim has a patchable wrapper. */
+void at__patch_init(void);
+/* Patches the objects loaded since the last call (patch_dlopen.c, after dlopen). */
+void at__patch_new_objects(void);
+/* 1 when the function whose wrapper forwards through *real was patched, in an object that
+ * defines symbol (in .symtab, else .dynsym): a shim's check of a runtime linked into a program,
+ * whose functions dlsym cannot find. */
+int at__patch_defines(void **real, const char *symbol);
 
 /* One function to patch. The caller fills entry, size, wrapper and prot; at__patch_entry sets
  * trampoline, or why. */

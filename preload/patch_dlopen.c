@@ -20,7 +20,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "recorder.h"
+#include "patch.h"
+#include "util.h"
 
 static void *(*real_dlopen)(const char *, int);
 

@@ -178,7 +178,7 @@ static int open_page(uintptr_t page, int prot)
     return 0;
 }
 
-#ifdef AT_TEST_HOST
+#ifdef AT_TEST_HOOKS
 /* The test copies only: ACTORTRACE_TEST_PATCH_DELAY_MS=N makes each write of code last N ms
  * longer, so that a test of threads running patched code meanwhile has them run into it. */
 static void test_patch_delay(void)

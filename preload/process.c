@@ -20,7 +20,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "recorder.h"
+#include "lifecycle.h"
 
 static void (*real_exit)(int);
 static void (*real__exit)(int);

@@ -1,57 +1,37 @@
 /* The slow path of recording, and each thread's life as the recorder sees it.
  *
- * at_record (at_record.h) falls through to here when the thread has no block or its block is
- * full. The outermost call on the thread hands the full block to the writer, takes a free one
- * (or waits for one in block mode, or counts the event as dropped), and records the event
- * again; the invariants that make this safe against signal handlers recording on the same
- * thread are written in at_record.h. A signal handler (in_signal, signals.c) never starts the
- * recorder or the thread's recording, waits, or takes a lock here: what would need it is
- * dropped and counted. A thread that ends hands over its partial block from a key destructor. */
-#include <errno.h>
+ * at_record (at_record.h) falls through to here, by way of lifecycle.c's entry (which starts
+ * the recorder at the first event), when the thread has no block or its block is full. The
+ * outermost call on the thread hands the full block to the writer, takes a free one (waiting
+ * for one as may_wait says, or counting the event as dropped), and records the event again;
+ * the invariants that make this safe against signal handlers recording on the same thread are
+ * written in at_record.h. A signal handler (in_signal, signals.c) never starts the thread's
+ * recording or takes a lock here: what would need it is dropped and counted. It may wait for a
+ * block: the writer never waits for a lock a program thread holds. A thread that ends hands
+ * over its partial block from a key destructor. */
 #include <pthread.h>
-#include <sched.h>
 #include <signal.h>
 #include <string.h>
 #include <sys/prctl.h>
 #include <unistd.h>
 
 #include "at_vectors.h"
-#include "recorder.h"
+#include "losses.h"
+#include "meta.h"
+#include "record.h"
+#include "takeback.h"
+#include "writer.h"
 
-__thread struct at_thread at__self __attribute__((tls_model("initial-exec")));
 #ifdef AT_BENCH_FLOOR
 __thread struct at_floor_slot at__floor_ring[AT_FLOOR_SLOTS] __attribute__((tls_model("initial-exec")));
 __thread uint32_t at__floor_next __attribute__((tls_model("initial-exec")));
 #endif
 
-uint64_t at__threads_total; /* threads that took a block; atomic, relaxed */
 static uint32_t block_seq;  /* numbers blocks as they are taken; atomic, relaxed */
-extern pthread_key_t at__exit_key;
-
-/* The CPU number when rseq is not registered (glibc.pthread.rseq=0, valgrind): on every event
- * then, so without a call into the C library where the processor has rdtscp, whose TSC_AUX
- * Linux sets to the CPU number (bits 0-11) and node; else sched_getcpu, the caller's vector
- * registers kept (at_vectors.h): it may be a patched entry's wrapper. */
-AT_GENERAL_REGS_ONLY int at__core_slow(void)
-{
-    static int has_rdtscp = -1; /* races store the same value */
-    if (has_rdtscp < 0) {
-        unsigned a, b, c, d;
-        __asm__("cpuid" : "=a"(a), "=b"(b), "=c"(c), "=d"(d) : "a"(0x80000001u), "c"(0));
-        has_rdtscp = d >> 27 & 1;
-    }
-    if (has_rdtscp) {
-        unsigned lo, hi, aux;
-        __asm__ volatile("rdtscp" : "=a"(lo), "=d"(hi), "=c"(aux));
-        return (int)(aux & 0xfff);
-    }
-    int cpu;
-    AT_VECTORS_KEPT(cpu = sched_getcpu());
-    return cpu < 0 ? 0 : cpu;
-}
+static pthread_key_t exit_key; /* its destructor hands a thread's partial blocks over */
 
 /* Writes a THREAD record when the thread's name is new to the trace. */
-static void note_name(struct at_thread *self)
+static void note_name(struct at_thread_state *self)
 {
     char name[16] = "";
     prctl(PR_GET_NAME, name, 0, 0, 0);
@@ -63,7 +43,7 @@ static void note_name(struct at_thread *self)
 
 /* In a signal handler, only if the metadata lock is free and its queue has room (the handler
  * may have interrupted this thread inside the queue, or malloc); else the count waits. */
-static void note_drops(struct at_thread *self)
+static void note_drops(struct at_thread_state *self)
 {
     if (self->drop_count == 0)
         return;
@@ -77,7 +57,7 @@ static void note_drops(struct at_thread *self)
 
 /* The time range of a run of drops is from the first to when it is noted (note_drops): no
  * clock read per dropped event. */
-static void drop(struct at_thread *self)
+static void drop(struct at_thread_state *self)
 {
     if (self->drop_count++ == 0)
         self->drop_first_tsc = at__rdtsc();
@@ -90,12 +70,12 @@ _Static_assert(offsetof(struct at_thread, next) % 8 == 0 &&
                    offsetof(struct at_thread, capacity) == offsetof(struct at_thread, next) + 4,
                "next and capacity share one aligned 8-byte word");
 
-static void set_room(struct at_thread *self, uint32_t next, uint32_t capacity)
+static void set_room(struct at_thread_state *self, uint32_t next, uint32_t capacity)
 {
     /* relaxed: only this thread and its signal handlers read it; the fence keeps the compiler
      * from moving the block's fields (set before) after it */
     __atomic_signal_fence(__ATOMIC_SEQ_CST);
-    __atomic_store_n((room_word *)&self->next, (uint64_t)capacity << 32 | next,
+    __atomic_store_n((room_word *)&self->pub->next, (uint64_t)capacity << 32 | next,
                      __ATOMIC_RELAXED);
     __atomic_signal_fence(__ATOMIC_SEQ_CST);
 }
@@ -104,14 +84,14 @@ static void set_room(struct at_thread *self, uint32_t next, uint32_t capacity)
  * unless the writer took it back first (takeback.c). Signals are blocked. The block is
  * claimed before the room is closed: a writer that took it back read `next` before its
  * compare-exchange, so it must never see the room closed (next 0) while it can still win. */
-static void hand_over(struct at_thread *self)
+static void hand_over(struct at_thread_state *self)
 {
-    uint32_t next = self->next;
+    uint32_t next = self->pub->next;
     int mine = at__takeback_claim(self);
     set_room(self, 0, 0);
     struct at_ring_block *block = self->block;
     self->block = NULL;
-    self->slots = NULL;
+    self->pub->slots = NULL;
     /* Slots taken after the writer closed the room were never written: at__block_committed
      * stops there. */
     if (mine)
@@ -122,11 +102,11 @@ static void hand_over(struct at_thread *self)
 
 /* In a signal handler too (thread_ready): the name then waits for the thread's next block
  * taken outside one, and the registry is joined only if that needs no allocation. */
-static void first_event(struct at_thread *self)
+static void first_event(struct at_thread_state *self)
 {
     if (self->tid == 0) {
         self->tid = (uint32_t)gettid();
-        __atomic_fetch_add(&at__threads_total, 1, __ATOMIC_RELAXED); /* a total, as above */
+        __atomic_fetch_add(&at__threads_total, 1, __ATOMIC_RELAXED); /* a total, for the end */
         if (!self->in_signal)
             note_name(self);
     }
@@ -136,75 +116,26 @@ static void first_event(struct at_thread *self)
          * number of times, and a thread left in the registry would have the writer read its
          * thread-local state after the thread is gone. Its blocks are handed over at its next
          * destructor run, or written by the finish. */
-        pthread_setspecific(at__exit_key, self);
+        pthread_setspecific(exit_key, self);
         self->exit_hook = 1;
         if (!self->exiting)
             at__takeback_register(self, !self->in_signal);
     }
 }
 
-/* Overwrite mode's losses, one entry per thread whose blocks were taken back, until the writer
- * turns them into LOST records (before a dump, and at the end): one record per block taken
- * back would make the metadata grow with the length of the run. */
-static struct at_lost overwritten[AT_OVERWRITTEN_THREADS]; /* guarded by overwritten_lock */
-static unsigned overwritten_count;
-static pthread_mutex_t overwritten_lock = PTHREAD_MUTEX_INITIALIZER;
-
-static void flush_overwritten_locked(void)
-{
-    for (unsigned i = 0; i < overwritten_count; i++)
-        at__meta_lost(overwritten[i].tid, AT_LOST_OVERWRITTEN, overwritten[i].count,
-                      overwritten[i].first_tsc, overwritten[i].last_tsc);
-    overwritten_count = 0;
-}
-
-void at__overwritten_flush(void)
-{
-    pthread_mutex_lock(&overwritten_lock);
-    flush_overwritten_locked();
-    pthread_mutex_unlock(&overwritten_lock);
-}
-
-unsigned at__overwritten_take(struct at_lost *out, unsigned max, uint64_t timeout_ns)
-{
-    struct timespec until = at__monotonic_after(timeout_ns);
-    if (pthread_mutex_clocklock(&overwritten_lock, CLOCK_MONOTONIC, &until) != 0)
-        return 0;
-    unsigned n = overwritten_count < max ? overwritten_count : max;
-    memcpy(out, overwritten, n * sizeof *out);
-    overwritten_count = 0;
-    pthread_mutex_unlock(&overwritten_lock);
-    return n;
-}
-
-/* The LOST record of a steal (the ring file's count was raised by at__ring_steal_oldest). */
+/* The LOST record of a steal (the ring file's count was raised by at__ring_steal_oldest), kept
+ * with the thread's others (losses.c); a full table is turned into LOST records first. */
 static void note_overwritten(const struct at_lost *lost)
 {
-    pthread_mutex_lock(&overwritten_lock);
-    unsigned i = 0;
-    while (i < overwritten_count && overwritten[i].tid != lost->tid)
-        i++;
-    if (i == AT_OVERWRITTEN_THREADS) {
-        flush_overwritten_locked();
-        i = 0;
-    }
-    if (i == overwritten_count) {
-        overwritten[i] = *lost;
-        overwritten_count++;
-    } else {
-        struct at_lost *entry = &overwritten[i];
-        entry->count += lost->count;
-        if (lost->first_tsc < entry->first_tsc)
-            entry->first_tsc = lost->first_tsc;
-        if (lost->last_tsc > entry->last_tsc)
-            entry->last_tsc = lost->last_tsc;
-    }
-    pthread_mutex_unlock(&overwritten_lock);
+    while (at__losses_note(lost) < 0)
+        at__meta_flush_losses();
 }
 
 #define TAKEBACK_WAIT_NS (50 * 1000 * 1000ull) /* a thread waits this long at a time, */
 #define TAKEBACK_GIVE_UP_NS (5 * 1000 * 1000 * 1000ull) /* this long at most, then drops */
 #define WRITER_WAIT_NS (100 * 1000 * 1000ull) /* drop mode: waits this long for the writer */
+#define GROW_WAIT_NS (2 * 1000 * 1000ull) /* a thread waits this long for the pool to grow, ... */
+#define GROW_WAITS 10                     /* ... this many times, before it gives up */
 
 struct block_wait {
     uint64_t since;  /* the first wait, CLOCK_MONOTONIC */
@@ -223,7 +154,10 @@ struct block_wait {
  * dropping, a thread drops without waiting until a block is free again (dropping()). */
 static int may_wait(struct block_wait *wait, uint64_t *wait_ns)
 {
-    int can_take_back = at__takeback_ask(&wait->barren);
+    int wake = 0;
+    int can_take_back = at__takeback_ask(&wait->barren, &wake);
+    if (wake)
+        at__writer_wake();
     *wait_ns = TAKEBACK_WAIT_NS;
     if (at__config.mode == AT_MODE_BLOCK)
         /* acquire: pairs with at__finish's CAS to OFF, which ends the wait */
@@ -246,22 +180,39 @@ static int may_wait(struct block_wait *wait, uint64_t *wait_ns)
     return __atomic_load_n(&at__state, __ATOMIC_ACQUIRE) == AT_STATE_RUNNING;
 }
 
+/* A free block; when none is free but the pool can grow, the writer is asked for more (one
+ * wake-up for all the threads asking) and waited for, GROW_WAITS times at most. */
+static struct at_ring_block *take_or_grow(uint32_t tid, uint32_t seq)
+{
+    struct at_ring_block *block = at__ring_take(tid, seq);
+    /* acquire: pairs with at__finish's CAS to OFF, which ends the wait */
+    for (int i = 0; !block && i < GROW_WAITS && at__ring_can_grow() &&
+                    __atomic_load_n(&at__state, __ATOMIC_ACQUIRE) == AT_STATE_RUNNING;
+         i++) {
+        if (at__ring_ask_grow())
+            at__writer_wake();
+        at__writer_wait_free(GROW_WAIT_NS);
+        block = at__ring_take(tid, seq);
+    }
+    return block;
+}
+
 /* Overwrite mode: takes back the oldest FULL block (not in a handler: that takes a lock). */
-static struct at_ring_block *overwrite_oldest(struct at_thread *self, uint32_t seq)
+static struct at_ring_block *overwrite_oldest(struct at_thread_state *self, uint32_t seq)
 {
     struct at_lost lost;
     struct at_ring_block *block = NULL;
     for (int tries = 0; !block && !self->in_signal && tries < 8; tries++) {
-        block = at__ring_take(self->tid, seq);
+        block = take_or_grow(self->tid, seq);
         if (!block && (block = at__ring_steal_oldest(self->tid, seq, &lost)) && lost.count)
             note_overwritten(&lost);
     }
     return block;
 }
 
-static struct at_ring_block *take_now(struct at_thread *self, uint32_t seq)
+static struct at_ring_block *take_now(struct at_thread_state *self, uint32_t seq)
 {
-    struct at_ring_block *block = at__ring_take(self->tid, seq);
+    struct at_ring_block *block = take_or_grow(self->tid, seq);
     if (!block && at__config.mode == AT_MODE_OVERWRITE)
         block = overwrite_oldest(self, seq);
     return block;
@@ -271,7 +222,7 @@ static struct at_ring_block *take_now(struct at_thread *self, uint32_t seq)
  * block mode until the trace ends, in the others while the writer can take back idle threads'
  * blocks. The writer never waits for a lock a program thread holds, so a signal handler may
  * wait too. */
-static struct at_ring_block *take_block(struct at_thread *self)
+static struct at_ring_block *take_block(struct at_thread_state *self)
 {
     /* One number for the whole process, not per thread: the kernel reuses thread ids, and a
      * later thread with the same id must sort after the earlier one. */
@@ -286,28 +237,17 @@ static struct at_ring_block *take_block(struct at_thread *self)
     return block;
 }
 
-/* The recorder's state, started if need be (never from a signal handler: start-up allocates
- * and takes locks). */
-static int tracing_state(const struct at_thread *self)
-{
-    /* acquire: pairs with lifecycle.c's release store of RUNNING, after the ring is made */
-    int state = __atomic_load_n(&at__state, __ATOMIC_ACQUIRE);
-    if (AT_UNLIKELY(state != AT_STATE_RUNNING) && !self->in_signal)
-        state = at__ensure_started();
-    return state;
-}
-
 /* glibc keeps the values of the first 32 keys in the thread's descriptor: setting one is a
  * store, where a later key's may allocate. */
 #define KEYS_IN_DESCRIPTOR 32
 
 /* Whether the thread may take blocks. Its first one (or its first after its exit destructor)
  * sets the thread-exit key, which in a signal handler must not allocate. */
-static int thread_ready(struct at_thread *self)
+static int thread_ready(struct at_thread_state *self)
 {
     if (self->tid && self->exit_hook)
         return 1;
-    if (self->in_signal && at__exit_key >= KEYS_IN_DESCRIPTOR)
+    if (self->in_signal && exit_key >= KEYS_IN_DESCRIPTOR)
         return 0;
     first_event(self);
     return 1;
@@ -315,7 +255,7 @@ static int thread_ready(struct at_thread *self)
 
 /* Gives the thread a new current block: the spare if a nested call started one (its events
  * come next), else a free one. The outermost call only, with signals blocked. */
-static int switch_block(struct at_thread *self)
+static int switch_block(struct at_thread_state *self)
 {
     if (self->block)
         hand_over(self);
@@ -332,7 +272,7 @@ static int switch_block(struct at_thread *self)
         return 0;
     note_drops(self);
     self->block = block;
-    self->slots = at__block_slots(block);
+    self->pub->slots = at__block_slots(block);
     set_room(self, next < block->capacity ? next : block->capacity, block->capacity);
     at__takeback_publish(self, block);
     return 1;
@@ -346,7 +286,7 @@ static void signals_off(sigset_t *old)
     pthread_sigmask(SIG_SETMASK, &all, old);
 }
 
-static int switch_blocked(struct at_thread *self)
+static int switch_blocked(struct at_thread_state *self)
 {
     sigset_t old;
     signals_off(&old);
@@ -362,7 +302,7 @@ static int switch_blocked(struct at_thread *self)
  * that spare stays. seen_seq: seen's number then, in case its block came back as a spare.
  * The call may be the thread's first (a handler interrupting the thread's first recording
  * call, or one after its exit destructor): the thread is made ready here, signals blocked. */
-static void new_spare(struct at_thread *self, struct at_ring_block *seen, uint32_t seen_seq)
+static void new_spare(struct at_thread_state *self, struct at_ring_block *seen, uint32_t seen_seq)
 {
     sigset_t old;
     signals_off(&old);
@@ -378,7 +318,7 @@ static void new_spare(struct at_thread *self, struct at_ring_block *seen, uint32
 /* A nested call found the block full (the call it interrupted may hold a slot of it, so the
  * block stays): the event goes into the spare block. Blocks are ordered by their number, so a
  * full spare may be handed over before the current block. */
-static int record_spare(struct at_thread *self, unsigned kind, uint64_t actor, uint64_t peer,
+static int record_spare(struct at_thread_state *self, unsigned kind, uint64_t actor, uint64_t peer,
                         uint64_t msg, uint32_t name, unsigned path)
 {
     struct at_ring_block *spare = self->spare;
@@ -404,7 +344,7 @@ static int record_spare(struct at_thread *self, unsigned kind, uint64_t actor, u
 /* Drop mode, while no block is free: the event is counted and nothing else is tried (one
  * load of the pool's free count, no system call, errno untouched), so that a dropped event
  * costs little and the dropping threads leave the cores to the writer. */
-static int dropping(const struct at_thread *self)
+static int dropping(const struct at_thread_state *self)
 {
     return self->block == NULL && self->drop_count && at__config.mode == AT_MODE_DROP &&
            /* relaxed: a hint; a block freed meanwhile is seen at a later event */
@@ -413,23 +353,39 @@ static int dropping(const struct at_thread *self)
            __atomic_load_n(&at__state, __ATOMIC_RELAXED) == AT_STATE_RUNNING;
 }
 
-static void record_slow(unsigned kind, uint64_t actor, uint64_t peer, uint64_t msg, uint32_t name,
-                        unsigned path)
+/* The calling thread's private state, pointing to its at__self (the writer reaches the
+ * thread's public part through it, takeback.c). */
+static struct at_thread_state *thread_self(void)
 {
-    struct at_thread *self = &at__self;
+    struct at_thread_state *self = &at__thread;
+    self->pub = &at__self;
+    return self;
+}
+
+int at__record_skips(void)
+{
+    struct at_thread_state *self = &at__thread;
     if (self->internal)
-        return; /* capacity stays 0, so every event of this thread comes here */
-    if (dropping(self)) {
-        drop(self);
-        return;
-    }
-    int saved_errno = errno;
-    int state = tracing_state(self);
+        return 1; /* capacity stays 0, so every event of this thread comes here */
+    if (!dropping(self))
+        return 0;
+    drop(self);
+    return 1;
+}
+
+/* The outermost call retries in the new block through at_record, as any caller: at nest 2
+ * (its own count is still up), so a block a signal handler filled meanwhile sends the retry to
+ * the spare, as a nested call; that is safe, only more careful than needed, since the
+ * outermost call holds no slot once its block is handed over. */
+void at__record_event(int state, unsigned kind, uint64_t actor, uint64_t peer, uint64_t msg,
+                      uint32_t name, unsigned path)
+{
+    struct at_thread_state *self = thread_self();
     if (state != AT_STATE_RUNNING) {
         set_room(self, 0, 0); /* after a stop: the block will not be written, keep out of it */
         if (state != AT_STATE_OFF)
             drop(self);
-    } else if (self->nest > 1) {
+    } else if (self->pub->nest > 1) {
         if (!record_spare(self, kind, actor, peer, msg, name, path))
             drop(self);
     } else if (switch_blocked(self)) {
@@ -437,20 +393,13 @@ static void record_slow(unsigned kind, uint64_t actor, uint64_t peer, uint64_t m
     } else {
         drop(self);
     }
-    errno = saved_errno;
-}
-
-AT_GENERAL_REGS_ONLY void at__record_slow(unsigned kind, uint64_t actor, uint64_t peer,
-                                          uint64_t msg, uint32_t name, unsigned path)
-{
-    AT_VECTORS_KEPT(record_slow(kind, actor, peer, msg, name, path));
 }
 
 /* The pthread key destructor: the thread is ending, so its partial blocks go to the writer. */
-void at__thread_exit(void *unused)
+static void thread_exit(void *unused)
 {
     (void)unused;
-    struct at_thread *self = &at__self;
+    struct at_thread_state *self = thread_self();
     sigset_t old;
     signals_off(&old);
     self->exit_hook = 0;
@@ -478,14 +427,19 @@ void at__thread_exit(void *unused)
 void at__record_after_fork(void)
 {
     struct at_thread kept = at__self;
+    uint32_t in_signal = at__thread.in_signal;
     memset(&at__self, 0, sizeof at__self);
+    memset(&at__thread, 0, sizeof at__thread);
     at__self.current_actor = kept.current_actor;
     at__self.depth = kept.depth;
     at__self.depth_sp = kept.depth_sp;
     at__self.frames = kept.frames;
-    at__self.in_signal = kept.in_signal;
-    /* the parent's losses are the parent's; its lock may have been held by another thread */
-    overwritten_count = 0;
-    pthread_mutex_init(&overwritten_lock, NULL);
+    at__thread.in_signal = in_signal;
+    at__losses_after_fork();
     at__takeback_after_fork();
+}
+
+int at__record_init(void)
+{
+    return -pthread_key_create(&exit_key, thread_exit);
 }

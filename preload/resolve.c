@@ -4,7 +4,7 @@
 #include <dlfcn.h>
 
 #include "at_vectors.h"
-#include "recorder.h"
+#include "util.h"
 
 static void *report_missing(const char *symbol, const char *version)
 {

@@ -10,12 +10,17 @@
  * prepares more blocks (allocates them in the file, which is where a full tmpfs shows, and
  * faults them in) when it came late (at__ring_grow), so that neither a page fault nor SIGBUS
  * from a full tmpfs ever reaches a recording thread. A thread that finds no block ready while
- * the pool can still grow asks the writer for more and waits for it, 20 ms at most; past that,
- * it goes on as with a full pool (record.c).
+ * the pool can still grow asks for more (at__ring_ask_grow); the slow path (record.c) wakes
+ * the writer and waits for it, 20 ms at most, then goes on as with a full pool. This file
+ * never calls the writer: it sits below it.
  *
  * Each block moves FREE -> FILLING (a thread took it, CAS) -> FULL (handed to the writer) ->
  * WRITING (the writer encodes it) -> FREE (slots cleared by the writer, so that a recording
- * thread never pays for clearing). free_count lets a thread see "nothing free" in one load. */
+ * thread never pays for clearing). Two more moves: FULL -> FILLING when overwrite mode steals
+ * the oldest full block for a thread (at__ring_steal_oldest, CAS against the writer's claim),
+ * and FILLING -> FULL when the writer takes a block back from an idle thread (takeback.c; the
+ * writer then claims it for writing at once). free_count lets a thread see "nothing free" in
+ * one load. */
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
@@ -27,13 +32,11 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "recorder.h"
+#include "ring.h"
 
 #define FIRST_BLOCKS 4                   /* ready at start */
 #define GROW_STEP_BYTES (4u << 20)       /* the most one step prepares, so waiters hear soon */
 #define EAGER_BYTES (2u << 20)           /* up to this, grown whenever half the blocks are in use */
-#define GROW_WAIT_NS (2 * 1000 * 1000ull) /* a thread waits this long for the writer, ... */
-#define GROW_WAITS 10                     /* ... this many times, before it gives up */
 
 struct at_ring at__ring;
 static uint64_t early_lost[4]; /* losses while the recorder was starting; atomic */
@@ -112,7 +115,7 @@ static int prepare(uint32_t more)
     __atomic_store_n(&at__ring.block_count, first + more, __ATOMIC_RELEASE);
     /* release: for a reader of the ring file (recovery), as above */
     __atomic_store_n(&at__ring.header->block_count, first + more, __ATOMIC_RELEASE);
-    /* release: pairs with take_free's acquire load of free_count */
+    /* release: pairs with at__ring_take's acquire load of free_count */
     __atomic_fetch_add(&at__ring.free_count, more, __ATOMIC_RELEASE);
     return 0;
 }
@@ -211,10 +214,10 @@ uint32_t at__ring_free(void)
     return __atomic_load_n(&at__ring.free_count, __ATOMIC_ACQUIRE);
 }
 
-#ifdef AT_TEST_HOST
+#ifdef AT_TEST_HOOKS
 /* The test copies only: ACTORTRACE_TEST_GROW_DELAY_MS=N makes the writer sleep N ms before each
  * step of growth, so that a test can have threads find the pool short while it can still grow,
- * longer than they wait in at__ring_take. */
+ * longer than they wait for it (record.c). */
 static void test_grow_delay(void)
 {
     static long ms = -1; /* the writer's alone */
@@ -249,7 +252,7 @@ uint32_t at__ring_grow(uint32_t free_seen)
     static int grew_last_pass;
     uint32_t count = at__ring.block_count;
     int eager = (uint64_t)count * at__ring.block_size < EAGER_BYTES;
-    /* acq_rel: pairs with at__ring_take's exchange, one ask per wake-up */
+    /* acq_rel: pairs with at__ring_ask_grow's exchange, one ask per wake-up */
     int asked = __atomic_exchange_n(&at__ring.grow_wanted, 0, __ATOMIC_ACQ_REL);
     int late = eager ? asked || free_seen < count / 2
                      : free_seen < count / 4 && (asked || !grew_last_pass);
@@ -309,7 +312,7 @@ struct at_ring_block *at__ring_block(uint32_t index)
     return (struct at_ring_block *)(at__ring.base + (size_t)index * at__ring.block_size);
 }
 
-static struct at_ring_block *take_free(uint32_t tid, uint32_t seq)
+struct at_ring_block *at__ring_take(uint32_t tid, uint32_t seq)
 {
     /* acquire: pairs with at__ring_release's and prepare's release increments */
     if (__atomic_load_n(&at__ring.free_count, __ATOMIC_ACQUIRE) == 0)
@@ -338,25 +341,13 @@ static struct at_ring_block *take_free(uint32_t tid, uint32_t seq)
     return NULL;
 }
 
-/* Nothing free, but the pool can grow: the writer is asked (one wake-up for all the threads
- * asking) and waited for, GROW_WAITS times at most. */
-struct at_ring_block *at__ring_take(uint32_t tid, uint32_t seq)
+int at__ring_ask_grow(void)
 {
-    struct at_ring_block *block = take_free(tid, seq);
-    /* acquire: pairs with at__finish's CAS to OFF, which ends the wait */
-    for (int i = 0; !block && i < GROW_WAITS && at__ring_can_grow() &&
-                    __atomic_load_n(&at__state, __ATOMIC_ACQUIRE) == AT_STATE_RUNNING;
-         i++) {
-        /* acq_rel: pairs with at__ring_grow's exchange: one wake-up for all the threads asking */
-        if (__atomic_exchange_n(&at__ring.grow_wanted, 1, __ATOMIC_ACQ_REL) == 0)
-            at__writer_wake();
-        at__writer_wait_free(GROW_WAIT_NS);
-        block = take_free(tid, seq);
-    }
-    return block;
+    /* acq_rel: pairs with at__ring_grow's exchange: one wake-up for all the threads asking */
+    return __atomic_exchange_n(&at__ring.grow_wanted, 1, __ATOMIC_ACQ_REL) == 0;
 }
 
-#ifdef AT_TEST_HOST
+#ifdef AT_TEST_HOOKS
 /* The test copies only: ACTORTRACE_TEST_KILL_AT_STEAL=N kills the process at its Nth overwrite,
  * once the stolen block's events are gone from the ring, so that a test can check they were
  * counted as lost by then. */
@@ -433,7 +424,7 @@ void at__ring_release(struct at_ring_block *block)
     block->tid = 0;
     /* release: the cleared slots are visible to the next owner, which takes it with acquire */
     __atomic_store_n(&block->state, AT_BLOCK_FREE, __ATOMIC_RELEASE);
-    /* release: pairs with take_free's and at__writer_wait_free's acquire loads */
+    /* release: pairs with at__ring_take's and at__writer_wait_free's acquire loads */
     __atomic_fetch_add(&at__ring.free_count, 1, __ATOMIC_RELEASE);
 }
 

@@ -30,7 +30,12 @@
 #include <ucontext.h>
 #include <unistd.h>
 
-#include "recorder.h"
+#include "config.h"
+#include "lifecycle.h"
+#include "jumps.h"
+#include "signals.h"
+#include "stacks.h"
+#include "writer.h"
 
 #define DUMP_SIGNAL SIGUSR2
 
@@ -114,7 +119,7 @@ static void stop_here(void)
 static void end_as_default(int sig, const siginfo_t *info)
 {
     pid_t first = 0, self = gettid();
-    if (!at__self.internal && getpid() == at__pid) {
+    if (!at__thread.internal && getpid() == at__pid) {
         /* relaxed: nothing is published with it; a thread that loses only stops */
         if (__atomic_compare_exchange_n(&ending, &first, self, 0, __ATOMIC_RELAXED,
                                         __ATOMIC_RELAXED)) {
@@ -153,9 +158,9 @@ static void handler_left(struct at_frame *frame)
     struct handler_frame *h = (struct handler_frame *)frame;
     struct handler_frame *around = h->outer_handler;
     innermost_handler = around;
-    at__self.in_signal = h->in_signal;
+    at__thread.in_signal = h->in_signal;
     at__self.nest = around ? around->nest : 0;
-    at__self.spare_busy = around ? around->spare_busy : 0;
+    at__thread.spare_busy = around ? around->spare_busy : 0;
     at__stack_set_busy(around ? around->stack_busy : 0);
 }
 
@@ -165,9 +170,9 @@ static void handler_left(struct at_frame *frame)
 static void handler_enter(struct handler_frame *h, const ucontext_t *uc)
 {
     h->outer_handler = innermost_handler;
-    h->in_signal = at__self.in_signal;
+    h->in_signal = at__thread.in_signal;
     h->nest = at__self.nest;
-    h->spare_busy = at__self.spare_busy;
+    h->spare_busy = at__thread.spare_busy;
     h->stack_busy = at__stack_busy();
     __atomic_signal_fence(__ATOMIC_SEQ_CST); /* a handler that interrupts sees h whole */
     innermost_handler = h;
@@ -178,12 +183,12 @@ static void handler_enter(struct handler_frame *h, const ucontext_t *uc)
         h->frame.stack_hi = lo + size;
     }
     __atomic_signal_fence(__ATOMIC_SEQ_CST);
-    at__self.in_signal++;
+    at__thread.in_signal++;
 }
 
 static void handler_leave(struct handler_frame *h)
 {
-    at__self.in_signal--;
+    at__thread.in_signal--;
     __atomic_signal_fence(__ATOMIC_SEQ_CST);
     innermost_handler = h->outer_handler;
     at_frame_pop(&h->frame);

@@ -7,7 +7,8 @@
 #include <pthread.h>
 #include <stdint.h>
 
-#include "recorder.h"
+#include "stackroom.h"
+#include "util.h"
 
 static __thread struct {
     uintptr_t low, high; /* the thread's stack; high == 0: not known */

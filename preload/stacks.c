@@ -28,7 +28,10 @@
 
 #include "at_codec.h"
 #include "at_vectors.h"
-#include "recorder.h"
+#include "config.h"
+#include "meta.h"
+#include "stackroom.h"
+#include "stacks.h"
 
 uint64_t at__stack_kinds;
 
@@ -138,7 +141,7 @@ static void stack_capture(unsigned kind, uint64_t actor)
     if (!stack_self.busy) {
         if (at__config.stack_every > 1 && stack_self.tick++ % at__config.stack_every)
             return;
-        if (!at__self.in_signal)
+        if (!at__thread.in_signal)
             at__stack_room_learn();
         if (at__stack_room() >= AT_CAPTURE_STACK) {
             stack_self.busy = 1;
@@ -482,6 +485,9 @@ static int find_own(struct dl_phdr_info *info, size_t size, void *arg)
 #define AT_STR(x) AT_STR_(x)
 #define AT_STR_(x) #x
 
+/* Through the library's own dlopen (patch_dlopen.c), as the program's calls go: libunwind and
+ * what it loads are then scanned for functions to patch, as every object loaded after the
+ * start is (patching starts first: lifecycle.c's constructor). */
 static int load_libunwind(void)
 {
     void *lib = dlopen("libunwind.so.8", RTLD_NOW | RTLD_LOCAL);
@@ -498,9 +504,8 @@ static int load_libunwind(void)
     return 0;
 }
 
-/* At load: the settings, libunwind, the companion kind, and the address ranges whose frames are
- * left out. Stacks stay off when any of it fails. */
-__attribute__((constructor)) static void stacks_init(void)
+/* Stacks stay off when any of it fails. */
+void at__stacks_init(void)
 {
     at__config_stacks();
     if (!at__config.stack_kinds || load_libunwind() < 0 ||

@@ -23,7 +23,8 @@
  *     publishes `held` only after opening the room (release), so a writer that saw the
  *     ticket stores its 0 after that, and the thread never opens the room of that block again.
  *
- * The writer writes a block it took back at once, in every mode: in overwrite mode it would
+ * The pass hands the blocks it took back to the writer, which writes them at once, in every
+ * mode: in overwrite mode it would
  * otherwise be the first to be overwritten while holding few events (for the same reason,
  * blocks handed over partly filled, by threads that ended, are written when a thread asks).
  * A thread that finds no free block waits for a take-back only in a process that has had live
@@ -44,13 +45,14 @@
 #include <string.h>
 #include <time.h>
 
-#include "recorder.h"
+#include "meta.h"
+#include "takeback.h"
 
 #define IDLE_NS (20 * 1000 * 1000ull) /* unmoved this long, a thread's block is taken back */
 #define BATCH 16 /* at least this many busy threads' blocks for waiting threads in a pass */
 
 struct entry {
-    struct at_thread *thread;
+    struct at_thread_state *thread;
     uint64_t ticket;   /* `held` at the last look */
     uint32_t next;     /* `next` at the last look */
     uint32_t chosen;   /* to be taken back in this pass */
@@ -113,20 +115,20 @@ uint32_t at__block_committed(struct at_ring_block *block, uint32_t taken)
     return used;
 }
 
-void at__takeback_publish(struct at_thread *self, struct at_ring_block *block)
+void at__takeback_publish(struct at_thread_state *self, struct at_ring_block *block)
 {
     /* release: the writer that sees the ticket (choose_idle, acquire) stores its capacity 0
      * after the room the thread set before this */
     __atomic_store_n(&self->held, ticket_of(block), __ATOMIC_RELEASE);
 }
 
-int at__takeback_claim(struct at_thread *self)
+int at__takeback_claim(struct at_thread_state *self)
 {
     /* acq_rel: pairs with settle's compare-exchange: whoever clears held owns the block */
     return __atomic_exchange_n(&self->held, 0, __ATOMIC_ACQ_REL) != 0;
 }
 
-int at__takeback_register(struct at_thread *self, int may_allocate)
+int at__takeback_register(struct at_thread_state *self, int may_allocate)
 {
     pthread_mutex_lock(&reg.lock);
     int err = 0;
@@ -152,7 +154,7 @@ int at__takeback_register(struct at_thread *self, int may_allocate)
     return err;
 }
 
-void at__takeback_remove(struct at_thread *self)
+void at__takeback_remove(struct at_thread_state *self)
 {
     pthread_mutex_lock(&reg.lock);
     uint32_t slot = self->registry_slot;
@@ -165,7 +167,7 @@ void at__takeback_remove(struct at_thread *self)
     pthread_mutex_unlock(&reg.lock);
 }
 
-int at__takeback_ask(uint32_t *barren)
+int at__takeback_ask(uint32_t *barren, int *wake_writer)
 {
     /* acquire: pairs with start's release store (while not known, wait) */
     if (__atomic_load_n(&reg.enabled, __ATOMIC_ACQUIRE) < 0)
@@ -184,8 +186,7 @@ int at__takeback_ask(uint32_t *barren)
     else if (*barren != now)
         return 0; /* a pass since the first ask found nothing to take back */
     /* acq_rel: pairs with the writer's exchange in takeback_pass; one wake for many asking */
-    if (__atomic_fetch_add(&reg.wanted, 1, __ATOMIC_ACQ_REL) == 0)
-        at__writer_wake();
+    *wake_writer = __atomic_fetch_add(&reg.wanted, 1, __ATOMIC_ACQ_REL) == 0;
     return 1;
 }
 
@@ -198,7 +199,7 @@ static uint32_t choose_idle(uint64_t now)
         /* acquire: pairs with at__takeback_publish's release store, after the room is set */
         uint64_t ticket = __atomic_load_n(&e->thread->held, __ATOMIC_ACQUIRE);
         /* relaxed: only to see whether the thread moved; the thread updates it with xadd */
-        uint32_t next = __atomic_load_n(&e->thread->next, __ATOMIC_RELAXED);
+        uint32_t next = __atomic_load_n(&e->thread->pub->next, __ATOMIC_RELAXED);
         if (ticket != e->ticket || next != e->next || ticket == 0)
             *e = (struct entry){.thread = e->thread, .ticket = ticket, .next = next,
                                 .since_ns = now};
@@ -257,20 +258,32 @@ static void test_pause(void)
 }
 #endif
 
-/* Step 4 for one thread, after the barrier: the block is the writer's if the thread is in no
- * at_record call and still holds the ticket. Returns 1 when it was taken back and written. */
-static int settle(struct entry *e)
+/* The blocks a pass took back, for the writer to write and free (at__takeback_pass). */
+struct taken {
+    struct at_ring_block **blocks;
+    uint32_t count, max;
+};
+
+static void hand_to_writer(struct taken *taken, struct at_ring_block *block, uint32_t used)
 {
-    struct at_thread *t = e->thread;
+    block->used = used;
+    taken->blocks[taken->count++] = block;
+}
+
+/* Step 4 for one thread, after the barrier: the block is the writer's if the thread is in no
+ * at_record call and still holds the ticket. Returns 1 when it was taken back. */
+static int settle(struct entry *e, struct taken *taken)
+{
+    struct at_thread_state *t = e->thread;
     /* relaxed: ordered after the barrier by the membarrier call itself (see the top) */
-    if (__atomic_load_n(&t->nest, __ATOMIC_RELAXED) != 0)
+    if (__atomic_load_n(&t->pub->nest, __ATOMIC_RELAXED) != 0 || taken->count == taken->max)
         return 0;
     /* Read before the block is ours, not after: once the thread finds it gone (at its next
      * call) it closes its room, and then records into a new block, and `next` counts that
      * block's slots. Now it counts every slot taken before the barrier, all committed, and
      * perhaps some taken since, never written (capacity 0). Relaxed: ordered after the barrier
      * by the membarrier call, and before the compare-exchange, a full barrier. */
-    uint32_t taken = __atomic_load_n(&t->next, __ATOMIC_RELAXED);
+    uint32_t slots = __atomic_load_n(&t->pub->next, __ATOMIC_RELAXED);
     uint64_t ticket = e->ticket;
     /* acq_rel: pairs with at__takeback_claim's exchange of held: one of the two gets it */
     if (!__atomic_compare_exchange_n(&t->held, &ticket, 0, 0, __ATOMIC_ACQ_REL,
@@ -278,41 +291,43 @@ static int settle(struct entry *e)
         return 0;
     test_pause();
     struct at_ring_block *block = at__ring_block((uint32_t)e->ticket - 1);
-    at__writer_write_taken(block, at__block_committed(block, taken));
+    hand_to_writer(taken, block, at__block_committed(block, slots));
     e->ticket = 0;
     return 1;
 }
 
 /* Steps 1 to 4 for the chosen threads. Returns the blocks taken back. */
-static uint32_t take_chosen(void)
+static uint32_t take_chosen(struct taken *taken)
 {
     for (uint32_t i = 0; i < reg.count; i++)
         if (reg.entries[i].chosen)
             /* relaxed: what orders it is the membarrier that follows */
-            __atomic_store_n(&reg.entries[i].thread->capacity, 0, __ATOMIC_RELAXED);
+            __atomic_store_n(&reg.entries[i].thread->pub->capacity, 0, __ATOMIC_RELAXED);
     if (membarrier(MEMBARRIER_CMD_PRIVATE_EXPEDITED) < 0)
         return 0; /* capacity 0 only sends those threads to the slow path: they hand over */
-    uint32_t taken = 0;
+    uint32_t count = 0;
     for (uint32_t i = 0; i < reg.count; i++)
         if (reg.entries[i].chosen)
-            taken += settle(&reg.entries[i]);
-    return taken;
+            count += settle(&reg.entries[i], taken);
+    return count;
 }
 
 /* Overwrite mode: the blocks handed over partly filled (a thread ended) are written, not
  * kept: they would take the pool's room for few events, and are never overwritten
  * (at__ring_steal_oldest takes only filled ones). Returns the blocks freed. */
-static uint32_t write_partial(void)
+static uint32_t write_partial(struct taken *taken)
 {
     uint32_t freed = 0;
     /* acquire: pairs with ring.c's release store of block_count */
     uint32_t count = __atomic_load_n(&at__ring.block_count, __ATOMIC_ACQUIRE);
-    for (uint32_t i = 0; i < count && at__config.mode == AT_MODE_OVERWRITE; i++) {
+    for (uint32_t i = 0; i < count && at__config.mode == AT_MODE_OVERWRITE &&
+                         taken->count < taken->max;
+         i++) {
         struct at_ring_block *block = at__ring_block(i);
         /* acquire: pairs with at__writer_submit's release store of FULL (and of used) */
         if (__atomic_load_n(&block->state, __ATOMIC_ACQUIRE) == AT_BLOCK_FULL &&
             block->used < block->capacity) {
-            at__writer_write_taken(block, block->used);
+            hand_to_writer(taken, block, block->used);
             freed++;
         }
     }
@@ -321,18 +336,17 @@ static uint32_t write_partial(void)
 
 /* The threads' side: marks and takes back what is idle (or, for waiting threads, unmoved);
  * when nothing was freed and no block is to come, tells the waiting threads to stop. */
-static uint32_t take_back(uint32_t wanted, uint32_t freed)
+static void take_back(uint32_t wanted, uint32_t freed, struct taken *taken)
 {
     uint64_t now = at__clock_ns(CLOCK_MONOTONIC);
     if (choose_idle(now) > 0 || choose_unmoved(now, wanted) > 0)
-        freed += take_chosen();
+        freed += take_chosen(taken);
     if (freed == 0 && !blocks_to_come())
         /* release: pairs with at__takeback_ask's acquire load: waiting is in vain */
         __atomic_fetch_add(&reg.barren, 1, __ATOMIC_RELEASE);
-    return freed;
 }
 
-uint32_t at__takeback_pass(void)
+uint32_t at__takeback_pass(struct at_ring_block **blocks, uint32_t max)
 {
     /* acq_rel: pairs with at__takeback_ask's fetch_add */
     uint32_t wanted = __atomic_exchange_n(&reg.wanted, 0, __ATOMIC_ACQ_REL);
@@ -345,13 +359,14 @@ uint32_t at__takeback_pass(void)
         start();
     if (__atomic_load_n(&reg.enabled, __ATOMIC_RELAXED) < 0) /* as above */
         return 0;
-    uint32_t taken = write_partial();
+    struct taken taken = {.blocks = blocks, .max = max};
+    uint32_t freed = write_partial(&taken);
     /* a thread waiting asks again (and wakes the writer) if the lock is busy */
     if (pthread_mutex_trylock(&reg.lock) == 0) {
-        taken = take_back(wanted, taken);
+        take_back(wanted, freed, &taken);
         pthread_mutex_unlock(&reg.lock);
     }
-    return taken;
+    return taken.count;
 }
 
 void at__takeback_note_drops(void)
@@ -360,7 +375,7 @@ void at__takeback_note_drops(void)
     if (pthread_mutex_clocklock(&reg.lock, CLOCK_MONOTONIC, &until) != 0)
         return;
     for (uint32_t i = 0; i < reg.count; i++) {
-        struct at_thread *thread = reg.entries[i].thread;
+        struct at_thread_state *thread = reg.entries[i].thread;
         /* relaxed: tracing is off, so the thread no longer counts drops or notes them */
         uint64_t count = __atomic_exchange_n(&thread->drop_count, 0, __ATOMIC_RELAXED);
         if (count)

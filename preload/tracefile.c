@@ -17,7 +17,9 @@
 #include <unistd.h>
 
 #include "at_format.h"
-#include "recorder.h"
+#include "config.h"
+#include "tracefile.h"
+#include "util.h"
 
 #define MAX_IMAGES 100 /* suffixes tried for the images of one pid */
 

@@ -1,7 +1,7 @@
 /* The writer: one background thread per process that turns handed-over blocks into frames.
  *
- * Recording threads never wait for it. A thread hands over a full block by marking it FULL and
- * bumping `pending`; it wakes the writer (a futex wake) only when the writer is asleep and half
+ * A thread hands over a full block without waiting for it: it marks the block FULL and bumps
+ * `pending`; it wakes the writer (a futex wake) only when the writer is asleep and half
  * the pool is in use: a wake-up per block would cost the recording thread a system call and
  * put the writer on a core the program is using, thousands of times a second. The writer wakes
  * on that, or every 100 ms, and then: writes pending metadata as a META frame, and every FULL
@@ -9,6 +9,11 @@
  * checksummed), several frames to a write, clearing and freeing each block once its frame is
  * in the file. At the end it also writes the blocks threads still hold (their committed
  * slots), a last clock sample, and the END record.
+ *
+ * A recording thread waits for the writer only when it finds no free block (record.c,
+ * take_block): in block mode until one is freed, in the others while the writer can still grow
+ * the pool or take back idle threads' blocks, and in drop mode a short while more
+ * (at__writer_wait_free, woken by wake_free_waiters).
  *
  * In overwrite mode the blocks stay in memory (threads reuse the oldest, record.c) and are
  * written only at the end or when a dump is requested (signals.c).
@@ -33,7 +38,11 @@
 #include <zstd.h>
 
 #include "at_codec.h"
-#include "recorder.h"
+#include "losses.h"
+#include "meta.h"
+#include "stacks.h"
+#include "takeback.h"
+#include "writer.h"
 
 #define WRITER_POLL_NS (100 * 1000 * 1000ull)
 /* At the end, how long the writer waits for a lock a program thread may hold: one that a fatal
@@ -99,6 +108,7 @@ static struct {
     struct batched_frame batched[BATCH_FRAMES];
     unsigned batch_count, batch_blocks;
     struct at_ring_block *claimed[BATCH_BLOCKS]; /* FULL blocks drain() set WRITING */
+    struct at_ring_block **taken; /* a take-back pass's blocks (takeback.c): block_max */
     uint8_t *meta;         /* the metadata taken for a META frame, and a clock sample */
     size_t raw_cap, packed_cap;
     uint32_t meta_seq;
@@ -120,6 +130,8 @@ static struct {
     uint32_t freed;        /* futex word: bumped when blocks are freed; atomic */
     uint32_t free_waiters; /* threads in at__writer_wait_free; atomic */
 } w = {.fd = -1};
+
+uint64_t at__threads_total; /* threads that took a block (record.c), for the end; atomic */
 
 static int is_trace_file(int fd)
 {
@@ -500,12 +512,18 @@ static void write_if_full(struct at_ring_block *block)
         write_block(block, block->used, 1);
 }
 
-void at__writer_write_taken(struct at_ring_block *block, uint32_t used)
+/* Takes back idle threads' blocks when a thread asked (takeback.c) and writes them, `used`
+ * slots of each; they go back to the pool once written, waking waiters. */
+static void write_taken_back(void)
 {
-    block->used = used;
-    /* relaxed: the writer owns the block (takeback.c); write_if_full moves it on */
-    __atomic_store_n(&block->state, AT_BLOCK_FULL, __ATOMIC_RELAXED);
-    write_if_full(block);
+    uint32_t n = at__takeback_pass(w.taken, at__ring.block_max);
+    for (uint32_t i = 0; i < n; i++) {
+        /* relaxed: the writer owns the block; write_if_full moves it on */
+        __atomic_store_n(&w.taken[i]->state, AT_BLOCK_FULL, __ATOMIC_RELAXED);
+        write_if_full(w.taken[i]);
+    }
+    if (n)
+        flush();
 }
 
 static int by_thread_and_seq(const void *a, const void *b)
@@ -535,7 +553,7 @@ static void write_claimed(unsigned n)
         write_group(&g, 1);
 }
 
-#ifdef AT_TEST_HOST
+#ifdef AT_TEST_HOOKS
 /* The test copies only: ACTORTRACE_TEST_WRITER_DELAY_MS=N makes the writer sleep N ms before
  * each pass that writes events, so that a test of drop mode can have it fall behind for
  * certain (threads wait for it a while, then drop). */
@@ -683,7 +701,7 @@ static void end_add_lost(uint32_t tid, unsigned reason, uint64_t count, uint64_t
 static void end_begin(void)
 {
     struct at_lost lost[AT_OVERWRITTEN_THREADS];
-    unsigned n = at__overwritten_take(lost, AT_OVERWRITTEN_THREADS, END_LOCK_WAIT_NS);
+    unsigned n = at__losses_take(lost, AT_OVERWRITTEN_THREADS, END_LOCK_WAIT_NS);
     for (unsigned i = 0; i < n; i++)
         end_add_lost(lost[i].tid, AT_LOST_OVERWRITTEN, lost[i].count, lost[i].first_tsc,
                      lost[i].last_tsc);
@@ -765,7 +783,7 @@ static void *writer_main(void *unused)
     (void)unused;
     pthread_setname_np(pthread_self(), "actortrace-w");
     lower_priority();
-    at__self.internal = 1; /* what this thread does (futex waits, writes) is not the program's */
+    at__thread.internal = 1; /* what this thread does (futex waits, writes) is not the program's */
     w.next_clock_ns = at__clock_ns(CLOCK_MONOTONIC) + 1000 * 1000ull;
     for (;;) {
         /* read before draining: a handover after this read makes pending differ, and the
@@ -774,10 +792,9 @@ static void *writer_main(void *unused)
         /* acquire: pairs with the release store in at__writer_request_dump */
         int dump = __atomic_exchange_n(&w.dump, 0, __ATOMIC_ACQ_REL);
         if (dump)
-            at__overwritten_flush();
+            at__meta_flush_losses();
         uint32_t free_seen = at__ring_free(); /* how late the writer came: grow_ring */
-        if (at__takeback_pass())
-            flush(); /* the blocks taken back go to the pool once written, waking waiters */
+        write_taken_back();
         maybe_clock();
         drain(at__config.mode != AT_MODE_OVERWRITE || dump);
         /* after the drain, whose freed blocks the threads take first */
@@ -818,7 +835,8 @@ static int allocate(void)
     w.batch_cap = BATCH_BYTES + sizeof(struct at_frame_header) + sizeof(struct table) +
                   ZSTD_compressBound(w.raw_cap);
     w.batch = malloc(w.batch_cap);
-    if (!w.cctx || !w.raw || !w.meta || !w.batch)
+    w.taken = calloc(at__ring.block_max, sizeof *w.taken);
+    if (!w.cctx || !w.raw || !w.meta || !w.batch || !w.taken)
         return -ENOMEM;
     AT_RETURN_IF_ERROR(at_events_compression(w.cctx, at__config.zstd_level));
     if (at__config.predicted && (!(w.huffman = ZSTD_createCCtx()) ||
@@ -950,6 +968,7 @@ void at__writer_after_fork(void)
     free(w.packed);
     free(w.batch);
     free(w.meta);
+    free(w.taken);
     memset(&w, 0, sizeof w);
     w.fd = -1;
 }

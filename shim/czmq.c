@@ -118,7 +118,7 @@ static unsigned label(enum label which)
     return id;
 }
 
-void at__warn(const char *fmt, ...) __attribute__((format(printf, 1, 2))); /* lifecycle.c */
+void at__warn(const char *fmt, ...) __attribute__((format(printf, 1, 2))); /* preload/util.c */
 
 /* One of the tables below is full: said once, on stderr and in the trace (a table_full event
  * whose path names the table). */

@@ -1,0 +1,30 @@
+/* Layer writer (writer.c): the background thread that turns handed-over blocks into frames.
+ * Uses every layer below it: util, config, ring, losses, meta (with stacks.c's publishing),
+ * takeback. */
+#ifndef AT_PRELOAD_WRITER_H
+#define AT_PRELOAD_WRITER_H
+
+#include <stdint.h>
+#include "ring.h"
+
+int at__writer_start(int fd, const char *trace_path);
+/* Hands a FILLING block with `used` slots taken to the writer. */
+void at__writer_submit(struct at_ring_block *block, uint32_t used);
+/* Waits until the writer frees a block or `timeout_ns` passes (record.c, in every mode: see
+ * may_wait there). */
+void at__writer_wait_free(uint64_t timeout_ns);
+/* Asks the writer to drain everything and write the end record, and waits up to timeout_ns
+ * for it. Only sets a flag, wakes the writer and waits (async-signal-safe): it never joins,
+ * closes, frees or takes a lock, so it may be called from a signal handler or _exit whatever
+ * the program's threads hold. Returns 0 or -ETIMEDOUT (what is not written stays in the ring
+ * file for recovery). */
+int at__writer_stop(uint64_t timeout_ns);
+/* Wakes the writer (to prepare blocks a thread needs). */
+void at__writer_wake(void);
+/* Overwrite mode: write the blocks now. Async-signal-safe. */
+void at__writer_request_dump(void);
+void at__writer_after_fork(void);
+/* Threads that took a block, for the END record; counted by record.c. Atomic, relaxed. */
+extern uint64_t at__threads_total;
+
+#endif
