@@ -71,7 +71,7 @@ $(B)/libactortrace.so: $(PRELOAD_SRC) $(COMMON_SRC) $(wildcard include/*.h prelo
 
 # The test copy: the product plus the shim of the reference runtime, which the tests and
 # examples on refrt are traced with.
-$(TEST_LIB): $(PRELOAD_SRC) shim/refrt.c $(COMMON_SRC) $(wildcard include/*.h preload/*.h shim/*.map tests/rt/refrt.h) | $(DEPS_OK)
+$(TEST_LIB): $(PRELOAD_SRC) shim/refrt.c $(COMMON_SRC) $(wildcard include/*.h preload/*.h shim/*.h shim/*.map tests/rt/refrt.h) | $(DEPS_OK)
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) -Itests/rt $(CFLAGS) $(WARN) $(PRELOAD_FLAGS) -shared -Wl,-z,now -o $@ \
 		$(PRELOAD_SRC) shim/refrt.c $(COMMON_SRC) -lzstd -ldl $(PATCH_LIBS) -Wl,-z,defs $(SHIM_VERSIONS)
@@ -159,7 +159,7 @@ $(B)/bench/hotpath: tests/bench/hotpath.c $(B)/bench/libnop.so
 TAKEBACK_PAUSE_LIB := $(B)/tests/libactortrace-pause.so
 $(TAKEBACK_PAUSE_LIB): CPPFLAGS += -DAT_TEST_TAKEBACK_PAUSE -DAT_TEST_HOST
 test: $(TAKEBACK_PAUSE_LIB)
-$(B)/bench/libactortrace-bench.so $(TAKEBACK_PAUSE_LIB): $(PRELOAD_SRC) $(COMMON_SRC) tests/bench/nop_shim.c $(wildcard include/*.h preload/*.h shim/*.map)
+$(B)/bench/libactortrace-bench.so $(TAKEBACK_PAUSE_LIB): $(PRELOAD_SRC) $(COMMON_SRC) tests/bench/nop_shim.c $(wildcard include/*.h preload/*.h shim/*.h shim/*.map)
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) -Itests/rt $(CFLAGS) $(WARN) $(PRELOAD_FLAGS) -shared -Wl,-z,now -o $@ \
 		$(PRELOAD_SRC) $(COMMON_SRC) tests/bench/nop_shim.c -lzstd -ldl $(PATCH_LIBS) -Wl,-z,defs $(SHIM_VERSIONS)
@@ -170,7 +170,7 @@ FLOOR_LIBS := $(B)/bench/floor/libactortrace.so $(B)/bench/floor/libactortrace-r
 	$(B)/bench/floor/libactortrace-bench.so
 BENCH += $(FLOOR_LIBS)
 $(FLOOR_LIBS): CPPFLAGS += -DAT_BENCH_FLOOR -Itests/rt
-$(FLOOR_LIBS): $(PRELOAD_SRC) $(COMMON_SRC) shim/refrt.c tests/bench/nop_shim.c $(wildcard include/*.h preload/*.h shim/*.map)
+$(FLOOR_LIBS): $(PRELOAD_SRC) $(COMMON_SRC) shim/refrt.c tests/bench/nop_shim.c $(wildcard include/*.h preload/*.h shim/*.h shim/*.map)
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) $(CFLAGS) $(WARN) $(PRELOAD_FLAGS) -shared -Wl,-z,now \
 		-Wl,-soname,libactortrace.so -o $@ $(PRELOAD_SRC) $(COMMON_SRC) \
@@ -294,7 +294,7 @@ $(B)/symbolic/librefrt.so: $(RT_SRC) tests/rt/refrt.h | $(DEPS_OK)
 $(B)/bench/hotpath-static: tests/bench/hotpath.c tests/bench/nop.c
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) $(WARN) -fcf-protection=branch -pthread -o $@ tests/bench/hotpath.c tests/bench/nop.c
-$(B)/bench/libactortrace-patchbench.so: $(PRELOAD_SRC) $(COMMON_SRC) tests/bench/nop_shim.c $(wildcard include/*.h preload/*.h shim/*.map)
+$(B)/bench/libactortrace-patchbench.so: $(PRELOAD_SRC) $(COMMON_SRC) tests/bench/nop_shim.c $(wildcard include/*.h preload/*.h shim/*.h shim/*.map)
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) -DAT_BENCH_PATCH $(CFLAGS) $(WARN) $(PRELOAD_FLAGS) -shared -Wl,-z,now -o $@ \
 		$(PRELOAD_SRC) $(COMMON_SRC) tests/bench/nop_shim.c -lzstd -ldl $(PATCH_LIBS) -Wl,-z,defs $(SHIM_VERSIONS)
@@ -307,7 +307,7 @@ $(MANY)/prog.c: tests/bench/many.sh
 $(MANY)/shim.c: $(MANY)/prog.c
 $(MANY)/prog: $(MANY)/prog.c
 	$(CC) $(CFLAGS) $(WARN) -o $@ $<
-$(MANY)/libactortrace-many.so: $(PRELOAD_SRC) $(COMMON_SRC) $(MANY)/shim.c $(wildcard include/*.h preload/*.h shim/*.map)
+$(MANY)/libactortrace-many.so: $(PRELOAD_SRC) $(COMMON_SRC) $(MANY)/shim.c $(wildcard include/*.h preload/*.h shim/*.h shim/*.map)
 	$(CC) $(CPPFLAGS) $(CFLAGS) $(WARN) $(PRELOAD_FLAGS) -shared -Wl,-z,now -o $@ \
 		$(PRELOAD_SRC) $(COMMON_SRC) $(MANY)/shim.c -lzstd -ldl $(PATCH_LIBS) -Wl,-z,defs $(SHIM_VERSIONS)
 # A program that loads refrt with dlopen.
