@@ -24,11 +24,13 @@ static const struct at_shim_real *entry_of(const struct at_shim *shim, void **re
     return r->real ? r : NULL;
 }
 
-void at__shim_resolve(const struct at_shim *shim, void **real)
+/* Returns what the wrapper stores in *real: a trampoline set meanwhile, else what dlsym found. */
+void *at__shim_resolve(const struct at_shim *shim, void **real)
 {
     const struct at_shim_real *r = entry_of(shim, real);
-    if (r && *real == NULL)
-        *real = r->version ? at_resolve_versioned(r->symbol, r->version) : at_resolve(r->symbol);
+    if (!r || *real)
+        return *real;
+    return r->version ? at_resolve_versioned(r->symbol, r->version) : at_resolve(r->symbol);
 }
 
 /* 1 when the runtime has the symbol: its pointer is set already (a patched entry's
@@ -147,6 +149,12 @@ static void register_waker(const struct at_workers *workers)
                  "recorded", AT_WORKER_RUNTIMES, workers->runtime);
     }
     pthread_mutex_unlock(&wakers_lock);
+}
+
+void at__workers_wake_all(const void *cond, unsigned count)
+{
+    for (unsigned i = 0; i < count; i++)
+        at__worker_wakers[i](cond);
 }
 
 void at_workers_thread(const struct at_workers *workers)

@@ -71,9 +71,9 @@ struct at_shim {
 #define AT_SHIM_RESOLVE(shim, real)                                                              \
     do {                                                                                         \
         if (AT_UNLIKELY((real) == NULL))                                                         \
-            at__shim_resolve((shim), (void **)&(real));                                          \
+            *(void **)&(real) = at__shim_resolve((shim), (void **)&(real));                      \
     } while (0)
-void at__shim_resolve(const struct at_shim *shim, void **real);
+void *at__shim_resolve(const struct at_shim *shim, void **real);
 
 /* The first call: resolves every real function (quietly: a missing one is the guard's
  * answer), runs the guard, and says on stderr when the shim is off. Returns the state. */

@@ -7,6 +7,8 @@
 #ifndef AT_SHIM_WORKERS_H
 #define AT_SHIM_WORKERS_H
 
+#include "actortrace.h"
+
 struct at_workers {
     const char *runtime;
     /* On a worker, before a condvar wait: records the park. */
@@ -47,13 +49,19 @@ static inline void at_workers_unpark(const struct at_workers *workers, const voi
         workers->unpark(cond);
 }
 
+/* Calls the first count wake hooks (support.c): the loop is kept out of the wrappers, since
+ * one runtime with workers in a process is the rule. */
+void at__workers_wake_all(const void *cond, unsigned count);
+
 /* Before a signal or broadcast. */
 static inline void at_workers_wake(const void *cond)
 {
     /* acquire: pairs with the registering release store, after the hook */
     unsigned n = __atomic_load_n(&at__worker_waker_count, __ATOMIC_ACQUIRE);
-    for (unsigned i = 0; i < n; i++)
-        at__worker_wakers[i](cond);
+    if (AT_UNLIKELY(n > 1))
+        at__workers_wake_all(cond, n);
+    else if (n)
+        at__worker_wakers[0](cond);
 }
 
 #endif
