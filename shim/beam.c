@@ -185,17 +185,15 @@ static int mismatch(char *why, size_t size)
 }
 
 static struct at_shim shim = {
-    .reals = AT_SHIM_REALS(AT_SHIM_REAL(erts_schedule), AT_SHIM_REAL(erl_create_process),
-                           AT_SHIM_REAL(erts_do_exit_process),
-                           AT_SHIM_REAL(erts_queue_proc_message),
-                           AT_SHIM_REAL(erts_queue_proc_messages),
-                           AT_SHIM_REAL(erts_queue_message),
-                           AT_SHIM_REAL(erts_queue_message_token),
-                           AT_SHIM_REAL(_Z23beam_jit_remove_messageP7processlPmS1_j),
-                           AT_SHIM_REAL(erts_proc_sig_send_to_alias),
-                           AT_SHIM_REAL(erts_try_alloc_message_on_heap),
-                           AT_SHIM_REAL(erts_schedule_process), AT_SHIM_REAL(ethr_event_twait),
-                           AT_SHIM_REAL(erts_register_name)),
+    .reals = AT_SHIM_REALS(
+        AT_SHIM_REAL(erts_schedule), AT_SHIM_REAL(erl_create_process),
+        AT_SHIM_REAL(erts_do_exit_process), AT_SHIM_REAL(erts_queue_proc_message),
+        AT_SHIM_REAL(erts_queue_proc_messages), AT_SHIM_REAL(erts_queue_message),
+        AT_SHIM_REAL(erts_queue_message_token),
+        AT_SHIM_REAL(_Z23beam_jit_remove_messageP7processlPmS1_j),
+        AT_SHIM_REAL(erts_proc_sig_send_to_alias), AT_SHIM_REAL(erts_try_alloc_message_on_heap),
+        AT_SHIM_REAL(erts_schedule_process), AT_SHIM_REAL(ethr_event_twait),
+        AT_SHIM_REAL(erts_register_name)),
     .runtime = "beam",
     .check = mismatch,
 };

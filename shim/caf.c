@@ -151,9 +151,9 @@ static int known_version(char *why, size_t size)
 #define REAL(real, sym) AT_SHIM_REAL_AS(real, STRING(sym))
 static struct at_shim shim = {
     .reals = AT_SHIM_REALS(REAL(real_launch, SYM_LAUNCH), REAL(real_enqueue, SYM_ENQUEUE),
-                           REAL(real_exec_later, SYM_EXEC_LATER),
-                           REAL(real_central, SYM_CENTRAL), REAL(real_resume, SYM_RESUME),
-                           REAL(real_visit, SYM_VISIT), REAL(real_cleanup, SYM_CLEANUP),
+                           REAL(real_exec_later, SYM_EXEC_LATER), REAL(real_central, SYM_CENTRAL),
+                           REAL(real_resume, SYM_RESUME), REAL(real_visit, SYM_VISIT),
+                           REAL(real_cleanup, SYM_CLEANUP),
                            REAL(real_set_thread_name, SYM_THREAD_NAME), AT_SHIM_REAL(nanosleep)),
     .runtime = "CAF",
     .expected = "CAF's libcaf_core",

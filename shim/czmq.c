@@ -78,21 +78,17 @@ AT_REAL(zmq_unbind);
 AT_REAL(zmq_disconnect);
 
 static const struct at_shim shim = {
-    .reals = AT_SHIM_REALS(AT_SHIM_REAL(zactor_new), AT_SHIM_REAL(zsys_create_pipe),
-                           AT_SHIM_REAL(zloop_reader), AT_SHIM_REAL(zloop_poller),
-                           AT_SHIM_REAL(zloop_timer), AT_SHIM_REAL(zloop_destroy),
-                           AT_SHIM_REAL(zstr_recv), AT_SHIM_REAL(zmsg_recv),
-                           AT_SHIM_REAL(zframe_recv), AT_SHIM_REAL(zsock_vrecv),
-                           AT_SHIM_REAL(zsock_wait), AT_SHIM_REAL(zpoller_wait),
-                           AT_SHIM_REAL(zsock_resolve), AT_SHIM_REAL(zmq_msg_send),
-                           AT_SHIM_REAL(zmq_send), AT_SHIM_REAL(zmq_send_const),
-                           AT_SHIM_REAL(zmq_sendiov), AT_SHIM_REAL(zmq_msg_recv),
-                           AT_SHIM_REAL(zmq_recv), AT_SHIM_REAL(zmq_recviov),
-                           AT_SHIM_REAL(zmq_close), AT_SHIM_REAL(zmq_msg_data),
-                           AT_SHIM_REAL(zmq_msg_size), AT_SHIM_REAL(zmq_msg_more),
-                           AT_SHIM_REAL(zmq_getsockopt), AT_SHIM_REAL(zmq_bind),
-                           AT_SHIM_REAL(zmq_connect), AT_SHIM_REAL(zmq_unbind),
-                           AT_SHIM_REAL(zmq_disconnect)),
+    .reals = AT_SHIM_REALS(
+        AT_SHIM_REAL(zactor_new), AT_SHIM_REAL(zsys_create_pipe), AT_SHIM_REAL(zloop_reader),
+        AT_SHIM_REAL(zloop_poller), AT_SHIM_REAL(zloop_timer), AT_SHIM_REAL(zloop_destroy),
+        AT_SHIM_REAL(zstr_recv), AT_SHIM_REAL(zmsg_recv), AT_SHIM_REAL(zframe_recv),
+        AT_SHIM_REAL(zsock_vrecv), AT_SHIM_REAL(zsock_wait), AT_SHIM_REAL(zpoller_wait),
+        AT_SHIM_REAL(zsock_resolve), AT_SHIM_REAL(zmq_msg_send), AT_SHIM_REAL(zmq_send),
+        AT_SHIM_REAL(zmq_send_const), AT_SHIM_REAL(zmq_sendiov), AT_SHIM_REAL(zmq_msg_recv),
+        AT_SHIM_REAL(zmq_recv), AT_SHIM_REAL(zmq_recviov), AT_SHIM_REAL(zmq_close),
+        AT_SHIM_REAL(zmq_msg_data), AT_SHIM_REAL(zmq_msg_size), AT_SHIM_REAL(zmq_msg_more),
+        AT_SHIM_REAL(zmq_getsockopt), AT_SHIM_REAL(zmq_bind), AT_SHIM_REAL(zmq_connect),
+        AT_SHIM_REAL(zmq_unbind), AT_SHIM_REAL(zmq_disconnect)),
     .runtime = "CZMQ",
 };
 

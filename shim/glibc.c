@@ -58,16 +58,15 @@ AT_REAL(cnd_broadcast);
 AT_REAL(syscall);
 
 static const struct at_shim shim = {
-    .reals = AT_SHIM_REALS(AT_SHIM_REAL_VERSION(pthread_cond_wait, CONDVAR_VERSION),
-                           AT_SHIM_REAL_VERSION(pthread_cond_timedwait, CONDVAR_VERSION),
-                           AT_SHIM_REAL(pthread_cond_clockwait),
-                           AT_SHIM_REAL_VERSION(pthread_cond_signal, CONDVAR_VERSION),
-                           AT_SHIM_REAL_VERSION(pthread_cond_broadcast, CONDVAR_VERSION),
-                           AT_SHIM_REAL(sem_wait), AT_SHIM_REAL(sem_timedwait),
-                           AT_SHIM_REAL(sem_clockwait), AT_SHIM_REAL(sem_post),
-                           AT_SHIM_REAL(cnd_wait), AT_SHIM_REAL(cnd_timedwait),
-                           AT_SHIM_REAL(cnd_signal), AT_SHIM_REAL(cnd_broadcast),
-                           AT_SHIM_REAL(syscall)),
+    .reals = AT_SHIM_REALS(
+        AT_SHIM_REAL_VERSION(pthread_cond_wait, CONDVAR_VERSION),
+        AT_SHIM_REAL_VERSION(pthread_cond_timedwait, CONDVAR_VERSION),
+        AT_SHIM_REAL(pthread_cond_clockwait),
+        AT_SHIM_REAL_VERSION(pthread_cond_signal, CONDVAR_VERSION),
+        AT_SHIM_REAL_VERSION(pthread_cond_broadcast, CONDVAR_VERSION), AT_SHIM_REAL(sem_wait),
+        AT_SHIM_REAL(sem_timedwait), AT_SHIM_REAL(sem_clockwait), AT_SHIM_REAL(sem_post),
+        AT_SHIM_REAL(cnd_wait), AT_SHIM_REAL(cnd_timedwait), AT_SHIM_REAL(cnd_signal),
+        AT_SHIM_REAL(cnd_broadcast), AT_SHIM_REAL(syscall)),
     .runtime = "glibc",
 };
 

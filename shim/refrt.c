@@ -29,10 +29,10 @@ AT_REAL(rt_unpark);
 AT_REAL(rt_exit);
 
 static struct at_shim shim = {
-    .reals = AT_SHIM_REALS(AT_SHIM_REAL(rt_msg_type), AT_SHIM_REAL(rt_spawn),
-                           AT_SHIM_REAL(rt_send), AT_SHIM_REAL(rt_receive), AT_SHIM_REAL(rt_step),
-                           AT_SHIM_REAL(rt_schedule), AT_SHIM_REAL(rt_park),
-                           AT_SHIM_REAL(rt_unpark), AT_SHIM_REAL(rt_exit)),
+    .reals =
+        AT_SHIM_REALS(AT_SHIM_REAL(rt_msg_type), AT_SHIM_REAL(rt_spawn), AT_SHIM_REAL(rt_send),
+                      AT_SHIM_REAL(rt_receive), AT_SHIM_REAL(rt_step), AT_SHIM_REAL(rt_schedule),
+                      AT_SHIM_REAL(rt_park), AT_SHIM_REAL(rt_unpark), AT_SHIM_REAL(rt_exit)),
     .runtime = "refrt",
 };
 

@@ -41,8 +41,8 @@ static int present(const struct at_shim *shim, const struct at_shim_real *r)
 {
     if (*r->real)
         return 1;
-    void *found = r->version ? dlvsym(RTLD_NEXT, r->symbol, r->version)
-                             : dlsym(RTLD_NEXT, r->symbol);
+    void *found =
+        r->version ? dlvsym(RTLD_NEXT, r->symbol, r->version) : dlsym(RTLD_NEXT, r->symbol);
     if (found) {
         *r->real = found;
         return 1;
@@ -71,8 +71,8 @@ static void warn_untraced(const struct at_shim *shim, const char *why)
     if (shim->untraced)
         at__warn(shim->untraced, why);
     else
-        at__warn("%s: %s; its calls are forwarded untraced (docs/shims/%s.md)", shim->runtime,
-                 why, shim->runtime);
+        at__warn("%s: %s; its calls are forwarded untraced (docs/shims/%s.md)", shim->runtime, why,
+                 shim->runtime);
 }
 
 static int setup(struct at_shim *shim)
@@ -92,8 +92,8 @@ static int setup(struct at_shim *shim)
     /* release: pairs with at_shim_on's acquire load: the reals above are set. A thread that
      * turned the shim off meanwhile (at_shim_off) wins. */
     if (__atomic_compare_exchange_n(&shim->state, &expected,
-                                    known ? AT_SHIM_TRACED : AT_SHIM_UNTRACED, 0,
-                                    __ATOMIC_RELEASE, __ATOMIC_ACQUIRE) &&
+                                    known ? AT_SHIM_TRACED : AT_SHIM_UNTRACED, 0, __ATOMIC_RELEASE,
+                                    __ATOMIC_ACQUIRE) &&
         !known)
         warn_untraced(shim, why);
     return __atomic_load_n(&shim->state, __ATOMIC_ACQUIRE);
@@ -146,7 +146,8 @@ static void register_waker(const struct at_workers *workers)
         __atomic_store_n(&at__worker_waker_count, n + 1, __ATOMIC_RELEASE);
     } else if (i == n) {
         at__warn("more than %d runtimes with worker threads: the wakers of %s's workers are not "
-                 "recorded", AT_WORKER_RUNTIMES, workers->runtime);
+                 "recorded",
+                 AT_WORKER_RUNTIMES, workers->runtime);
     }
     pthread_mutex_unlock(&wakers_lock);
 }

@@ -42,7 +42,7 @@ struct at_shim_real {
 #define AT_SHIM_REAL(symbol)                   {(void **)&real_##symbol, #symbol, NULL}
 #define AT_SHIM_REAL_AS(real, symbol)          {(void **)&(real), symbol, NULL}
 #define AT_SHIM_REAL_VERSION(symbol, version)  {(void **)&real_##symbol, #symbol, version}
-#define AT_SHIM_REALS(...)                                                                       \
+#define AT_SHIM_REALS(...)                                                                         \
     (const struct at_shim_real[]){__VA_ARGS__, {NULL, NULL, NULL}}
 
 enum at_shim_state { AT_SHIM_UNCHECKED, AT_SHIM_TRACED, AT_SHIM_UNTRACED };
@@ -68,10 +68,10 @@ struct at_shim {
 /* Resolves the real function of the entry whose pointer is *real, on the first call of its
  * wrapper; keeps a trampoline that entry patching set. A missing symbol is said on stderr, as
  * at_resolve does. */
-#define AT_SHIM_RESOLVE(shim, real)                                                              \
-    do {                                                                                         \
-        if (AT_UNLIKELY((real) == NULL))                                                         \
-            *(void **)&(real) = at__shim_resolve((shim), (void **)&(real));                      \
+#define AT_SHIM_RESOLVE(shim, real)                                                                \
+    do {                                                                                           \
+        if (AT_UNLIKELY((real) == NULL))                                                           \
+            *(void **)&(real) = at__shim_resolve((shim), (void **)&(real));                        \
     } while (0)
 void *at__shim_resolve(const struct at_shim *shim, void **real);
 
@@ -117,8 +117,7 @@ static inline unsigned at_shim_label(const struct at_shim_labels *labels, unsign
 
 /* The label whose id was registered already, without registering: for a signal handler, which
  * must not take the registry's lock. 0 when it was not. */
-static inline unsigned at_shim_label_registered(const struct at_shim_labels *labels,
-                                                unsigned which)
+static inline unsigned at_shim_label_registered(const struct at_shim_labels *labels, unsigned which)
 {
     /* relaxed: as at_shim_label */
     return __atomic_load_n(&labels->ids[which], __ATOMIC_RELAXED);
