@@ -174,7 +174,8 @@ AT_EXPORT void *at_resolve_versioned(const char *symbol, const char *version);
  *                    AT_PATCHABLE(rt_step, AT_RETURN_RAX));
  *
  * A wrapper in the table must forward through real_<symbol> resolved with AT_RESOLVE (which
- * keeps the trampoline once it is set), and be one a patched entry may run in place of the
+ * keeps the trampoline once it is set; so do the library's own shims' resolvers,
+ * shim/support.h), and be one a patched entry may run in place of the
  * original: same arguments, same return. The second argument names the registers that carry
  * the function's return value: the patched entry gives the caller back every other register as
  * it was before the call (a caller may keep values in them, knowing the original does not

@@ -43,9 +43,8 @@
 
 #include "actortrace.h"
 #include "at_vectors.h"
+#include "support.h"
 #include "workers.h"
-
-void at__warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 /* ===== Aether v0.572.0's ABI (x86-64) ===================================================== */
 
@@ -73,16 +72,29 @@ _Static_assert(sizeof(aether_msg) == 48, "Aether's Message is 48 bytes, passed b
 
 typedef void step_fn(void *actor);
 
-static void (*real_scheduler_send_local)(void *, aether_msg);
-static void (*real_scheduler_send_remote)(void *, aether_msg, int);
-static void (*real_scheduler_send_batch_add)(void *, aether_msg);
-static void (*real_aether_send_message)(void *, void *, size_t);
-static void *(*real_scheduler_ask_message)(void *, void *, size_t, int);
-static void (*real_scheduler_reply)(void *, void *, size_t);
-static void *(*real_scheduler_spawn_actor)(int, step_fn *, size_t);
-static int (*real_scheduler_register_actor)(void *, int);
-static void (*real_scheduler_release_actor)(void *);
-static void *(*real_scheduler_thread)(void *);
+/* The runtime's functions, as v0.572.0 defines them (it installs no header): the wrappers below
+ * are their definitions, and real_* are typed from them. */
+AT_EXPORT void scheduler_send_local(void *actor, aether_msg msg);
+AT_EXPORT void scheduler_send_remote(void *actor, aether_msg msg, int from_core);
+AT_EXPORT void scheduler_send_batch_add(void *actor, aether_msg msg);
+AT_EXPORT void aether_send_message(void *actor, void *message_data, size_t message_size);
+AT_EXPORT void *scheduler_ask_message(void *actor, void *msg, size_t size, int timeout_ms);
+AT_EXPORT void scheduler_reply(void *actor, void *data, size_t size);
+AT_EXPORT void *scheduler_spawn_actor(int preferred_core, step_fn *step, size_t actor_size);
+AT_EXPORT int scheduler_register_actor(void *actor, int preferred_core);
+AT_EXPORT void scheduler_release_actor(void *actor);
+AT_EXPORT void *scheduler_thread(void *arg);
+
+AT_REAL(scheduler_send_local);
+AT_REAL(scheduler_send_remote);
+AT_REAL(scheduler_send_batch_add);
+AT_REAL(aether_send_message);
+AT_REAL(scheduler_ask_message);
+AT_REAL(scheduler_reply);
+AT_REAL(scheduler_spawn_actor);
+AT_REAL(scheduler_register_actor);
+AT_REAL(scheduler_release_actor);
+AT_REAL(scheduler_thread);
 static void *real_scheduler_send_batch_start, *real_scheduler_send_batch_flush; /* checked only */
 
 /* Aether's default build links the runtime into the program, where no PLT carries its calls:
@@ -97,92 +109,47 @@ AT_PATCH_TABLE(AT_PATCHABLE(scheduler_send_local, AT_RETURNS_NOTHING),
                AT_PATCHABLE(scheduler_register_actor, AT_RETURN_RAX),
                AT_PATCHABLE(scheduler_release_actor, AT_RETURNS_NOTHING),
                AT_PATCHABLE(scheduler_thread, AT_RETURN_RAX));
-int at__patch_defines(void **real, const char *symbol);
 
 /* ===== Guard ============================================================================== */
-
-static const struct {
-    void **real;
-    const char *symbol;
-} symbols[] = {
-    {(void **)&real_scheduler_send_local, "scheduler_send_local"},
-    {(void **)&real_scheduler_send_remote, "scheduler_send_remote"},
-    {(void **)&real_scheduler_send_batch_add, "scheduler_send_batch_add"},
-    {(void **)&real_aether_send_message, "aether_send_message"},
-    {(void **)&real_scheduler_ask_message, "scheduler_ask_message"},
-    {(void **)&real_scheduler_reply, "scheduler_reply"},
-    {(void **)&real_scheduler_spawn_actor, "scheduler_spawn_actor"},
-    {(void **)&real_scheduler_register_actor, "scheduler_register_actor"},
-    {(void **)&real_scheduler_release_actor, "scheduler_release_actor"},
-    {(void **)&real_scheduler_thread, "scheduler_thread"},
-    {&real_scheduler_send_batch_start, "scheduler_send_batch_start"},
-    {&real_scheduler_send_batch_flush, "scheduler_send_batch_flush"},
-};
-
-static int state; /* 0 not checked yet, 1 recording, -1 forwarding only; atomic, relaxed */
-
-static void switch_off(const char *why)
-{
-    /* relaxed: one warning; the reals are resolved before any wrapper forwards, either way */
-    if (__atomic_exchange_n(&state, -1, __ATOMIC_RELAXED) != -1)
-        AT_VECTORS_KEPT(
-            at__warn("aether: %s; its calls are forwarded untraced (docs/shims/aether.md)", why));
-}
-
-/* 1 when the runtime has the symbol: its pointer is set already (the trampoline of a patched
- * entry), dlsym finds it, or an object one of the functions was patched in (a program the
- * runtime is linked into, which exports nothing) has it in its symbol table. */
-static int present(void **real, const char *symbol)
-{
-    if (*real || (*real = dlsym(RTLD_NEXT, symbol)))
-        return 1;
-    for (size_t i = 0; i < sizeof symbols / sizeof symbols[0]; i++)
-        if (at__patch_defines(symbols[i].real, symbol))
-            return 1;
-    return 0;
-}
 
 /* Message types start at 0, which is "no name" in a trace: a message's name id is its type
  * plus one, which the trace says by registering this path name (docs/FORMAT.md), so that
  * tracedecode shows and takes types. */
 #define TYPE_MARK "type+1"
 
-static inline uint32_t type_name(int type)
+static void mark_types(void)
 {
-    return (uint32_t)type + 1; /* -1, no type: 0, no name */
+    at_path_register(TYPE_MARK);
 }
 
-/* Resolves every symbol; threads racing here store the same pointers. dlsym rather than
- * at_resolve: a missing symbol is the answer to the check, reported in one line. */
-static int check_symbols(void)
-{
-    const char *missing = NULL;
-    for (size_t i = 0; i < sizeof symbols / sizeof symbols[0]; i++)
-        if (!present(symbols[i].real, symbols[i].symbol) && !missing)
-            missing = symbols[i].symbol;
-    if (missing) {
-        char why[128];
-        snprintf(why, sizeof why, "%s is missing, this is not Aether's runtime", missing);
-        switch_off(why);
-        return -1;
-    }
-    at_path_register(TYPE_MARK);
-    int expected = 0;
-    /* relaxed: on only if still unchecked; a switch_off meanwhile wins (-1 stays) */
-    __atomic_compare_exchange_n(&state, &expected, 1, 0, __ATOMIC_RELAXED, __ATOMIC_RELAXED);
-    return __atomic_load_n(&state, __ATOMIC_RELAXED);
-}
+/* Every function must exist; the layout is checked at the first spawn (at_shim_off). */
+static struct at_shim shim = {
+    .reals = AT_SHIM_REALS(
+        AT_SHIM_REAL(scheduler_send_local), AT_SHIM_REAL(scheduler_send_remote),
+        AT_SHIM_REAL(scheduler_send_batch_add), AT_SHIM_REAL(aether_send_message),
+        AT_SHIM_REAL(scheduler_ask_message), AT_SHIM_REAL(scheduler_reply),
+        AT_SHIM_REAL(scheduler_spawn_actor), AT_SHIM_REAL(scheduler_register_actor),
+        AT_SHIM_REAL(scheduler_release_actor), AT_SHIM_REAL(scheduler_thread),
+        AT_SHIM_REAL(scheduler_send_batch_start), AT_SHIM_REAL(scheduler_send_batch_flush)),
+    .runtime = "aether",
+    .expected = "Aether's runtime",
+    .start = mark_types,
+    .all_required = 1,
+};
 
 static inline int on(void)
 {
-    /* relaxed: pairs with check_symbols and switch_off only in value; each checks the same */
-    int s = __atomic_load_n(&state, __ATOMIC_RELAXED);
-    if (AT_LIKELY(s > 0))
-        return 1;
-    if (s < 0)
-        return 0;
-    AT_VECTORS_KEPT(s = check_symbols()); /* dlsym, snprintf */
-    return s > 0;
+    return at_shim_on(&shim);
+}
+
+static void switch_off(const char *why)
+{
+    at_shim_off(&shim, why);
+}
+
+static inline uint32_t type_name(int type)
+{
+    return (uint32_t)type + 1; /* -1, no type: 0, no name */
 }
 
 /* ===== Paths and kinds ==================================================================== */
@@ -204,18 +171,12 @@ enum label {
 static const char *const label_names[LABELS] = {
     "local",     "remote",     "message/local", "message/remote", "batch/local", "batch/remote",
     "ask/local", "ask/remote", "worker",        "abandoned",      "reply"};
-static unsigned label_ids[LABELS]; /* 0 until first use; atomic, relaxed */
+static unsigned label_ids[LABELS];
+static const struct at_shim_labels labels = {label_names, KIND_REPLY, label_ids};
 
 static unsigned label(enum label which)
 {
-    /* relaxed: pairs with the store below only in value (registration is idempotent) */
-    unsigned id = __atomic_load_n(&label_ids[which], __ATOMIC_RELAXED);
-    if (AT_UNLIKELY(id == 0)) {
-        id = which == KIND_REPLY ? at_event_register(label_names[which])
-                                 : at_path_register(label_names[which]);
-        __atomic_store_n(&label_ids[which], id, __ATOMIC_RELAXED);
-    }
-    return id;
+    return at_shim_label(&labels, which);
 }
 
 /* ===== Actors, workers and the main thread ================================================ */
@@ -526,9 +487,7 @@ static void step_end(const struct step_frame *s, unsigned path)
  * actor's spawn. */
 static void step_left(struct at_frame *frame)
 {
-    /* relaxed: as label() */
-    unsigned abandoned = __atomic_load_n(&label_ids[PATH_ABANDONED], __ATOMIC_RELAXED);
-    step_end((struct step_frame *)frame, abandoned);
+    step_end((struct step_frame *)frame, at_shim_label_registered(&labels, PATH_ABANDONED));
 }
 
 static void step_trampoline(void *actor)
@@ -634,6 +593,36 @@ static struct {
 } parked[MAX_WORKERS];
 static int worker_count; /* one past the highest core seen; atomic, relaxed */
 
+static void worker_park(const void *cond)
+{
+    int core = thread_core;
+    /* relaxed: a hint for worker_wake (see the top of this section) */
+    __atomic_store_n(&parked[core].cond, cond, __ATOMIC_RELAXED);
+    at_record(AT_EV_PARK, thread_actor, 0, 0, 0, label(PATH_WORKER));
+}
+
+static void worker_unpark(const void *cond)
+{
+    int core = thread_core;
+    (void)cond;
+    /* relaxed: cond and waker are hints; the exchange takes the last waker once */
+    __atomic_store_n(&parked[core].cond, NULL, __ATOMIC_RELAXED);
+    uint64_t waker = __atomic_exchange_n(&parked[core].waker, 0, __ATOMIC_RELAXED);
+    at_record(AT_EV_UNPARK, thread_actor, waker, 0, 0, label(PATH_WORKER));
+}
+
+static void worker_wake(const void *cond)
+{
+    /* relaxed: hints (see the top of this section); a waker missed leaves unpark's peer 0 */
+    int n = __atomic_load_n(&worker_count, __ATOMIC_RELAXED);
+    for (int core = 0; core < n; core++)
+        if (__atomic_load_n(&parked[core].cond, __ATOMIC_RELAXED) == cond)
+            __atomic_store_n(&parked[core].waker, sender(), __ATOMIC_RELAXED);
+}
+
+/* The runtime parks idle workers in pthread_cond_timedwait: shim/glibc.c calls these. */
+static const struct at_workers workers = {"aether", worker_park, worker_unpark, worker_wake};
+
 AT_EXPORT void *scheduler_thread(void *arg)
 {
     int core = arg ? *(const int *)arg : -1;
@@ -644,42 +633,13 @@ AT_EXPORT void *scheduler_thread(void *arg)
         thread_core = core;
         thread_actor = worker_id(core);
         thread_known = 1;
-        /* relaxed: a count raised to the highest core seen; at__worker_wake only bounds a
+        /* relaxed: a count raised to the highest core seen; worker_wake only bounds a
          * scan by it */
         int seen = __atomic_load_n(&worker_count, __ATOMIC_RELAXED);
         while (seen <= core && !__atomic_compare_exchange_n(&worker_count, &seen, core + 1, 0,
                                                             __ATOMIC_RELAXED, __ATOMIC_RELAXED))
             ;
+        at_workers_thread(&workers);
     }
     return real_scheduler_thread ? real_scheduler_thread(arg) : NULL;
-}
-
-int at__worker_park(const void *cond)
-{
-    int core = thread_core;
-    if (core < 0)
-        return 0;
-    /* relaxed: a hint for at__worker_wake (see the top of this section) */
-    __atomic_store_n(&parked[core].cond, cond, __ATOMIC_RELAXED);
-    at_record(AT_EV_PARK, thread_actor, 0, 0, 0, label(PATH_WORKER));
-    return 1;
-}
-
-void at__worker_unpark(const void *cond)
-{
-    int core = thread_core;
-    (void)cond;
-    /* relaxed: cond and waker are hints; the exchange takes the last waker once */
-    __atomic_store_n(&parked[core].cond, NULL, __ATOMIC_RELAXED);
-    uint64_t waker = __atomic_exchange_n(&parked[core].waker, 0, __ATOMIC_RELAXED);
-    at_record(AT_EV_UNPARK, thread_actor, waker, 0, 0, label(PATH_WORKER));
-}
-
-void at__worker_wake(const void *cond)
-{
-    /* relaxed: hints (see the top of this section); a waker missed leaves unpark's peer 0 */
-    int n = __atomic_load_n(&worker_count, __ATOMIC_RELAXED);
-    for (int core = 0; core < n; core++)
-        if (__atomic_load_n(&parked[core].cond, __ATOMIC_RELAXED) == cond)
-            __atomic_store_n(&parked[core].waker, sender(), __ATOMIC_RELAXED);
 }

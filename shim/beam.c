@@ -41,8 +41,7 @@
 
 #include "actortrace.h"
 #include "at_vectors.h"
-
-void at__warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+#include "support.h"
 
 /* ===== erts 13.1.5's structures (x86-64), from OTP 25.2.3 ================================= */
 
@@ -88,23 +87,44 @@ static inline Eterm pid_of(const Process *p)
 
 /* ===== The functions ====================================================================== */
 
-static Process *(*real_erts_schedule)(void *, Process *, int);
-static Eterm (*real_erl_create_process)(Process *, Eterm, Eterm, Eterm, void *);
-static void (*real_erts_do_exit_process)(Process *, Eterm);
-static void (*real_erts_queue_proc_message)(Process *, Process *, uint32_t, ErtsMessage *, Eterm);
-static void (*real_erts_queue_proc_messages)(Process *, Process *, uint32_t, ErtsMessage *,
-                                             ErtsMessage **, uint64_t);
-static void (*real_erts_queue_message)(Process *, uint32_t, ErtsMessage *, Eterm, Eterm);
-static void (*real_erts_queue_message_token)(Process *, uint32_t, ErtsMessage *, Eterm, Eterm,
-                                             Eterm);
-static int64_t (*real__Z23beam_jit_remove_messageP7processlPmS1_j)(Process *, int64_t, Eterm *,
-                                                                   Eterm *, uint32_t);
-static void (*real_erts_proc_sig_send_to_alias)(Process *, Eterm, Eterm, Eterm, Eterm);
-static ErtsMessage *(*real_erts_try_alloc_message_on_heap)(Process *, void *, void *, uint64_t,
-                                                           void *, void *, int *);
-static void (*real_erts_schedule_process)(Process *, int32_t, uint32_t);
-static int (*real_ethr_event_twait)(void *, int64_t);
-static int (*real_erts_register_name)(Process *, Eterm, Eterm);
+/* The emulator's functions, as erts 13.1.5 defines them (it installs no header for them): the
+ * wrappers below are their definitions, and real_* are typed from them. */
+AT_EXPORT Process *erts_schedule(void *esdp, Process *p, int calls);
+AT_EXPORT Eterm erl_create_process(Process *parent, Eterm mod, Eterm func, Eterm args, void *so);
+AT_EXPORT void erts_do_exit_process(Process *p, Eterm reason);
+AT_EXPORT void erts_queue_proc_message(Process *sender, Process *receiver, uint32_t locks,
+                                       ErtsMessage *mp, Eterm msg);
+AT_EXPORT void erts_queue_proc_messages(Process *sender, Process *receiver, uint32_t locks,
+                                        ErtsMessage *first, ErtsMessage **last, uint64_t len);
+AT_EXPORT void erts_queue_message(Process *receiver, uint32_t locks, ErtsMessage *mp, Eterm msg,
+                                  Eterm from);
+AT_EXPORT void erts_queue_message_token(Process *receiver, uint32_t locks, ErtsMessage *mp,
+                                        Eterm msg, Eterm from, Eterm token);
+AT_EXPORT int64_t _Z23beam_jit_remove_messageP7processlPmS1_j(Process *c_p, int64_t fcalls,
+                                                              Eterm *htop, Eterm *stop,
+                                                              uint32_t code_ix);
+AT_EXPORT void erts_proc_sig_send_to_alias(Process *c_p, Eterm from, Eterm to, Eterm msg,
+                                           Eterm token);
+AT_EXPORT ErtsMessage *erts_try_alloc_message_on_heap(Process *pp, void *psp, void *plp,
+                                                      uint64_t sz, void *hpp, void *ohpp,
+                                                      int *on_heap_p);
+AT_EXPORT void erts_schedule_process(Process *p, int32_t process_state, uint32_t locks);
+AT_EXPORT int ethr_event_twait(void *event, int64_t timeout);
+AT_EXPORT int erts_register_name(Process *c_p, Eterm name, Eterm id);
+
+AT_REAL(erts_schedule);
+AT_REAL(erl_create_process);
+AT_REAL(erts_do_exit_process);
+AT_REAL(erts_queue_proc_message);
+AT_REAL(erts_queue_proc_messages);
+AT_REAL(erts_queue_message);
+AT_REAL(erts_queue_message_token);
+AT_REAL(_Z23beam_jit_remove_messageP7processlPmS1_j);
+AT_REAL(erts_proc_sig_send_to_alias);
+AT_REAL(erts_try_alloc_message_on_heap);
+AT_REAL(erts_schedule_process);
+AT_REAL(ethr_event_twait);
+AT_REAL(erts_register_name);
 
 /* beam.smp calls all of these directly: only their patched entries reach the wrappers. */
 AT_PATCH_TABLE(AT_PATCHABLE(erts_schedule, AT_RETURN_RAX),
@@ -124,7 +144,6 @@ AT_PATCH_TABLE(AT_PATCHABLE(erts_schedule, AT_RETURN_RAX),
 /* ===== Guard ============================================================================== */
 
 static const char *atom_table; /* erts_atom_table */
-static int state;              /* 0 not checked yet, 1 recording, -1 forwarding only; atomic */
 
 /* The text of atom `index` and its length, from the atom table. */
 static const char *atom_text(uint32_t index, size_t *len)
@@ -148,7 +167,8 @@ static int atom_is(uint32_t index, const char *text)
     return len == strlen(text) && memcmp(s, text, len) == 0;
 }
 
-/* 0 when this emulator's layout is the one known; else -1, with why[] saying why not. */
+/* The version guard: 0 when this emulator's layout is the one known; else -1, with why[]
+ * saying why not. */
 static int mismatch(char *why, size_t size)
 {
     const char *version = dlsym(RTLD_DEFAULT, "etp_erts_version");
@@ -164,26 +184,23 @@ static int mismatch(char *why, size_t size)
     return -1;
 }
 
-static int check(void)
-{
-    char why[96];
-    int verdict;
-    AT_VECTORS_KEPT(verdict = mismatch(why, sizeof why) < 0 ? -1 : 1); /* dlsym, snprintf */
-    int expected = 0;
-    /* relaxed: each thread checks the same things and stores the same answer */
-    if (__atomic_compare_exchange_n(&state, &expected, verdict, 0, __ATOMIC_RELAXED,
-                                    __ATOMIC_RELAXED) &&
-        verdict < 0)
-        AT_VECTORS_KEPT(
-            at__warn("beam: %s; its calls are forwarded untraced (docs/shims/beam.md)", why));
-    return verdict;
-}
+static struct at_shim shim = {
+    .reals = AT_SHIM_REALS(
+        AT_SHIM_REAL(erts_schedule), AT_SHIM_REAL(erl_create_process),
+        AT_SHIM_REAL(erts_do_exit_process), AT_SHIM_REAL(erts_queue_proc_message),
+        AT_SHIM_REAL(erts_queue_proc_messages), AT_SHIM_REAL(erts_queue_message),
+        AT_SHIM_REAL(erts_queue_message_token),
+        AT_SHIM_REAL(_Z23beam_jit_remove_messageP7processlPmS1_j),
+        AT_SHIM_REAL(erts_proc_sig_send_to_alias), AT_SHIM_REAL(erts_try_alloc_message_on_heap),
+        AT_SHIM_REAL(erts_schedule_process), AT_SHIM_REAL(ethr_event_twait),
+        AT_SHIM_REAL(erts_register_name)),
+    .runtime = "beam",
+    .check = mismatch,
+};
 
 static inline int on(void)
 {
-    /* relaxed: only the value matters; check() stores the same answer from every thread */
-    int s = __atomic_load_n(&state, __ATOMIC_RELAXED);
-    return AT_LIKELY(s > 0) || (s == 0 && check() > 0);
+    return at_shim_on(&shim);
 }
 
 /* ===== Names ============================================================================== */
@@ -229,7 +246,7 @@ static uint32_t msg_name(Eterm msg)
 
 AT_EXPORT int erts_register_name(Process *c_p, Eterm name, Eterm id)
 {
-    AT_RESOLVE(real_erts_register_name, "erts_register_name");
+    AT_SHIM_RESOLVE(&shim, real_erts_register_name);
     int done = real_erts_register_name(c_p, name, id);
     if (done && is_pid(id) && is_atom(name) && on() && at_enabled()) {
         char text[256];
@@ -274,7 +291,7 @@ static uint64_t scheduler_id(void *esdp)
 
 AT_EXPORT Process *erts_schedule(void *esdp, Process *p, int calls)
 {
-    AT_RESOLVE(real_erts_schedule, "erts_schedule");
+    AT_SHIM_RESOLVE(&shim, real_erts_schedule);
     if (!on())
         return real_erts_schedule(esdp, p, calls);
     uint64_t ran = at_set_current_actor(0);
@@ -292,7 +309,7 @@ AT_EXPORT Process *erts_schedule(void *esdp, Process *p, int calls)
 
 AT_EXPORT int ethr_event_twait(void *event, int64_t timeout)
 {
-    AT_RESOLVE(real_ethr_event_twait, "ethr_event_twait");
+    AT_SHIM_RESOLVE(&shim, real_ethr_event_twait);
     uint64_t scheduler = thread_scheduler;
     if (!scheduler || !on())
         return real_ethr_event_twait(event, timeout);
@@ -304,7 +321,7 @@ AT_EXPORT int ethr_event_twait(void *event, int64_t timeout)
 
 AT_EXPORT void erts_schedule_process(Process *p, int32_t process_state, uint32_t locks)
 {
-    AT_RESOLVE(real_erts_schedule_process, "erts_schedule_process");
+    AT_SHIM_RESOLVE(&shim, real_erts_schedule_process);
     if (on())
         at_record(AT_EV_SCHEDULE, pid_of(p), at_current_actor(), 0, 0, 0);
     real_erts_schedule_process(p, process_state, locks);
@@ -314,7 +331,7 @@ AT_EXPORT void erts_schedule_process(Process *p, int32_t process_state, uint32_t
 
 AT_EXPORT Eterm erl_create_process(Process *parent, Eterm mod, Eterm func, Eterm args, void *so)
 {
-    AT_RESOLVE(real_erl_create_process, "erl_create_process");
+    AT_SHIM_RESOLVE(&shim, real_erl_create_process);
     Eterm child = real_erl_create_process(parent, mod, func, args, so);
     if (is_pid(child) && on()) {
         uint64_t spawner = at_current_actor();
@@ -327,7 +344,7 @@ AT_EXPORT Eterm erl_create_process(Process *parent, Eterm mod, Eterm func, Eterm
 
 AT_EXPORT void erts_do_exit_process(Process *p, Eterm reason)
 {
-    AT_RESOLVE(real_erts_do_exit_process, "erts_do_exit_process");
+    AT_SHIM_RESOLVE(&shim, real_erts_do_exit_process);
     if (on())
         at_record(AT_EV_EXIT, pid_of(p), 0, 0, is_atom(reason) ? atom_id(reason) : 0, 0);
     real_erts_do_exit_process(p, reason);
@@ -345,7 +362,7 @@ static inline void record_send(const Process *receiver, Eterm from, const ErtsMe
 AT_EXPORT void erts_queue_proc_message(Process *sender, Process *receiver, uint32_t locks,
                                        ErtsMessage *mp, Eterm msg)
 {
-    AT_RESOLVE(real_erts_queue_proc_message, "erts_queue_proc_message");
+    AT_SHIM_RESOLVE(&shim, real_erts_queue_proc_message);
     if (on())
         record_send(receiver, pid_of(sender), mp, msg);
     real_erts_queue_proc_message(sender, receiver, locks, mp, msg);
@@ -354,7 +371,7 @@ AT_EXPORT void erts_queue_proc_message(Process *sender, Process *receiver, uint3
 AT_EXPORT void erts_queue_proc_messages(Process *sender, Process *receiver, uint32_t locks,
                                         ErtsMessage *first, ErtsMessage **last, uint64_t len)
 {
-    AT_RESOLVE(real_erts_queue_proc_messages, "erts_queue_proc_messages");
+    AT_SHIM_RESOLVE(&shim, real_erts_queue_proc_messages);
     const ErtsMessage *mp = first;
     for (uint64_t i = 0; mp && i < len && on(); i++, mp = (const void *)word(mp, MSG_NEXT))
         record_send(receiver, pid_of(sender), mp, word(mp, MSG_TERM));
@@ -364,7 +381,7 @@ AT_EXPORT void erts_queue_proc_messages(Process *sender, Process *receiver, uint
 AT_EXPORT void erts_queue_message(Process *receiver, uint32_t locks, ErtsMessage *mp, Eterm msg,
                                   Eterm from)
 {
-    AT_RESOLVE(real_erts_queue_message, "erts_queue_message");
+    AT_SHIM_RESOLVE(&shim, real_erts_queue_message);
     if (on())
         record_send(receiver, from, mp, msg);
     real_erts_queue_message(receiver, locks, mp, msg, from);
@@ -373,7 +390,7 @@ AT_EXPORT void erts_queue_message(Process *receiver, uint32_t locks, ErtsMessage
 AT_EXPORT void erts_queue_message_token(Process *receiver, uint32_t locks, ErtsMessage *mp,
                                         Eterm msg, Eterm from, Eterm token)
 {
-    AT_RESOLVE(real_erts_queue_message_token, "erts_queue_message_token");
+    AT_SHIM_RESOLVE(&shim, real_erts_queue_message_token);
     if (on())
         record_send(receiver, from, mp, msg);
     real_erts_queue_message_token(receiver, locks, mp, msg, from, token);
@@ -391,7 +408,7 @@ static __thread struct {
 AT_EXPORT void erts_proc_sig_send_to_alias(Process *c_p, Eterm from, Eterm to, Eterm msg,
                                            Eterm token)
 {
-    AT_RESOLVE(real_erts_proc_sig_send_to_alias, "erts_proc_sig_send_to_alias");
+    AT_SHIM_RESOLVE(&shim, real_erts_proc_sig_send_to_alias);
     alias_send.from = from;
     alias_send.msg = msg;
     alias_send.active = 1;
@@ -403,7 +420,7 @@ AT_EXPORT ErtsMessage *erts_try_alloc_message_on_heap(Process *pp, void *psp, vo
                                                       uint64_t sz, void *hpp, void *ohpp,
                                                       int *on_heap_p)
 {
-    AT_RESOLVE(real_erts_try_alloc_message_on_heap, "erts_try_alloc_message_on_heap");
+    AT_SHIM_RESOLVE(&shim, real_erts_try_alloc_message_on_heap);
     ErtsMessage *mp = real_erts_try_alloc_message_on_heap(pp, psp, plp, sz, hpp, ohpp, on_heap_p);
     if (alias_send.active && mp && on()) {
         alias_send.active = 0;
@@ -418,8 +435,7 @@ AT_EXPORT int64_t _Z23beam_jit_remove_messageP7processlPmS1_j(Process *c_p, int6
                                                               Eterm *htop, Eterm *stop,
                                                               uint32_t code_ix)
 {
-    AT_RESOLVE(real__Z23beam_jit_remove_messageP7processlPmS1_j,
-               "_Z23beam_jit_remove_messageP7processlPmS1_j");
+    AT_SHIM_RESOLVE(&shim, real__Z23beam_jit_remove_messageP7processlPmS1_j);
     if (on()) {
         const ErtsMessage *mp = *(ErtsMessage *const *)word(c_p, PROC_SIG_SAVE);
         Eterm from = word(mp, MSG_FROM);

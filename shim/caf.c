@@ -30,7 +30,7 @@
  *     at ELEM_MID, the message_view base at ELEM_VIEW; content() is that base's slot 2;
  *   - type_erased_tuple's slots: size() 5, type(pos) 7 (returns {type number, type_info *}
  *     in rax:rdx), get(pos) 8; actor's name() is slot 13 of its primary vtable.
- * The version guard (caf_ready) keeps these from being applied to any other build. */
+ * The version guard (known_version) keeps these from being applied to any other build. */
 #include <dlfcn.h>
 #include <elf.h>
 #include <link.h>
@@ -43,6 +43,7 @@
 #include <time.h>
 
 #include "actortrace.h"
+#include "support.h"
 
 #define CAF_SONAME "libcaf_core.so.0.17.6"
 
@@ -86,44 +87,33 @@ enum { RESUME_LATER, AWAITING_MESSAGE, DONE };
 #define NAME_OF(sym)    #sym
 #define STRING(sym)     NAME_OF(sym)
 
-/* The originals. unique_ptr arguments arrive as a pointer to the unique_ptr (it is not
- * trivially copyable, so the ABI passes it by invisible reference). */
-static void (*real_launch)(void *actor, void *unit, bool lazy, bool hide);
-static void (*real_enqueue)(void *actor, void **element, void *unit);
-static void (*real_exec_later)(void *worker, void *job);
-static void (*real_central)(void *coordinator, void *job);
-static int (*real_resume)(void *job, void *unit, size_t max_throughput);
-static int (*real_visit)(void *visitor, void *element);
-static bool (*real_cleanup)(void *actor, void *error, void *unit);
-static void (*real_set_thread_name)(const char *name);
-static int (*real_nanosleep)(const struct timespec *, struct timespec *);
-
-/* The resume wrapper's address tells a scheduled actor's vtable (actor_of_job). */
+/* The wrapped functions, each declared once: the wrappers below are their definitions, and
+ * real_* are typed from them. unique_ptr arguments arrive as a pointer to the unique_ptr (it is
+ * not trivially copyable, so the ABI passes it by invisible reference). */
+AT_EXPORT void SYM_LAUNCH(void *actor, void *unit, bool lazy, bool hide);
+AT_EXPORT void SYM_ENQUEUE(void *actor, void **element, void *unit);
+AT_EXPORT void SYM_EXEC_LATER(void *worker, void *job);
+AT_EXPORT void SYM_CENTRAL(void *coordinator, void *job);
+/* Its address also tells a scheduled actor's vtable (actor_of_job). */
 AT_EXPORT int SYM_RESUME(void *job, void *unit, size_t max_throughput);
+AT_EXPORT int SYM_VISIT(void *visitor, void *element);
+AT_EXPORT bool SYM_CLEANUP(void *actor, void *error, void *unit);
+AT_EXPORT void SYM_THREAD_NAME(const char *name);
 
-static const struct {
-    void **real;
-    const char *symbol;
-} symbols[] = {
-    {(void **)&real_launch, STRING(SYM_LAUNCH)},
-    {(void **)&real_enqueue, STRING(SYM_ENQUEUE)},
-    {(void **)&real_exec_later, STRING(SYM_EXEC_LATER)},
-    {(void **)&real_central, STRING(SYM_CENTRAL)},
-    {(void **)&real_resume, STRING(SYM_RESUME)},
-    {(void **)&real_visit, STRING(SYM_VISIT)},
-    {(void **)&real_cleanup, STRING(SYM_CLEANUP)},
-    {(void **)&real_set_thread_name, STRING(SYM_THREAD_NAME)},
-};
-#define SYMBOLS (sizeof symbols / sizeof symbols[0])
+AT_REAL_AS(real_launch, SYM_LAUNCH);
+AT_REAL_AS(real_enqueue, SYM_ENQUEUE);
+AT_REAL_AS(real_exec_later, SYM_EXEC_LATER);
+AT_REAL_AS(real_central, SYM_CENTRAL);
+AT_REAL_AS(real_resume, SYM_RESUME);
+AT_REAL_AS(real_visit, SYM_VISIT);
+AT_REAL_AS(real_cleanup, SYM_CLEANUP);
+AT_REAL_AS(real_set_thread_name, SYM_THREAD_NAME);
+AT_REAL(nanosleep);
 
 /* ===== The version guard ====================================================================
- * Every wrapper first makes sure the real functions are resolved and the loaded libcaf_core is
- * the one this file knows, by its DT_SONAME (CAF puts the full version there). On any other
+ * The first wrapper to run resolves the real functions and checks that the loaded libcaf_core
+ * is the one this file knows, by its DT_SONAME (CAF puts the full version there). On any other
  * build the wrappers only forward, and one line on stderr says why. */
-
-enum { UNCHECKED, TRACED, UNTRACED };
-static int caf_state; /* written with release once the reals are stored; read with acquire */
-static int warned;    /* atomic: the stderr line is printed once */
 
 /* The DT_SONAME of the object that defines `address`, or NULL. */
 static const char *soname_of(void *address)
@@ -148,41 +138,34 @@ static const char *soname_of(void *address)
     return strtab && has_soname ? strtab + soname : NULL;
 }
 
-static int known_version(void)
+static int known_version(char *why, size_t size)
 {
-    void *probe = dlsym(RTLD_NEXT, STRING(SYM_ENQUEUE));
-    const char *soname = probe ? soname_of(probe) : NULL;
+    const char *soname = real_enqueue ? soname_of((void *)real_enqueue) : NULL;
     if (soname && strcmp(soname, CAF_SONAME) == 0)
-        return 1;
-    /* relaxed: only one warning; nothing is published with it */
-    if (!__atomic_exchange_n(&warned, 1, __ATOMIC_RELAXED))
-        fprintf(stderr,
-                "actortrace: %s is not %s, the CAF version this tracer knows: CAF is not "
-                "traced\n",
-                soname ? soname : "libcaf_core", CAF_SONAME);
-    return 0;
+        return 0;
+    snprintf(why, size, "%s is not %s, the CAF version this tracer knows",
+             soname ? soname : "libcaf_core", CAF_SONAME);
+    return -1;
 }
 
-static void __attribute__((noinline)) resolve(void)
-{
-    int traced = known_version();
-    for (size_t i = 0; i < SYMBOLS; i++)
-        *symbols[i].real =
-            traced ? at_resolve(symbols[i].symbol) : dlsym(RTLD_NEXT, symbols[i].symbol);
-    /* release: pairs with caf_ready's acquire loads: the reals above are set */
-    __atomic_store_n(&caf_state, traced ? TRACED : UNTRACED, __ATOMIC_RELEASE);
-}
+#define REAL(real, sym) AT_SHIM_REAL_AS(real, STRING(sym))
+static struct at_shim shim = {
+    .reals = AT_SHIM_REALS(REAL(real_launch, SYM_LAUNCH), REAL(real_enqueue, SYM_ENQUEUE),
+                           REAL(real_exec_later, SYM_EXEC_LATER), REAL(real_central, SYM_CENTRAL),
+                           REAL(real_resume, SYM_RESUME), REAL(real_visit, SYM_VISIT),
+                           REAL(real_cleanup, SYM_CLEANUP),
+                           REAL(real_set_thread_name, SYM_THREAD_NAME), AT_SHIM_REAL(nanosleep)),
+    .runtime = "CAF",
+    .expected = "CAF's libcaf_core",
+    .check = known_version,
+    .untraced = "%s: CAF is not traced",
+    .all_required = 1,
+};
 
 /* 1 when events are to be recorded; the reals are resolved either way. */
 static inline int caf_ready(void)
 {
-    /* acquire: pairs with resolve's release store, after the reals are set */
-    int state = __atomic_load_n(&caf_state, __ATOMIC_ACQUIRE);
-    if (AT_UNLIKELY(state == UNCHECKED)) {
-        resolve();
-        state = __atomic_load_n(&caf_state, __ATOMIC_ACQUIRE);
-    }
-    return state == TRACED;
+    return at_shim_on(&shim);
 }
 
 /* ===== Paths ============================================================================== */
@@ -199,19 +182,12 @@ enum label {
 };
 static const char *const label_names[LABELS] = {"request", "response", "mailbox", "sleep",
                                                 "hidden",  "internal", "external"};
-static unsigned label_ids[LABELS]; /* 0 until first use; atomic, relaxed (registration is
-                                      idempotent, so racing threads store the same id) */
+static unsigned label_ids[LABELS];
+static const struct at_shim_labels labels = {label_names, LABELS, label_ids};
 
 static unsigned label(enum label which)
 {
-    /* relaxed: pairs with the store below only in value (registration is idempotent) */
-    unsigned id = __atomic_load_n(&label_ids[which], __ATOMIC_RELAXED);
-    if (AT_UNLIKELY(id == 0)) {
-        id = at_path_register(label_names[which]);
-        /* relaxed: the same id whichever thread stores it */
-        __atomic_store_n(&label_ids[which], id, __ATOMIC_RELAXED);
-    }
-    return id;
+    return at_shim_label(&labels, which);
 }
 
 /* ===== Reading CAF's objects ============================================================== */
@@ -720,7 +696,7 @@ AT_EXPORT void SYM_THREAD_NAME(const char *name)
  * then waits on a condition variable: its first sleep since it last ran an actor is its park. */
 AT_EXPORT int nanosleep(const struct timespec *request, struct timespec *remaining)
 {
-    AT_RESOLVE(real_nanosleep, "nanosleep");
+    AT_SHIM_RESOLVE(&shim, real_nanosleep);
     if (AT_UNLIKELY(worker_thread) && !worker_idle) {
         worker_idle = 1;
         at_record(AT_EV_PARK, 0, 0, 0, 0, label(PATH_SLEEP));

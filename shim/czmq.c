@@ -45,39 +45,54 @@
 #include <unistd.h>
 
 #include "actortrace.h"
+#include "support.h"
 
-static zactor_t *(*real_zactor_new)(zactor_fn *, void *);
-static zsock_t *(*real_zsys_create_pipe)(zsock_t **);
-static int (*real_zloop_reader)(zloop_t *, zsock_t *, zloop_reader_fn *, void *);
-static int (*real_zloop_poller)(zloop_t *, zmq_pollitem_t *, zloop_fn *, void *);
-static int (*real_zloop_timer)(zloop_t *, size_t, size_t, zloop_timer_fn *, void *);
-static void (*real_zloop_destroy)(zloop_t **);
-static char *(*real_zstr_recv)(void *);
-static zmsg_t *(*real_zmsg_recv)(void *);
-static zframe_t *(*real_zframe_recv)(void *);
-static int (*real_zsock_vrecv)(void *, const char *, va_list);
-static int (*real_zsock_wait)(void *);
-static void *(*real_zpoller_wait)(zpoller_t *, int);
-static void *(*real_zsock_resolve)(void *);
-static int (*real_zmq_msg_send)(zmq_msg_t *, void *, int);
-static int (*real_zmq_send)(void *, const void *, size_t, int);
-static int (*real_zmq_send_const)(void *, const void *, size_t, int);
-static int (*real_zmq_sendiov)(void *, struct iovec *, size_t, int);
-static int (*real_zmq_msg_recv)(zmq_msg_t *, void *, int);
-static int (*real_zmq_recv)(void *, void *, size_t, int);
-static int (*real_zmq_recviov)(void *, struct iovec *, size_t *, int);
-static int (*real_zmq_close)(void *);
-static void *(*real_zmq_msg_data)(zmq_msg_t *);
-static size_t (*real_zmq_msg_size)(const zmq_msg_t *);
-static int (*real_zmq_msg_more)(const zmq_msg_t *);
-static int (*real_zmq_getsockopt)(void *, int, void *, size_t *);
-static int (*real_zmq_bind)(void *, const char *);
-static int (*real_zmq_connect)(void *, const char *);
-static int (*real_zmq_unbind)(void *, const char *);
-static int (*real_zmq_disconnect)(void *, const char *);
+AT_REAL(zactor_new);
+AT_REAL(zsys_create_pipe);
+AT_REAL(zloop_reader);
+AT_REAL(zloop_poller);
+AT_REAL(zloop_timer);
+AT_REAL(zloop_destroy);
+AT_REAL(zstr_recv);
+AT_REAL(zmsg_recv);
+AT_REAL(zframe_recv);
+AT_REAL(zsock_vrecv);
+AT_REAL(zsock_wait);
+AT_REAL(zpoller_wait);
+AT_REAL(zsock_resolve);
+AT_REAL(zmq_msg_send);
+AT_REAL(zmq_send);
+AT_REAL(zmq_send_const);
+AT_REAL(zmq_sendiov);
+AT_REAL(zmq_msg_recv);
+AT_REAL(zmq_recv);
+AT_REAL(zmq_recviov);
+AT_REAL(zmq_close);
+AT_REAL(zmq_msg_data);
+AT_REAL(zmq_msg_size);
+AT_REAL(zmq_msg_more);
+AT_REAL(zmq_getsockopt);
+AT_REAL(zmq_bind);
+AT_REAL(zmq_connect);
+AT_REAL(zmq_unbind);
+AT_REAL(zmq_disconnect);
 
-/* ===== Registered paths and kinds =========================================================
- * Registration is idempotent, so threads racing on first use store the same id. */
+static const struct at_shim shim = {
+    .reals = AT_SHIM_REALS(
+        AT_SHIM_REAL(zactor_new), AT_SHIM_REAL(zsys_create_pipe), AT_SHIM_REAL(zloop_reader),
+        AT_SHIM_REAL(zloop_poller), AT_SHIM_REAL(zloop_timer), AT_SHIM_REAL(zloop_destroy),
+        AT_SHIM_REAL(zstr_recv), AT_SHIM_REAL(zmsg_recv), AT_SHIM_REAL(zframe_recv),
+        AT_SHIM_REAL(zsock_vrecv), AT_SHIM_REAL(zsock_wait), AT_SHIM_REAL(zpoller_wait),
+        AT_SHIM_REAL(zsock_resolve), AT_SHIM_REAL(zmq_msg_send), AT_SHIM_REAL(zmq_send),
+        AT_SHIM_REAL(zmq_send_const), AT_SHIM_REAL(zmq_sendiov), AT_SHIM_REAL(zmq_msg_recv),
+        AT_SHIM_REAL(zmq_recv), AT_SHIM_REAL(zmq_recviov), AT_SHIM_REAL(zmq_close),
+        AT_SHIM_REAL(zmq_msg_data), AT_SHIM_REAL(zmq_msg_size), AT_SHIM_REAL(zmq_msg_more),
+        AT_SHIM_REAL(zmq_getsockopt), AT_SHIM_REAL(zmq_bind), AT_SHIM_REAL(zmq_connect),
+        AT_SHIM_REAL(zmq_unbind), AT_SHIM_REAL(zmq_disconnect)),
+    .runtime = "CZMQ",
+};
+
+/* ===== Registered paths and kinds ========================================================= */
 
 enum label {
     PATH_RECV,
@@ -103,22 +118,13 @@ static const char *const label_names[LABELS] = {
     "recv",        "wait",       "poll",     "task",        "reader",     "poller",
     "timer",       "sockets",    "names",    "send_failed", "table_full", "zmq_bind",
     "zmq_connect", "zmq_unbind", "zmq_disconnect", "zmq_pipe", "zmq_close"};
-static unsigned label_ids[LABELS]; /* 0 until first use; atomic, relaxed */
+static unsigned label_ids[LABELS];
+static const struct at_shim_labels labels = {label_names, KIND_SEND_FAILED, label_ids};
 
 static unsigned label(enum label which)
 {
-    /* relaxed: pairs with the store below only in value (registration is idempotent) */
-    unsigned id = __atomic_load_n(&label_ids[which], __ATOMIC_RELAXED);
-    if (AT_UNLIKELY(id == 0)) {
-        id = which >= KIND_SEND_FAILED ? at_event_register(label_names[which])
-                                       : at_path_register(label_names[which]);
-        /* relaxed: the same id whichever thread stores it */
-        __atomic_store_n(&label_ids[which], id, __ATOMIC_RELAXED);
-    }
-    return id;
+    return at_shim_label(&labels, which);
 }
-
-void at__warn(const char *fmt, ...) __attribute__((format(printf, 1, 2))); /* preload/util.c */
 
 /* One of the tables below is full: said once, on stderr and in the trace (a table_full event
  * whose path names the table). */
@@ -693,8 +699,8 @@ static void load(struct frame *frame)
 {
     if (!frame->msg)
         return;
-    AT_RESOLVE(real_zmq_msg_data, "zmq_msg_data");
-    AT_RESOLVE(real_zmq_msg_size, "zmq_msg_size");
+    AT_SHIM_RESOLVE(&shim, real_zmq_msg_data);
+    AT_SHIM_RESOLVE(&shim, real_zmq_msg_size);
     frame->data = real_zmq_msg_data(frame->msg);
     frame->size = real_zmq_msg_size(frame->msg);
     frame->msg = NULL;
@@ -826,7 +832,7 @@ static void received(struct end *end, struct frame *frame, int more)
 
 AT_EXPORT int zmq_msg_send(zmq_msg_t *msg, void *socket, int flags)
 {
-    AT_RESOLVE(real_zmq_msg_send, "zmq_msg_send");
+    AT_SHIM_RESOLVE(&shim, real_zmq_msg_send);
     struct end *end = track(socket);
     struct frame frame = {msg, NULL, 0};
     uint32_t name = send_begin(end, &frame, flags & ZMQ_SNDMORE);
@@ -849,13 +855,13 @@ static int send_buffer(int (*real)(void *, const void *, size_t, int), void *soc
 
 AT_EXPORT int zmq_send(void *socket, const void *buf, size_t len, int flags)
 {
-    AT_RESOLVE(real_zmq_send, "zmq_send");
+    AT_SHIM_RESOLVE(&shim, real_zmq_send);
     return send_buffer(real_zmq_send, socket, buf, len, flags);
 }
 
 AT_EXPORT int zmq_send_const(void *socket, const void *buf, size_t len, int flags)
 {
-    AT_RESOLVE(real_zmq_send_const, "zmq_send_const");
+    AT_SHIM_RESOLVE(&shim, real_zmq_send_const);
     return send_buffer(real_zmq_send_const, socket, buf, len, flags);
 }
 
@@ -864,7 +870,7 @@ AT_EXPORT int zmq_send_const(void *socket, const void *buf, size_t len, int flag
  * message, which the call completes. */
 AT_EXPORT int zmq_sendiov(void *socket, struct iovec *iov, size_t count, int flags)
 {
-    AT_RESOLVE(real_zmq_sendiov, "zmq_sendiov");
+    AT_SHIM_RESOLVE(&shim, real_zmq_sendiov);
     if (!iov || count == 0)
         return real_zmq_sendiov(socket, iov, count, flags);
     if (!(flags & ZMQ_SNDMORE) && count > 1) {
@@ -904,7 +910,7 @@ static void libzmq_unpark(int parked)
 /* Whether more frames of the message wait at the socket; leaves errno as it was. */
 static int more_frames(void *socket)
 {
-    AT_RESOLVE(real_zmq_getsockopt, "zmq_getsockopt");
+    AT_SHIM_RESOLVE(&shim, real_zmq_getsockopt);
     int saved = errno, more = 0;
     size_t more_size = sizeof more;
     real_zmq_getsockopt(socket, ZMQ_RCVMORE, &more, &more_size);
@@ -914,8 +920,8 @@ static int more_frames(void *socket)
 
 AT_EXPORT int zmq_msg_recv(zmq_msg_t *msg, void *socket, int flags)
 {
-    AT_RESOLVE(real_zmq_msg_recv, "zmq_msg_recv");
-    AT_RESOLVE(real_zmq_msg_more, "zmq_msg_more");
+    AT_SHIM_RESOLVE(&shim, real_zmq_msg_recv);
+    AT_SHIM_RESOLVE(&shim, real_zmq_msg_more);
     struct end *end = track(socket);
     int parked = libzmq_park(end, flags);
     int result = real_zmq_msg_recv(msg, socket, flags);
@@ -929,7 +935,7 @@ AT_EXPORT int zmq_msg_recv(zmq_msg_t *msg, void *socket, int flags)
  * be read from it is named as binary, and whether more frames follow is asked of the socket. */
 AT_EXPORT int zmq_recv(void *socket, void *buf, size_t len, int flags)
 {
-    AT_RESOLVE(real_zmq_recv, "zmq_recv");
+    AT_SHIM_RESOLVE(&shim, real_zmq_recv);
     struct end *end = track(socket);
     int parked = libzmq_park(end, flags);
     int result = real_zmq_recv(socket, buf, len, flags);
@@ -944,7 +950,7 @@ AT_EXPORT int zmq_recv(void *socket, void *buf, size_t len, int flags)
 /* zmq_recviov takes up to *count frames of one message, into buffers it allocates. */
 AT_EXPORT int zmq_recviov(void *socket, struct iovec *iov, size_t *count, int flags)
 {
-    AT_RESOLVE(real_zmq_recviov, "zmq_recviov");
+    AT_SHIM_RESOLVE(&shim, real_zmq_recviov);
     struct end *end = track(socket);
     int parked = libzmq_park(end, flags);
     int result = real_zmq_recviov(socket, iov, count, flags);
@@ -958,7 +964,7 @@ static void record_close(void *socket); /* with the endpoints' code, below */
 
 AT_EXPORT int zmq_close(void *socket)
 {
-    AT_RESOLVE(real_zmq_close, "zmq_close");
+    AT_SHIM_RESOLVE(&shim, real_zmq_close);
     record_close(socket);
     forget(socket);
     return real_zmq_close(socket);
@@ -985,7 +991,7 @@ static const char *const socket_types[] = {"PAIR",   "PUB",  "SUB",  "REQ",  "RE
 /* The socket's ZMQ_TYPE, or -1; leaves errno as it was. */
 static int socket_type(void *handle)
 {
-    AT_RESOLVE(real_zmq_getsockopt, "zmq_getsockopt");
+    AT_SHIM_RESOLVE(&shim, real_zmq_getsockopt);
     int saved = errno, type = -1;
     size_t size = sizeof type;
     if (real_zmq_getsockopt(handle, ZMQ_TYPE, &type, &size) != 0)
@@ -1007,7 +1013,7 @@ static void record_endpoint(enum label kind, void *socket, const char *endpoint)
     struct end *end = track(socket);
     if (!end || !end->number)
         return;
-    AT_RESOLVE(real_zmq_getsockopt, "zmq_getsockopt");
+    AT_SHIM_RESOLVE(&shim, real_zmq_getsockopt);
     char bound[256];
     size_t size = sizeof bound;
     if (kind == KIND_BIND && real_zmq_getsockopt(socket, ZMQ_LAST_ENDPOINT, bound, &size) == 0)
@@ -1046,25 +1052,25 @@ static int endpoint_call(int (*real)(void *, const char *), enum label kind, voi
 
 AT_EXPORT int zmq_bind(void *socket, const char *endpoint)
 {
-    AT_RESOLVE(real_zmq_bind, "zmq_bind");
+    AT_SHIM_RESOLVE(&shim, real_zmq_bind);
     return endpoint_call(real_zmq_bind, KIND_BIND, socket, endpoint);
 }
 
 AT_EXPORT int zmq_connect(void *socket, const char *endpoint)
 {
-    AT_RESOLVE(real_zmq_connect, "zmq_connect");
+    AT_SHIM_RESOLVE(&shim, real_zmq_connect);
     return endpoint_call(real_zmq_connect, KIND_CONNECT, socket, endpoint);
 }
 
 AT_EXPORT int zmq_unbind(void *socket, const char *endpoint)
 {
-    AT_RESOLVE(real_zmq_unbind, "zmq_unbind");
+    AT_SHIM_RESOLVE(&shim, real_zmq_unbind);
     return endpoint_call(real_zmq_unbind, KIND_UNBIND, socket, endpoint);
 }
 
 AT_EXPORT int zmq_disconnect(void *socket, const char *endpoint)
 {
-    AT_RESOLVE(real_zmq_disconnect, "zmq_disconnect");
+    AT_SHIM_RESOLVE(&shim, real_zmq_disconnect);
     return endpoint_call(real_zmq_disconnect, KIND_DISCONNECT, socket, endpoint);
 }
 
@@ -1081,8 +1087,8 @@ static __thread struct spawn *spawning; /* the zactor_new running on this thread
 
 AT_EXPORT zsock_t *zsys_create_pipe(zsock_t **backend_p)
 {
-    AT_RESOLVE(real_zsys_create_pipe, "zsys_create_pipe");
-    AT_RESOLVE(real_zsock_resolve, "zsock_resolve");
+    AT_SHIM_RESOLVE(&shim, real_zsys_create_pipe);
+    AT_SHIM_RESOLVE(&shim, real_zsock_resolve);
     making_pipe++;
     zsock_t *frontend = real_zsys_create_pipe(backend_p);
     making_pipe--;
@@ -1131,7 +1137,7 @@ static void task_trampoline(zsock_t *pipe, void *arg)
  * state is ours to free then, and the trampoline's once the thread runs. */
 AT_EXPORT zactor_t *zactor_new(zactor_fn task, void *args)
 {
-    AT_RESOLVE(real_zactor_new, "zactor_new");
+    AT_SHIM_RESOLVE(&shim, real_zactor_new);
     struct spawn *spawn = malloc(sizeof *spawn);
     if (!spawn)
         return real_zactor_new(task, args);
@@ -1264,8 +1270,8 @@ static int timer_trampoline(zloop_t *loop, int timer_id, void *arg)
 
 AT_EXPORT int zloop_reader(zloop_t *loop, zsock_t *sock, zloop_reader_fn handler, void *arg)
 {
-    AT_RESOLVE(real_zloop_reader, "zloop_reader");
-    AT_RESOLVE(real_zsock_resolve, "zsock_resolve");
+    AT_SHIM_RESOLVE(&shim, real_zloop_reader);
+    AT_SHIM_RESOLVE(&shim, real_zsock_resolve);
     struct handler *reader = add_handler(loop, arg, real_zsock_resolve(sock));
     if (!reader)
         return real_zloop_reader(loop, sock, handler, arg);
@@ -1278,8 +1284,8 @@ AT_EXPORT int zloop_reader(zloop_t *loop, zsock_t *sock, zloop_reader_fn handler
 
 AT_EXPORT int zloop_poller(zloop_t *loop, zmq_pollitem_t *item, zloop_fn handler, void *arg)
 {
-    AT_RESOLVE(real_zloop_poller, "zloop_poller");
-    AT_RESOLVE(real_zsock_resolve, "zsock_resolve");
+    AT_SHIM_RESOLVE(&shim, real_zloop_poller);
+    AT_SHIM_RESOLVE(&shim, real_zsock_resolve);
     void *socket = item && item->socket ? real_zsock_resolve(item->socket) : NULL;
     struct handler *poller = add_handler(loop, arg, socket);
     if (!poller)
@@ -1294,7 +1300,7 @@ AT_EXPORT int zloop_poller(zloop_t *loop, zmq_pollitem_t *item, zloop_fn handler
 AT_EXPORT int zloop_timer(zloop_t *loop, size_t delay, size_t times, zloop_timer_fn handler,
                           void *arg)
 {
-    AT_RESOLVE(real_zloop_timer, "zloop_timer");
+    AT_SHIM_RESOLVE(&shim, real_zloop_timer);
     struct handler *timer = add_handler(loop, arg, NULL);
     if (!timer)
         return real_zloop_timer(loop, delay, times, handler, arg);
@@ -1309,7 +1315,7 @@ AT_EXPORT int zloop_timer(zloop_t *loop, size_t delay, size_t times, zloop_timer
 /* Before the loop is freed, so that a new loop at the same address keeps its handlers. */
 AT_EXPORT void zloop_destroy(zloop_t **self_p)
 {
-    AT_RESOLVE(real_zloop_destroy, "zloop_destroy");
+    AT_SHIM_RESOLVE(&shim, real_zloop_destroy);
     zloop_t *loop = self_p ? *self_p : NULL;
     pthread_mutex_lock(&handlers_lock);
     for (struct handler *handler = handlers, *next; loop && handler; handler = next) {
@@ -1353,7 +1359,7 @@ static void unpark(int parked, enum label path, uint64_t waker)
 
 AT_EXPORT char *zstr_recv(void *source)
 {
-    AT_RESOLVE(real_zstr_recv, "zstr_recv");
+    AT_SHIM_RESOLVE(&shim, real_zstr_recv);
     int parked = park(PATH_RECV);
     char *string = real_zstr_recv(source);
     unpark(parked, PATH_RECV, 0);
@@ -1362,7 +1368,7 @@ AT_EXPORT char *zstr_recv(void *source)
 
 AT_EXPORT zmsg_t *zmsg_recv(void *source)
 {
-    AT_RESOLVE(real_zmsg_recv, "zmsg_recv");
+    AT_SHIM_RESOLVE(&shim, real_zmsg_recv);
     int parked = park(PATH_RECV);
     zmsg_t *msg = real_zmsg_recv(source);
     unpark(parked, PATH_RECV, 0);
@@ -1371,7 +1377,7 @@ AT_EXPORT zmsg_t *zmsg_recv(void *source)
 
 AT_EXPORT zframe_t *zframe_recv(void *source)
 {
-    AT_RESOLVE(real_zframe_recv, "zframe_recv");
+    AT_SHIM_RESOLVE(&shim, real_zframe_recv);
     int parked = park(PATH_RECV);
     zframe_t *frame = real_zframe_recv(source);
     unpark(parked, PATH_RECV, 0);
@@ -1380,7 +1386,7 @@ AT_EXPORT zframe_t *zframe_recv(void *source)
 
 AT_EXPORT int zsock_vrecv(void *self, const char *picture, va_list argptr)
 {
-    AT_RESOLVE(real_zsock_vrecv, "zsock_vrecv");
+    AT_SHIM_RESOLVE(&shim, real_zsock_vrecv);
     int parked = park(PATH_RECV);
     int result = real_zsock_vrecv(self, picture, argptr);
     unpark(parked, PATH_RECV, 0);
@@ -1400,7 +1406,7 @@ AT_EXPORT int zsock_recv(void *self, const char *picture, ...)
 /* zsock_wait receives until a signal, dropping other messages (each still a recv). */
 AT_EXPORT int zsock_wait(void *self)
 {
-    AT_RESOLVE(real_zsock_wait, "zsock_wait");
+    AT_SHIM_RESOLVE(&shim, real_zsock_wait);
     int parked = park(PATH_WAIT);
     int result = real_zsock_wait(self);
     unpark(parked, PATH_WAIT, 0);
@@ -1410,14 +1416,14 @@ AT_EXPORT int zsock_wait(void *self)
 /* The actor at the other end of the socket zpoller_wait returned (0 when not a pipe). */
 static uint64_t waker(void *reader)
 {
-    AT_RESOLVE(real_zsock_resolve, "zsock_resolve");
+    AT_SHIM_RESOLVE(&shim, real_zsock_resolve);
     struct end *end = reader ? find(real_zsock_resolve(reader)) : NULL;
     return peer_of(end);
 }
 
 AT_EXPORT void *zpoller_wait(zpoller_t *self, int timeout)
 {
-    AT_RESOLVE(real_zpoller_wait, "zpoller_wait");
+    AT_SHIM_RESOLVE(&shim, real_zpoller_wait);
     int parked = park(PATH_POLL);
     void *reader = real_zpoller_wait(self, timeout);
     int saved = errno;

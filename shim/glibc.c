@@ -26,43 +26,59 @@
 #include <stdarg.h>
 #include <sys/syscall.h>
 #include <threads.h>
+#include <unistd.h>
 
 #include "actortrace.h"
+#include "support.h"
 #include "workers.h"
 
 int at__config_glibc(void); /* preload/config.c: ACTORTRACE_GLIBC, read on first use */
 
-static int (*real_pthread_cond_wait)(pthread_cond_t *, pthread_mutex_t *);
-static int (*real_pthread_cond_timedwait)(pthread_cond_t *, pthread_mutex_t *,
-                                          const struct timespec *);
-static int (*real_pthread_cond_clockwait)(pthread_cond_t *, pthread_mutex_t *, clockid_t,
-                                          const struct timespec *);
-static int (*real_pthread_cond_signal)(pthread_cond_t *);
-static int (*real_pthread_cond_broadcast)(pthread_cond_t *);
-static int (*real_sem_wait)(sem_t *);
-static int (*real_sem_timedwait)(sem_t *, const struct timespec *);
-static int (*real_sem_clockwait)(sem_t *, clockid_t, const struct timespec *);
-static int (*real_sem_post)(sem_t *);
-static int (*real_cnd_wait)(cnd_t *, mtx_t *);
-static int (*real_cnd_timedwait)(cnd_t *, mtx_t *, const struct timespec *);
-static int (*real_cnd_signal)(cnd_t *);
-static int (*real_cnd_broadcast)(cnd_t *);
-static long (*real_syscall)(long, ...);
-
 #define CONDVAR_VERSION "GLIBC_2.3.2"
-#define RESOLVE_CONDVAR(real, symbol)                                                              \
-    do {                                                                                           \
-        if (AT_UNLIKELY((real) == NULL))                                                           \
-            *(void **)&(real) = at_resolve_versioned(symbol, CONDVAR_VERSION);                     \
-    } while (0)
+
+/* The condvar wrappers' own names, typed as glibc declares the functions they stand for. */
+__typeof__(pthread_cond_wait) at__glibc_cond_wait;
+__typeof__(pthread_cond_timedwait) at__glibc_cond_timedwait;
+__typeof__(pthread_cond_signal) at__glibc_cond_signal;
+__typeof__(pthread_cond_broadcast) at__glibc_cond_broadcast;
+
+AT_REAL(pthread_cond_wait);
+AT_REAL(pthread_cond_timedwait);
+AT_REAL(pthread_cond_clockwait);
+AT_REAL(pthread_cond_signal);
+AT_REAL(pthread_cond_broadcast);
+AT_REAL(sem_wait);
+AT_REAL(sem_timedwait);
+AT_REAL(sem_clockwait);
+AT_REAL(sem_post);
+AT_REAL(cnd_wait);
+AT_REAL(cnd_timedwait);
+AT_REAL(cnd_signal);
+AT_REAL(cnd_broadcast);
+AT_REAL(syscall);
+
+static const struct at_shim shim = {
+    .reals = AT_SHIM_REALS(
+        AT_SHIM_REAL_VERSION(pthread_cond_wait, CONDVAR_VERSION),
+        AT_SHIM_REAL_VERSION(pthread_cond_timedwait, CONDVAR_VERSION),
+        AT_SHIM_REAL(pthread_cond_clockwait),
+        AT_SHIM_REAL_VERSION(pthread_cond_signal, CONDVAR_VERSION),
+        AT_SHIM_REAL_VERSION(pthread_cond_broadcast, CONDVAR_VERSION), AT_SHIM_REAL(sem_wait),
+        AT_SHIM_REAL(sem_timedwait), AT_SHIM_REAL(sem_clockwait), AT_SHIM_REAL(sem_post),
+        AT_SHIM_REAL(cnd_wait), AT_SHIM_REAL(cnd_timedwait), AT_SHIM_REAL(cnd_signal),
+        AT_SHIM_REAL(cnd_broadcast), AT_SHIM_REAL(syscall)),
+    .runtime = "glibc",
+};
 
 enum object { OBJ_COND, OBJ_SEM, OBJ_CND, OBJ_FUTEX, OBJ_COUNT };
-static const char *const object_names[OBJ_COUNT] = {"cond", "sem", "cnd", "futex"};
+/* The objects' paths, then the kind "wake". */
+enum label { KIND_WAKE = OBJ_COUNT, LABELS };
+static const char *const label_names[LABELS] = {"cond", "sem", "cnd", "futex", "wake"};
+static unsigned label_ids[LABELS];
+static const struct at_shim_labels labels = {label_names, KIND_WAKE, label_ids};
 
-static int shim_on = -1;                 /* ACTORTRACE_GLIBC, -1 until read; atomic, relaxed */
-static unsigned object_paths[OBJ_COUNT]; /* registered path ids, 0 until first use; relaxed */
-static unsigned wake_kind;               /* the registered kind "wake", 0 until first use */
-static __thread int in_shim;             /* recording here: a nested wrapper only forwards */
+static int shim_on = -1;     /* ACTORTRACE_GLIBC, -1 until read; atomic, relaxed */
+static __thread int in_shim; /* recording here: a nested wrapper only forwards */
 
 static int enabled(void)
 {
@@ -77,29 +93,14 @@ static int enabled(void)
     return on && !in_shim && !at_in_wrapper();
 }
 
-/* Registration is idempotent, so threads racing here store the same ids. */
 static unsigned path_of(enum object object)
 {
-    /* relaxed: pairs with the store below only in value (registration is idempotent) */
-    unsigned path = __atomic_load_n(&object_paths[object], __ATOMIC_RELAXED);
-    if (AT_UNLIKELY(path == 0)) {
-        path = at_path_register(object_names[object]);
-        /* relaxed: the same id whichever thread stores it */
-        __atomic_store_n(&object_paths[object], path, __ATOMIC_RELAXED);
-    }
-    return path;
+    return at_shim_label(&labels, (unsigned)object);
 }
 
 static unsigned wake_event(void)
 {
-    /* relaxed: pairs with the store below only in value (registration is idempotent) */
-    unsigned kind = __atomic_load_n(&wake_kind, __ATOMIC_RELAXED);
-    if (AT_UNLIKELY(kind == 0)) {
-        kind = at_event_register("wake");
-        /* relaxed: the same kind whichever thread stores it */
-        __atomic_store_n(&wake_kind, kind, __ATOMIC_RELAXED);
-    }
-    return kind;
+    return at_shim_label(&labels, KIND_WAKE);
 }
 
 enum event { PARK, UNPARK, WAKE };
@@ -143,12 +144,11 @@ static void wake(enum object object, const void *address)
 AT_EXPORT __attribute__((symver("pthread_cond_wait@@" CONDVAR_VERSION))) int
 at__glibc_cond_wait(pthread_cond_t *cond, pthread_mutex_t *mutex)
 {
-    RESOLVE_CONDVAR(real_pthread_cond_wait, "pthread_cond_wait");
-    int worker = at__worker_park(cond);
+    AT_SHIM_RESOLVE(&shim, real_pthread_cond_wait);
+    const struct at_workers *worker = at_workers_park(cond);
     int parked = !worker && park(OBJ_COND, cond);
     int result = real_pthread_cond_wait(cond, mutex);
-    if (worker)
-        at__worker_unpark(cond);
+    at_workers_unpark(worker, cond);
     unpark(parked, OBJ_COND, cond);
     return result;
 }
@@ -157,12 +157,11 @@ AT_EXPORT __attribute__((symver("pthread_cond_timedwait@@" CONDVAR_VERSION))) in
 at__glibc_cond_timedwait(pthread_cond_t *cond, pthread_mutex_t *mutex,
                          const struct timespec *abstime)
 {
-    RESOLVE_CONDVAR(real_pthread_cond_timedwait, "pthread_cond_timedwait");
-    int worker = at__worker_park(cond);
+    AT_SHIM_RESOLVE(&shim, real_pthread_cond_timedwait);
+    const struct at_workers *worker = at_workers_park(cond);
     int parked = !worker && park(OBJ_COND, cond);
     int result = real_pthread_cond_timedwait(cond, mutex, abstime);
-    if (worker)
-        at__worker_unpark(cond);
+    at_workers_unpark(worker, cond);
     unpark(parked, OBJ_COND, cond);
     return result;
 }
@@ -170,8 +169,8 @@ at__glibc_cond_timedwait(pthread_cond_t *cond, pthread_mutex_t *mutex,
 AT_EXPORT __attribute__((symver("pthread_cond_signal@@" CONDVAR_VERSION))) int
 at__glibc_cond_signal(pthread_cond_t *cond)
 {
-    RESOLVE_CONDVAR(real_pthread_cond_signal, "pthread_cond_signal");
-    at__worker_wake(cond);
+    AT_SHIM_RESOLVE(&shim, real_pthread_cond_signal);
+    at_workers_wake(cond);
     wake(OBJ_COND, cond);
     return real_pthread_cond_signal(cond);
 }
@@ -179,8 +178,8 @@ at__glibc_cond_signal(pthread_cond_t *cond)
 AT_EXPORT __attribute__((symver("pthread_cond_broadcast@@" CONDVAR_VERSION))) int
 at__glibc_cond_broadcast(pthread_cond_t *cond)
 {
-    RESOLVE_CONDVAR(real_pthread_cond_broadcast, "pthread_cond_broadcast");
-    at__worker_wake(cond);
+    AT_SHIM_RESOLVE(&shim, real_pthread_cond_broadcast);
+    at_workers_wake(cond);
     wake(OBJ_COND, cond);
     return real_pthread_cond_broadcast(cond);
 }
@@ -189,7 +188,7 @@ at__glibc_cond_broadcast(pthread_cond_t *cond)
 AT_EXPORT int pthread_cond_clockwait(pthread_cond_t *cond, pthread_mutex_t *mutex,
                                      clockid_t clock, const struct timespec *abstime)
 {
-    AT_RESOLVE(real_pthread_cond_clockwait, "pthread_cond_clockwait");
+    AT_SHIM_RESOLVE(&shim, real_pthread_cond_clockwait);
     int parked = park(OBJ_COND, cond);
     int result = real_pthread_cond_clockwait(cond, mutex, clock, abstime);
     unpark(parked, OBJ_COND, cond);
@@ -201,7 +200,7 @@ AT_EXPORT int pthread_cond_clockwait(pthread_cond_t *cond, pthread_mutex_t *mute
 
 AT_EXPORT int sem_wait(sem_t *sem)
 {
-    AT_RESOLVE(real_sem_wait, "sem_wait");
+    AT_SHIM_RESOLVE(&shim, real_sem_wait);
     int parked = park(OBJ_SEM, sem);
     int result = real_sem_wait(sem);
     unpark(parked, OBJ_SEM, sem);
@@ -210,7 +209,7 @@ AT_EXPORT int sem_wait(sem_t *sem)
 
 AT_EXPORT int sem_timedwait(sem_t *sem, const struct timespec *abstime)
 {
-    AT_RESOLVE(real_sem_timedwait, "sem_timedwait");
+    AT_SHIM_RESOLVE(&shim, real_sem_timedwait);
     int parked = park(OBJ_SEM, sem);
     int result = real_sem_timedwait(sem, abstime);
     unpark(parked, OBJ_SEM, sem);
@@ -219,7 +218,7 @@ AT_EXPORT int sem_timedwait(sem_t *sem, const struct timespec *abstime)
 
 AT_EXPORT int sem_clockwait(sem_t *sem, clockid_t clock, const struct timespec *abstime)
 {
-    AT_RESOLVE(real_sem_clockwait, "sem_clockwait");
+    AT_SHIM_RESOLVE(&shim, real_sem_clockwait);
     int parked = park(OBJ_SEM, sem);
     int result = real_sem_clockwait(sem, clock, abstime);
     unpark(parked, OBJ_SEM, sem);
@@ -228,7 +227,7 @@ AT_EXPORT int sem_clockwait(sem_t *sem, clockid_t clock, const struct timespec *
 
 AT_EXPORT int sem_post(sem_t *sem)
 {
-    AT_RESOLVE(real_sem_post, "sem_post");
+    AT_SHIM_RESOLVE(&shim, real_sem_post);
     wake(OBJ_SEM, sem);
     return real_sem_post(sem);
 }
@@ -237,7 +236,7 @@ AT_EXPORT int sem_post(sem_t *sem)
 
 AT_EXPORT int cnd_wait(cnd_t *cond, mtx_t *mutex)
 {
-    AT_RESOLVE(real_cnd_wait, "cnd_wait");
+    AT_SHIM_RESOLVE(&shim, real_cnd_wait);
     int parked = park(OBJ_CND, cond);
     int result = real_cnd_wait(cond, mutex);
     unpark(parked, OBJ_CND, cond);
@@ -247,7 +246,7 @@ AT_EXPORT int cnd_wait(cnd_t *cond, mtx_t *mutex)
 AT_EXPORT int cnd_timedwait(cnd_t *restrict cond, mtx_t *restrict mutex,
                             const struct timespec *restrict abstime)
 {
-    AT_RESOLVE(real_cnd_timedwait, "cnd_timedwait");
+    AT_SHIM_RESOLVE(&shim, real_cnd_timedwait);
     int parked = park(OBJ_CND, cond);
     int result = real_cnd_timedwait(cond, mutex, abstime);
     unpark(parked, OBJ_CND, cond);
@@ -256,14 +255,14 @@ AT_EXPORT int cnd_timedwait(cnd_t *restrict cond, mtx_t *restrict mutex,
 
 AT_EXPORT int cnd_signal(cnd_t *cond)
 {
-    AT_RESOLVE(real_cnd_signal, "cnd_signal");
+    AT_SHIM_RESOLVE(&shim, real_cnd_signal);
     wake(OBJ_CND, cond);
     return real_cnd_signal(cond);
 }
 
 AT_EXPORT int cnd_broadcast(cnd_t *cond)
 {
-    AT_RESOLVE(real_cnd_broadcast, "cnd_broadcast");
+    AT_SHIM_RESOLVE(&shim, real_cnd_broadcast);
     wake(OBJ_CND, cond);
     return real_cnd_broadcast(cond);
 }
@@ -290,7 +289,7 @@ static int futex_role(long op)
  * that it did not pass, which is what libc's syscall() itself does with registers. */
 AT_EXPORT long syscall(long number, ...)
 {
-    AT_RESOLVE(real_syscall, "syscall");
+    AT_SHIM_RESOLVE(&shim, real_syscall);
     va_list ap;
     va_start(ap, number);
     long a1 = va_arg(ap, long), a2 = va_arg(ap, long), a3 = va_arg(ap, long);

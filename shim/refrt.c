@@ -16,16 +16,25 @@
 #include "actortrace.h"
 #include "at_vectors.h"
 #include "refrt.h"
+#include "support.h"
 
-static uint32_t (*real_rt_msg_type)(const char *);
-static rt_actor *(*real_rt_spawn)(const char *, rt_behavior, void *);
-static void (*real_rt_send)(rt_actor *, rt_msg *);
-static rt_msg *(*real_rt_receive)(rt_actor *);
-static int (*real_rt_step)(rt_actor *, rt_msg *);
-static void (*real_rt_schedule)(rt_actor *);
-static void (*real_rt_park)(int);
-static void (*real_rt_unpark)(int);
-static void (*real_rt_exit)(rt_actor *);
+AT_REAL(rt_msg_type);
+AT_REAL(rt_spawn);
+AT_REAL(rt_send);
+AT_REAL(rt_receive);
+AT_REAL(rt_step);
+AT_REAL(rt_schedule);
+AT_REAL(rt_park);
+AT_REAL(rt_unpark);
+AT_REAL(rt_exit);
+
+static struct at_shim shim = {
+    .reals =
+        AT_SHIM_REALS(AT_SHIM_REAL(rt_msg_type), AT_SHIM_REAL(rt_spawn), AT_SHIM_REAL(rt_send),
+                      AT_SHIM_REAL(rt_receive), AT_SHIM_REAL(rt_step), AT_SHIM_REAL(rt_schedule),
+                      AT_SHIM_REAL(rt_park), AT_SHIM_REAL(rt_unpark), AT_SHIM_REAL(rt_exit)),
+    .runtime = "refrt",
+};
 
 /* Each wrapper may also stand in for a patched entry: refrt linked into the program, or built
  * so that its own calls are direct. */
@@ -39,7 +48,10 @@ AT_PATCH_TABLE(AT_PATCHABLE(rt_msg_type, AT_RETURN_RAX), AT_PATCHABLE(rt_spawn, 
 #define WORKER_ID_BASE (1ull << 40)
 #define MAX_NAMED_WORKERS 1024
 
-static unsigned path_worker;
+enum label { PATH_WORKER, LABELS };
+static const char *const label_names[LABELS] = {"worker"};
+static unsigned label_ids[LABELS];
+static const struct at_shim_labels labels = {label_names, LABELS, label_ids};
 static uint8_t worker_named[MAX_NAMED_WORKERS]; /* written once per worker, races harmless */
 
 static uint64_t actor_id(const rt_actor *actor)
@@ -49,7 +61,7 @@ static uint64_t actor_id(const rt_actor *actor)
 
 AT_EXPORT uint32_t rt_msg_type(const char *name)
 {
-    AT_RESOLVE(real_rt_msg_type, "rt_msg_type");
+    AT_SHIM_RESOLVE(&shim, real_rt_msg_type);
     uint32_t id = real_rt_msg_type(name);
     at_name_msg(id, name);
     return id;
@@ -57,7 +69,7 @@ AT_EXPORT uint32_t rt_msg_type(const char *name)
 
 AT_EXPORT rt_actor *rt_spawn(const char *name, rt_behavior behavior, void *state)
 {
-    AT_RESOLVE(real_rt_spawn, "rt_spawn");
+    AT_SHIM_RESOLVE(&shim, real_rt_spawn);
     rt_actor *child = real_rt_spawn(name, behavior, state);
     if (child) {
         /* after the call: the id exists only now, and no message can reach the child before
@@ -71,14 +83,14 @@ AT_EXPORT rt_actor *rt_spawn(const char *name, rt_behavior behavior, void *state
 
 AT_EXPORT void rt_send(rt_actor *to, rt_msg *msg)
 {
-    AT_RESOLVE(real_rt_send, "rt_send");
+    AT_SHIM_RESOLVE(&shim, real_rt_send);
     at_record(AT_EV_SEND, actor_id(to), at_current_actor(), msg->id, msg->type, 0);
     real_rt_send(to, msg);
 }
 
 AT_EXPORT rt_msg *rt_receive(rt_actor *actor)
 {
-    AT_RESOLVE(real_rt_receive, "rt_receive");
+    AT_SHIM_RESOLVE(&shim, real_rt_receive);
     rt_msg *msg = real_rt_receive(actor);
     if (msg)
         at_record(AT_EV_RECV, actor_id(actor), msg->sender, msg->id, msg->type, 0);
@@ -87,7 +99,7 @@ AT_EXPORT rt_msg *rt_receive(rt_actor *actor)
 
 AT_EXPORT int rt_step(rt_actor *actor, rt_msg *msg)
 {
-    AT_RESOLVE(real_rt_step, "rt_step");
+    AT_SHIM_RESOLVE(&shim, real_rt_step);
     uint64_t id = actor_id(actor), msg_id = msg->id;
     uint32_t type = msg->type; /* rt_step frees msg */
     at_record(AT_EV_STEP_BEGIN, id, 0, msg_id, type, 0);
@@ -100,7 +112,7 @@ AT_EXPORT int rt_step(rt_actor *actor, rt_msg *msg)
 
 AT_EXPORT void rt_schedule(rt_actor *actor)
 {
-    AT_RESOLVE(real_rt_schedule, "rt_schedule");
+    AT_SHIM_RESOLVE(&shim, real_rt_schedule);
     at_record(AT_EV_SCHEDULE, actor_id(actor), at_current_actor(), 0, 0, 0);
     real_rt_schedule(actor);
 }
@@ -119,14 +131,12 @@ static uint64_t worker_id(int worker)
 
 static unsigned worker_path(void)
 {
-    if (AT_UNLIKELY(path_worker == 0))
-        path_worker = at_path_register("worker");
-    return path_worker;
+    return at_shim_label(&labels, PATH_WORKER);
 }
 
 AT_EXPORT void rt_park(int worker)
 {
-    AT_RESOLVE(real_rt_park, "rt_park");
+    AT_SHIM_RESOLVE(&shim, real_rt_park);
     at_record(AT_EV_PARK, worker_id(worker), 0, 0, 0, worker_path());
     at_enter(); /* the wait inside is this park: lower layers (glibc.c) record nothing */
     real_rt_park(worker);
@@ -135,7 +145,7 @@ AT_EXPORT void rt_park(int worker)
 
 AT_EXPORT void rt_unpark(int worker)
 {
-    AT_RESOLVE(real_rt_unpark, "rt_unpark");
+    AT_SHIM_RESOLVE(&shim, real_rt_unpark);
     at_record(AT_EV_UNPARK, worker_id(worker), at_current_actor(), 0, 0, worker_path());
     at_enter();
     real_rt_unpark(worker);
@@ -144,7 +154,7 @@ AT_EXPORT void rt_unpark(int worker)
 
 AT_EXPORT void rt_exit(rt_actor *actor)
 {
-    AT_RESOLVE(real_rt_exit, "rt_exit");
+    AT_SHIM_RESOLVE(&shim, real_rt_exit);
     at_record(AT_EV_EXIT, actor_id(actor), 0, 0, 0, 0);
     real_rt_exit(actor);
 }

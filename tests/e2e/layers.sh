@@ -29,7 +29,7 @@ for c in preload/*.c; do
     f=$(basename "$c")
     rank=$(layer_of "$f")
     check "$f has a layer" [ "$rank" != unplaced ]
-    cc -Iinclude -Itests/rt -D_GNU_SOURCE -std=gnu11 -fPIC -ftls-model=initial-exec -c -o "$TMP/${f%.c}.o" "$c" ||
+    cc -Iinclude -Itests/targets/rt -D_GNU_SOURCE -std=gnu11 -fPIC -ftls-model=initial-exec -c -o "$TMP/${f%.c}.o" "$c" ||
         echo "not ok - $f compiles alone"
     nm --defined-only "$TMP/${f%.c}.o" | awk -v r="$rank" '$3 ~ /^at_/ {print $3, r}' >>"$TMP/defined"
 done
