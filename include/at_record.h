@@ -226,7 +226,8 @@ static inline void at__record(uint64_t *tsc, unsigned kind, uint64_t actor, uint
             *tsc = at__rdtsc();
         return;
     }
-    at__fill_at(&self->slots[slot], tsc ? *tsc : at__rdtsc(), kind, actor, peer, msg, name, path);
+    struct at_event *ev = &self->slots[slot];
+    at__fill_at(ev, tsc ? *tsc : at__rdtsc(), kind, actor, peer, msg, name, path);
     __asm__ volatile("decl %0" : "+m"(self->nest)::"memory");
 }
 
