@@ -222,7 +222,9 @@ static inline void at__record(uint64_t *tsc, unsigned kind, uint64_t actor, uint
     if (AT_UNLIKELY(slot >= self->capacity)) {
         at__record_slow(kind, actor, peer, msg, name, path);
         __asm__ volatile("decl %0" : "+m"(self->nest)::"memory");
-        if (tsc) /* stamped in there, later: what follows must not go back */
+        /* stamped in there, later, if it was recorded (the thread has room now): what follows
+         * must not go back */
+        if (tsc && self->capacity)
             *tsc = at__rdtsc();
         return;
     }
