@@ -69,11 +69,19 @@ AT_EXPORT rt_actor *rt_spawn(const char *name, rt_behavior behavior, void *state
     return child;
 }
 
+/* The stamp of the send whose rt_send runs on this thread: the schedule it makes shares its
+ * timestamp (at_timestamp_after). */
+static __thread struct at_stamp send_stamp;
+
 AT_EXPORT void rt_send(rt_actor *to, rt_msg *msg)
 {
     AT_RESOLVE(real_rt_send, "rt_send");
-    at_record(AT_EV_SEND, actor_id(to), at_current_actor(), msg->id, msg->type, 0);
+    uint64_t now = at_timestamp();
+    at_record_at(&now, AT_EV_SEND, actor_id(to), at_current_actor(), msg->id, msg->type, 0);
+    struct at_stamp outer = send_stamp;
+    send_stamp = at_stamp_of(now);
     real_rt_send(to, msg);
+    send_stamp = outer;
 }
 
 /* The last recv's message and stamp: the step refrt's worker runs on it next shares the
@@ -113,7 +121,8 @@ AT_EXPORT int rt_step(rt_actor *actor, rt_msg *msg)
 AT_EXPORT void rt_schedule(rt_actor *actor)
 {
     AT_RESOLVE(real_rt_schedule, "rt_schedule");
-    at_record(AT_EV_SCHEDULE, actor_id(actor), at_current_actor(), 0, 0, 0);
+    uint64_t stamp = at_timestamp_after(send_stamp);
+    at_record_at(&stamp, AT_EV_SCHEDULE, actor_id(actor), at_current_actor(), 0, 0, 0);
     real_rt_schedule(actor);
 }
 
