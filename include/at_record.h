@@ -190,7 +190,7 @@ static inline void at_record(unsigned kind, uint64_t actor, uint64_t peer, uint6
     slot->value = actor ^ peer ^ msg ^ ((uint64_t)name << 32 | kind << 8 | (path & 0xff));
 }
 
-/* at_event_mark below */
+/* As the product's at_event_mark below: here, the count of the thread's events. */
 static inline uint64_t at_event_mark(void)
 {
     return at__floor_next;
