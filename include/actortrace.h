@@ -26,7 +26,16 @@
  * at_record(kind, actor, peer, msg, name, path) is in at_record.h. The meaning of actor and
  * peer per kind is the event model in the README ("Writing a shim"): for a send, actor is the
  * receiver and peer the sender; for spawn, the child and the parent; for unpark, the woken and
- * the waker. */
+ * the waker.
+ *
+ * The timestamp is most of an event's cost (one rdtsc). Events that one exchange records
+ * together share one: at_timestamp() read once, then at_record_at(&tsc, ...) for each (a recv
+ * and the step it starts). An event in a later wrapper call of the same exchange (the schedule
+ * a send's enqueue makes, the park after a step's end) takes at_timestamp_after(stamp), where
+ * stamp = at_stamp_of(tsc) was kept after the first: the same timestamp if the thread recorded
+ * nothing between, else a fresh one, so that a thread's timestamps never go back. Share only
+ * between events that happen together: the runtime's own bookkeeping between them, not a
+ * handler's work or a wait. */
 
 /* ===== The actor running on this thread =====================================================
  * Step trampolines set it around a handler, so a send made inside the handler names its

@@ -128,11 +128,11 @@ static inline unsigned at__core(void)
     return (unsigned)cpu;
 }
 
-/* Writes one event into the slot `ev` its caller took, and commits it. */
-static inline void at__fill(struct at_event *ev, unsigned kind, uint64_t actor, uint64_t peer,
-                            uint64_t msg, uint32_t name, unsigned path)
+/* Writes one event, stamped `tsc`, into the slot `ev` its caller took, and commits it. */
+static inline void at__fill_at(struct at_event *ev, uint64_t tsc, unsigned kind, uint64_t actor,
+                               uint64_t peer, uint64_t msg, uint32_t name, unsigned path)
 {
-    ev->tsc = at__rdtsc();
+    ev->tsc = tsc;
     ev->actor = actor;
     ev->peer = peer;
     ev->msg = msg;
@@ -141,6 +141,20 @@ static inline void at__fill(struct at_event *ev, unsigned kind, uint64_t actor, 
     /* Commit: the word holding `kind` is stored last, with release (pairs with the writer's
      * acquire load of kind), so no reader sees kind != 0 with older fields. */
     __atomic_store_n((uint64_t *)&ev->name, tail, __ATOMIC_RELEASE);
+}
+
+/* Writes one event into the slot `ev` its caller took, stamped now, and commits it. */
+static inline void at__fill(struct at_event *ev, unsigned kind, uint64_t actor, uint64_t peer,
+                            uint64_t msg, uint32_t name, unsigned path)
+{
+    at__fill_at(ev, at__rdtsc(), kind, actor, peer, msg, name, path);
+}
+
+/* The timestamp of an event: what at_record_at takes, for the events that one wrapper call
+ * records together (a recv and the step it starts), read once for all of them. */
+static inline uint64_t at_timestamp(void)
+{
+    return at__rdtsc();
 }
 
 #ifdef AT_BENCH_FLOOR
@@ -165,14 +179,25 @@ static inline void at_record(unsigned kind, uint64_t actor, uint64_t peer, uint6
     /* every argument folded in, so that what the shim computes for them stays in the build */
     slot->value = actor ^ peer ^ msg ^ ((uint64_t)name << 32 | kind << 8 | (path & 0xff));
 }
+
+/* As the product's at_event_mark below: here, the count of the thread's events. */
+static inline uint64_t at_event_mark(void)
+{
+    return at__floor_next;
+}
+
+static inline void at_record_at(uint64_t *tsc, unsigned kind, uint64_t actor, uint64_t peer,
+                                uint64_t msg, uint32_t name, unsigned path)
+{
+    struct at_floor_slot *slot = &at__floor_ring[at__floor_next++ & (AT_FLOOR_SLOTS - 1)];
+    slot->tsc = *tsc;
+    slot->value = actor ^ peer ^ msg ^ ((uint64_t)name << 32 | kind << 8 | (path & 0xff));
+}
 #else
-/* Records one event. kind: enum at_event_kind or a registered kind; path: a registered path
- * id or 0. Safe from any thread, from signal handlers, and before the library is initialised
- * (the slow path initialises or drops). What cannot be recorded safely is dropped and counted:
- * in a signal handler, an event that would start the recorder or the thread's recording, and
- * a nested call's event when no spare block is to be had. Does not touch errno. */
-static inline void at_record(unsigned kind, uint64_t actor, uint64_t peer, uint64_t msg,
-                             uint32_t name, unsigned path)
+/* at_record (tsc NULL: the timestamp is read after the slot is taken) and at_record_at (*tsc
+ * given): `tsc` is a constant or not in each, so each inlines to its own path. */
+static inline void at__record(uint64_t *tsc, unsigned kind, uint64_t actor, uint64_t peer,
+                              uint64_t msg, uint32_t name, unsigned path)
 {
     /* A kind not asked for costs this test of one bit (a constant in every shim). */
     if (AT_UNLIKELY(kind < 64 && (at__stack_kinds >> kind & 1)))
@@ -188,11 +213,67 @@ static inline void at_record(unsigned kind, uint64_t actor, uint64_t peer, uint6
     if (AT_UNLIKELY(slot >= self->capacity)) {
         at__record_slow(kind, actor, peer, msg, name, path);
         __asm__ volatile("decl %0" : "+m"(self->nest)::"memory");
+        /* stamped in there, later, if it was recorded (the thread has room now): what follows
+         * must not go back */
+        if (tsc && self->capacity)
+            *tsc = at__rdtsc();
         return;
     }
-    at__fill(&self->slots[slot], kind, actor, peer, msg, name, path);
+    struct at_event *ev = &self->slots[slot];
+    at__fill_at(ev, tsc ? *tsc : at__rdtsc(), kind, actor, peer, msg, name, path);
     __asm__ volatile("decl %0" : "+m"(self->nest)::"memory");
 }
+
+/* Records one event. kind: enum at_event_kind or a registered kind; path: a registered path
+ * id or 0. Safe from any thread, from signal handlers, and before the library is initialised
+ * (the slow path initialises or drops). What cannot be recorded safely is dropped and counted:
+ * in a signal handler, an event that would start the recorder or the thread's recording, and
+ * a nested call's event when no spare block is to be had. Does not touch errno. */
+static inline void at_record(unsigned kind, uint64_t actor, uint64_t peer, uint64_t msg,
+                             uint32_t name, unsigned path)
+{
+    at__record(0, kind, actor, peer, msg, name, path);
+}
+
+/* The same, stamped *tsc (from at_timestamp()) rather than now: events that one wrapper call
+ * records together share one rdtsc, given in the order they happen, each with the same tsc.
+ * An event that takes the slow path (the thread's first, or a new block's) is stamped there,
+ * a little later, and *tsc is read anew after it, so that the thread's timestamps never go
+ * back. */
+static inline void at_record_at(uint64_t *tsc, unsigned kind, uint64_t actor, uint64_t peer,
+                                uint64_t msg, uint32_t name, unsigned path)
+{
+    at__record(tsc, kind, actor, peer, msg, name, path);
+}
+
+/* A value that changes with every event the calling thread records (the address of its next
+ * slot): equal at two points, nothing was recorded between them, so an event may take the
+ * timestamp of the one before without going back in time. */
+static inline uint64_t at_event_mark(void)
+{
+    return (uint64_t)(uintptr_t)at__self.slots + (uint64_t)at__self.next * sizeof(struct at_event);
+}
 #endif /* AT_BENCH_FLOOR */
+
+/* An event's timestamp, and the thread's mark just after it was recorded: what a later event
+ * of the same exchange, in another wrapper call (a schedule made inside a send, a park after
+ * a step's end), may share when the thread recorded nothing between. tsc 0 = none. */
+struct at_stamp {
+    uint64_t tsc, mark;
+};
+
+/* The stamp of the event the calling thread has just recorded with timestamp tsc. */
+static inline struct at_stamp at_stamp_of(uint64_t tsc)
+{
+    return (struct at_stamp){tsc, at_event_mark()};
+}
+
+/* The timestamp for the event that follows the one stamped `last`: the same, unless the
+ * thread recorded another event since (then now, so that the thread's timestamps never go
+ * back). */
+static inline uint64_t at_timestamp_after(struct at_stamp last)
+{
+    return last.tsc && last.mark == at_event_mark() ? last.tsc : at_timestamp();
+}
 
 #endif

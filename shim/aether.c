@@ -493,8 +493,12 @@ static void step_left(struct at_frame *frame)
 static void step_trampoline(void *actor)
 {
     step_fn *step = steps_get(actor);
-    struct step_frame s = {.id = actor_id(actor), .previous_msg = current_msg,
-                           .previous_outer = outer};
+    /* field by field, not zeroed first: every field is set below (the frame by at_frame_push),
+     * and zeroing it all cost a third of the trampoline's own instructions */
+    struct step_frame s;
+    s.id = actor_id(actor);
+    s.previous_msg = current_msg;
+    s.previous_outer = outer;
     head_message(actor, &s.msg, &s.type);
     outer = (struct outer_send){0};
     current_msg = s.msg;

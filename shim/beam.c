@@ -319,11 +319,17 @@ AT_EXPORT int ethr_event_twait(void *event, int64_t timeout)
     return woken;
 }
 
+/* The timestamp of the send whose queueing runs on this thread (the queue functions below):
+ * the schedule that queueing makes shares it (at_timestamp_after). */
+static __thread struct at_stamp send_stamp;
+
 AT_EXPORT void erts_schedule_process(Process *p, int32_t process_state, uint32_t locks)
 {
     AT_SHIM_RESOLVE(&shim, real_erts_schedule_process);
-    if (on())
-        at_record(AT_EV_SCHEDULE, pid_of(p), at_current_actor(), 0, 0, 0);
+    if (on()) {
+        uint64_t stamp = at_timestamp_after(send_stamp);
+        at_record_at(&stamp, AT_EV_SCHEDULE, pid_of(p), at_current_actor(), 0, 0, 0);
+    }
     real_erts_schedule_process(p, process_state, locks);
 }
 
@@ -352,20 +358,29 @@ AT_EXPORT void erts_do_exit_process(Process *p, Eterm reason)
 
 /* ===== Sends and receives ================================================================= */
 
-static inline void record_send(const Process *receiver, Eterm from, const ErtsMessage *mp,
-                               Eterm msg)
+/* Records the send; returns the stamp send_stamp held, to put back after the queueing. */
+static inline struct at_stamp record_send(const Process *receiver, Eterm from,
+                                          const ErtsMessage *mp, Eterm msg)
 {
-    at_record(AT_EV_SEND, pid_of(receiver), is_pid(from) ? from : 0, (uint64_t)mp, msg_name(msg),
-              0);
+    uint64_t now = at_timestamp();
+    at_record_at(&now, AT_EV_SEND, pid_of(receiver), is_pid(from) ? from : 0, (uint64_t)mp,
+                 msg_name(msg), 0);
+    struct at_stamp outer = send_stamp;
+    send_stamp = at_stamp_of(now);
+    return outer;
 }
 
 AT_EXPORT void erts_queue_proc_message(Process *sender, Process *receiver, uint32_t locks,
                                        ErtsMessage *mp, Eterm msg)
 {
     AT_SHIM_RESOLVE(&shim, real_erts_queue_proc_message);
-    if (on())
-        record_send(receiver, pid_of(sender), mp, msg);
+    if (!on()) {
+        real_erts_queue_proc_message(sender, receiver, locks, mp, msg);
+        return;
+    }
+    struct at_stamp outer = record_send(receiver, pid_of(sender), mp, msg);
     real_erts_queue_proc_message(sender, receiver, locks, mp, msg);
+    send_stamp = outer;
 }
 
 AT_EXPORT void erts_queue_proc_messages(Process *sender, Process *receiver, uint32_t locks,
@@ -373,27 +388,37 @@ AT_EXPORT void erts_queue_proc_messages(Process *sender, Process *receiver, uint
 {
     AT_SHIM_RESOLVE(&shim, real_erts_queue_proc_messages);
     const ErtsMessage *mp = first;
+    struct at_stamp outer = send_stamp;
     for (uint64_t i = 0; mp && i < len && on(); i++, mp = (const void *)word(mp, MSG_NEXT))
         record_send(receiver, pid_of(sender), mp, word(mp, MSG_TERM));
     real_erts_queue_proc_messages(sender, receiver, locks, first, last, len);
+    send_stamp = outer;
 }
 
 AT_EXPORT void erts_queue_message(Process *receiver, uint32_t locks, ErtsMessage *mp, Eterm msg,
                                   Eterm from)
 {
     AT_SHIM_RESOLVE(&shim, real_erts_queue_message);
-    if (on())
-        record_send(receiver, from, mp, msg);
+    if (!on()) {
+        real_erts_queue_message(receiver, locks, mp, msg, from);
+        return;
+    }
+    struct at_stamp outer = record_send(receiver, from, mp, msg);
     real_erts_queue_message(receiver, locks, mp, msg, from);
+    send_stamp = outer;
 }
 
 AT_EXPORT void erts_queue_message_token(Process *receiver, uint32_t locks, ErtsMessage *mp,
                                         Eterm msg, Eterm from, Eterm token)
 {
     AT_SHIM_RESOLVE(&shim, real_erts_queue_message_token);
-    if (on())
-        record_send(receiver, from, mp, msg);
+    if (!on()) {
+        real_erts_queue_message_token(receiver, locks, mp, msg, from, token);
+        return;
+    }
+    struct at_stamp outer = record_send(receiver, from, mp, msg);
     real_erts_queue_message_token(receiver, locks, mp, msg, from, token);
+    send_stamp = outer;
 }
 
 /* A send to an alias queues its message as a signal by calls not exported: the message is
@@ -424,7 +449,8 @@ AT_EXPORT ErtsMessage *erts_try_alloc_message_on_heap(Process *pp, void *psp, vo
     ErtsMessage *mp = real_erts_try_alloc_message_on_heap(pp, psp, plp, sz, hpp, ohpp, on_heap_p);
     if (alias_send.active && mp && on()) {
         alias_send.active = 0;
-        record_send(pp, alias_send.from, mp, alias_send.msg);
+        /* the schedule, made by the queueing after this returns, takes its own timestamp */
+        send_stamp = record_send(pp, alias_send.from, mp, alias_send.msg);
     }
     return mp;
 }

@@ -514,6 +514,10 @@ static uint64_t new_msg_id(void)
 
 static __thread void *resuming;   /* the actor whose resume runs on this thread */
 static __thread int exit_pending; /* it terminated during that resume */
+/* Timestamps shared with a later event of the same exchange (at_timestamp_after): the send's,
+ * while CAF's enqueue runs, for the schedule it makes; the last step_end's in the running
+ * resume, for the park or yield after it. */
+static __thread struct at_stamp send_stamp, step_end_stamp;
 static __thread int worker_thread, worker_idle;
 
 /* Workers appear as the peer of schedule events, under ids of their own named caf.worker-N. */
@@ -560,32 +564,43 @@ static void name_actor(const void *actor, uint64_t id)
     at_name_actor(id, text);
 }
 
+/* Made by a send's enqueue, the schedule takes the send's timestamp. */
 static void record_schedule(void *job, uint64_t worker, enum label path)
 {
     void *actor = actor_of_job(job);
-    if (actor)
-        at_record(AT_EV_SCHEDULE, actor_id(actor), worker_peer(worker), 0, 0, label(path));
+    if (actor) {
+        uint64_t stamp = at_timestamp_after(send_stamp);
+        at_record_at(&stamp, AT_EV_SCHEDULE, actor_id(actor), worker_peer(worker), 0, 0,
+                     label(path));
+    }
 }
 
-static void record_send(const void *actor, void *element)
+/* Returns the send's timestamp. */
+static struct at_stamp record_send(const void *actor, void *element)
 {
     uint64_t mid = read_u64(element, ELEM_MID);
     struct inflight message = {
         .msg = new_msg_id(), .name = message_name(element), .path = message_path(mid)};
     remember(element, &message);
-    at_record(AT_EV_SEND, actor_id(actor), sender_id(actor, read_ptr(element, ELEM_SENDER)),
-              message.msg, message.name, message.path);
+    uint64_t now = at_timestamp();
+    at_record_at(&now, AT_EV_SEND, actor_id(actor),
+                 sender_id(actor, read_ptr(element, ELEM_SENDER)), message.msg, message.name,
+                 message.path);
+    return at_stamp_of(now);
 }
 
-/* After a resume: the actor waits for messages, gives its worker up, or has ended. */
+/* After a resume: the actor waits for messages, gives its worker up, or has ended; when a
+ * step ended in the resume, stamped as that step's end (what CAF does between is look at the
+ * mailbox). */
 static void record_result(uint64_t actor, int result, int exited)
 {
+    uint64_t stamp = at_timestamp_after(step_end_stamp);
     if (result == AWAITING_MESSAGE)
-        at_record(AT_EV_PARK, actor, 0, 0, 0, label(PATH_MAILBOX));
+        at_record_at(&stamp, AT_EV_PARK, actor, 0, 0, 0, label(PATH_MAILBOX));
     else if (result == RESUME_LATER)
-        at_record(AT_EV_YIELD, actor, 0, 0, 0, 0);
+        at_record_at(&stamp, AT_EV_YIELD, actor, 0, 0, 0, 0);
     if (exited)
-        at_record(AT_EV_EXIT, actor, 0, 0, 0, 0);
+        at_record_at(&stamp, AT_EV_EXIT, actor, 0, 0, 0, 0);
 }
 
 /* ===== The wrappers ======================================================================= */
@@ -602,9 +617,14 @@ AT_EXPORT void SYM_LAUNCH(void *actor, void *unit, bool lazy, bool hide)
 
 AT_EXPORT void SYM_ENQUEUE(void *actor, void **element, void *unit)
 {
-    if (caf_ready() && *element)
-        record_send(actor, *element);
+    if (!caf_ready() || !*element) {
+        real_enqueue(actor, element, unit);
+        return;
+    }
+    struct at_stamp outer_stamp = send_stamp;
+    send_stamp = record_send(actor, *element);
     real_enqueue(actor, element, unit);
+    send_stamp = outer_stamp;
 }
 
 AT_EXPORT void SYM_EXEC_LATER(void *worker, void *job)
@@ -636,8 +656,10 @@ AT_EXPORT int SYM_RESUME(void *job, void *unit, size_t max_throughput)
     uint64_t id = actor_id(actor);
     void *outer = resuming;
     int outer_exit = exit_pending;
+    struct at_stamp outer_stamp = step_end_stamp;
     resuming = actor;
     exit_pending = 0;
+    step_end_stamp = (struct at_stamp){0};
     worker_idle = 0;
     uint64_t previous = at_set_current_actor(id);
     int result = real_resume(job, unit, max_throughput);
@@ -645,6 +667,7 @@ AT_EXPORT int SYM_RESUME(void *job, void *unit, size_t max_throughput)
     record_result(id, result, exit_pending);
     resuming = outer;
     exit_pending = outer_exit;
+    step_end_stamp = outer_stamp;
     return result;
 }
 
@@ -659,11 +682,16 @@ AT_EXPORT int SYM_VISIT(void *visitor, void *element)
     struct inflight message = take(element);
     if (message.msg == 0)
         message.name = message_name(element); /* sent before the trace began */
-    at_record(AT_EV_RECV, actor, sender_id(self, read_ptr(element, ELEM_SENDER)), message.msg,
-              message.name, message.path);
-    at_record(AT_EV_STEP_BEGIN, actor, 0, message.msg, message.name, message.path);
+    uint64_t taken = at_timestamp(); /* the recv and the step it starts */
+    at_record_at(&taken, AT_EV_RECV, actor, sender_id(self, read_ptr(element, ELEM_SENDER)),
+                 message.msg, message.name, message.path);
+    at_record_at(&taken, AT_EV_STEP_BEGIN, actor, 0, message.msg, message.name, message.path);
     int result = real_visit(visitor, element);
-    at_record(AT_EV_STEP_END, actor, 0, message.msg, message.name, message.path);
+    uint64_t ended = at_timestamp();
+    at_record_at(&ended, AT_EV_STEP_END, actor, 0, message.msg, message.name, message.path);
+    /* the resume this visit runs in, not a nested one's */
+    if (self == resuming)
+        step_end_stamp = at_stamp_of(ended);
     return result;
 }
 

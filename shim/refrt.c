@@ -81,19 +81,38 @@ AT_EXPORT rt_actor *rt_spawn(const char *name, rt_behavior behavior, void *state
     return child;
 }
 
+/* The stamp of the send whose rt_send runs on this thread: the schedule it makes shares its
+ * timestamp (at_timestamp_after). */
+static __thread struct at_stamp send_stamp;
+
 AT_EXPORT void rt_send(rt_actor *to, rt_msg *msg)
 {
     AT_SHIM_RESOLVE(&shim, real_rt_send);
-    at_record(AT_EV_SEND, actor_id(to), at_current_actor(), msg->id, msg->type, 0);
+    uint64_t now = at_timestamp();
+    at_record_at(&now, AT_EV_SEND, actor_id(to), at_current_actor(), msg->id, msg->type, 0);
+    struct at_stamp outer = send_stamp;
+    send_stamp = at_stamp_of(now);
     real_rt_send(to, msg);
+    send_stamp = outer;
 }
+
+/* The last recv's message and stamp: the step refrt's worker runs on it next shares the
+ * timestamp (at_timestamp_after). */
+static __thread struct {
+    uint64_t msg;
+    struct at_stamp stamp;
+} received;
 
 AT_EXPORT rt_msg *rt_receive(rt_actor *actor)
 {
     AT_SHIM_RESOLVE(&shim, real_rt_receive);
     rt_msg *msg = real_rt_receive(actor);
-    if (msg)
-        at_record(AT_EV_RECV, actor_id(actor), msg->sender, msg->id, msg->type, 0);
+    if (msg) {
+        uint64_t now = at_timestamp();
+        at_record_at(&now, AT_EV_RECV, actor_id(actor), msg->sender, msg->id, msg->type, 0);
+        received.msg = msg->id;
+        received.stamp = at_stamp_of(now);
+    }
     return msg;
 }
 
@@ -102,7 +121,8 @@ AT_EXPORT int rt_step(rt_actor *actor, rt_msg *msg)
     AT_SHIM_RESOLVE(&shim, real_rt_step);
     uint64_t id = actor_id(actor), msg_id = msg->id;
     uint32_t type = msg->type; /* rt_step frees msg */
-    at_record(AT_EV_STEP_BEGIN, id, 0, msg_id, type, 0);
+    uint64_t begun = msg_id == received.msg ? at_timestamp_after(received.stamp) : at_timestamp();
+    at_record_at(&begun, AT_EV_STEP_BEGIN, id, 0, msg_id, type, 0);
     uint64_t previous = at_set_current_actor(id);
     int result = real_rt_step(actor, msg);
     at_set_current_actor(previous);
@@ -113,7 +133,8 @@ AT_EXPORT int rt_step(rt_actor *actor, rt_msg *msg)
 AT_EXPORT void rt_schedule(rt_actor *actor)
 {
     AT_SHIM_RESOLVE(&shim, real_rt_schedule);
-    at_record(AT_EV_SCHEDULE, actor_id(actor), at_current_actor(), 0, 0, 0);
+    uint64_t stamp = at_timestamp_after(send_stamp);
+    at_record_at(&stamp, AT_EV_SCHEDULE, actor_id(actor), at_current_actor(), 0, 0, 0);
     real_rt_schedule(actor);
 }
 

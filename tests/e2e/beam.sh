@@ -119,6 +119,15 @@ equal "ring: each scheduler named by its type and number" "$(jq -s -c '
     map(select(.event == "park")) | [(map(.actor_name) | unique | length), (map(.tid) | unique
       | length), all(.actor_name | test("^(scheduler|dirty-cpu|dirty-io)-[1-9][0-9]*$"))]' \
     "$TMP/ring.jsonl" | jq -c '.[0] == .[1] and .[2]')" true
+# the schedule a send's queueing makes has the send's timestamp (at_record_at), but where the
+# send opened a block (a block holds more than 1000 events; each thread's first event opens one)
+unshared=$(jq -n '[inputs | select(.tid)] | group_by(.tid) | map([.[:-1], .[1:]] | transpose
+    | map(select([.[0].event, .[1].event] == ["send", "schedule"] and .[0].actor == .[1].actor)
+          | select(.[0].ts_ns != .[1].ts_ns)) | length) | add' "$TMP/ring.jsonl")
+blocks=$(jq -n '[inputs | select(.tid) | .tid] | (length / 1000 | floor) + (unique | length)' \
+    "$TMP/ring.jsonl")
+check "ring: a send and the schedule it makes share a timestamp ($unshared not, at most $blocks)" \
+    [ "$unshared" -le "$blocks" ]
 erl_scenario gensrv 20 30
 equal "gensrv: the server's calls go to it by its registered name" "$(jq -r -s '
     map(select(.event == "send" and .msg_name == "$gen_call" and .sender_name == "gensrv_main")

@@ -46,6 +46,17 @@ check_program() { # check_program NAME: the trace of run_both NAME against its g
             length == 3 and (map(.event) | sort) == ["recv", "send", "step_begin"]
             and (map(.actor) | unique | length) == 1 and (map(.msg_name) | unique | length) == 1
             and (map(select(.event != "step_begin")) | map(.sender) | unique | length) == 1))' "$j"
+    # one timestamp for the events of one exchange (at_record_at): on a thread, a step_begin
+    # right after a recv, a schedule right after a send, a park or yield right after a step_end
+    # have its timestamp, but where the first opened a block (a block holds more than 1000
+    # events; each thread's first event opens one)
+    unshared=$(jq -n '[inputs | select(.tid)] | group_by(.tid) | map([.[:-1], .[1:]] | transpose
+        | map(select([.[0].event, .[1].event] | IN(["recv", "step_begin"], ["send", "schedule"],
+                                                   ["step_end", "park"], ["step_end", "yield"]))
+              | select(.[0].ts_ns != .[1].ts_ns)) | length) | add' "$j")
+    blocks=$(jq -n '[inputs | select(.tid) | .tid] | (length / 1000 | floor) + (unique | length)' "$j")
+    check "$name: events of one exchange share a timestamp ($unshared pairs not, at most $blocks)" \
+        [ "$unshared" -le "$blocks" ]
     check_flows "$name"
 }
 

@@ -51,6 +51,17 @@ run_case() { # run_case NAME PROGRAM ARGS...
         | all(map(.event) == ["send", "recv", "step_begin", "step_end"]
               and (map(.ts_ns) | . == sort))' "$j"
 
+    # one timestamp for the events of one exchange (at_record_at): on a thread, a step_begin
+    # right after its recv, a schedule right after the send that made it, but where the first
+    # opened a block (the slow path stamps it itself): a block holds more than 1000 events, and
+    # each thread's first event opens one
+    unshared=$(jq -n '[inputs | select(.tid)] | group_by(.tid) | map([.[:-1], .[1:]] | transpose
+        | map(select([.[0].event, .[1].event] | IN(["recv", "step_begin"], ["send", "schedule"]))
+              | select(.[0].actor == .[1].actor and .[0].ts_ns != .[1].ts_ns)) | length) | add' "$j")
+    blocks=$(jq -n '[inputs | select(.tid) | .tid] | (length / 1000 | floor) + (unique | length)' "$j")
+    check "$name: events of one exchange share a timestamp ($unshared pairs not, at most $blocks)" \
+        [ "$unshared" -le "$blocks" ]
+
     # an actor never runs two handlers at once
     check "$name: each actor's steps alternate begin/end" jq -n -e '
         [inputs | select(.event == "step_begin" or .event == "step_end")]
