@@ -32,6 +32,8 @@ endif
 
 # ---- sources ----
 
+# Every C file of the project (make format; tests/e2e/format.sh checks the same list).
+C_SOURCES   := $(shell find include common preload shim decoder cli tools tests -name '*.[ch]')
 COMMON_SRC  := $(wildcard common/*.c)
 CLI_SRC     := $(wildcard cli/*.c)
 # The product's shims; shim/refrt.c wraps the test-only reference runtime, so it goes only into
@@ -137,7 +139,7 @@ BENCH := $(B)/bench/libnop.so $(B)/bench/hotpath $(BENCH_LIB) \
 	$(FLOOR_LIBS) $(GLIB_SHIMS) $(B)/shimgen-test/glib_demo $(B)/bench/codec \
 	$(B)/bench/stackdepth
 
-.PHONY: all demo test bench clean deps fuzz install uninstall $(B)/install/shimgen
+.PHONY: all demo test bench clean deps format fuzz install uninstall $(B)/install/shimgen
 
 all: $(PRODUCT_LIB) $(B)/tracedecode $(B)/actortrace $(B)/shimgen $(B)/librefrt.so $(TEST_LIB) \
 	$(EXAMPLES)
@@ -157,6 +159,11 @@ fuzz: all $(FUZZ_PROGS)
 	@FUZZ_SECONDS=$(FUZZ_SECONDS) FUZZ_CORPUS=$(B)/fuzz/corpus sh tests/e2e/fuzz.sh | \
 		tee $(B)/fuzz/fuzz.log
 	@grep -q '^ok - fuzzer ran' $(B)/fuzz/fuzz.log && ! grep -q '^not ok' $(B)/fuzz/fuzz.log
+
+# Every C source in the project's .clang-format layout; tests/e2e/format.sh fails on one that
+# is not.
+format:
+	clang-format -i $(C_SOURCES)
 
 deps: $(DEPS_OK)
 $(DEPS_OK): scripts/install-deps.sh

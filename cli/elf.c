@@ -73,8 +73,8 @@ void at__elf_close(struct elf_file *elf)
 static bool header(const struct elf_file *elf, Elf64_Ehdr *eh)
 {
     return elf->elf_class == ELFCLASS64 && read_at(elf, 0, eh, sizeof *eh) &&
-           eh->e_ident[EI_DATA] == (__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__ ? ELFDATA2LSB
-                                                                              : ELFDATA2MSB);
+           eh->e_ident[EI_DATA] ==
+               (__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__ ? ELFDATA2LSB : ELFDATA2MSB);
 }
 
 static bool program_header(const struct elf_file *elf, const Elf64_Ehdr *eh, unsigned i,

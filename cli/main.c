@@ -133,7 +133,8 @@ const char *at__cli_library(const char *option)
             return path;
     }
     at__cli_say("cannot find libactortrace.so in %s or %s/../lib/actortrace; name it with "
-                "--preload LIB or ACTORTRACE_LIB", self_dir, self_dir);
+                "--preload LIB or ACTORTRACE_LIB",
+                self_dir, self_dir);
     return NULL;
 }
 
@@ -300,7 +301,8 @@ static int view_main(int argc, char **argv)
     int status = name ? at__cli_decode(front, argv + first, NULL, 0) : EXIT_USAGE;
     if (status <= 1)
         printf("actortrace: wrote %s; open it at https://ui.perfetto.dev (\"Open trace file\", "
-               "or drag it onto the page)\n", name);
+               "or drag it onto the page)\n",
+               name);
     free(name);
     return status;
 }
@@ -319,7 +321,8 @@ static int run(const char *name, int argc, char **argv)
         if (strcmp(name, commands[i].name) == 0)
             return commands[i].main(argc, argv);
     at__cli_say("unknown command '%s' (record, report, view, decode, list, top; see "
-                "actortrace --help)", name);
+                "actortrace --help)",
+                name);
     return EXIT_USAGE;
 }
 

@@ -139,13 +139,13 @@ static bool event_kinds(const struct setting *s, const char *value)
 #define AT_KIND_NAME(e, str) str,
         AT_EVENT_LIST(AT_KIND_NAME)
 #undef AT_KIND_NAME
-        "all",
+            "all",
     };
     (void)s;
     for (const char *v = value; *v; v += *v == ',') {
         size_t len = strcspn(v, ","), i = 0;
-        while (i < sizeof kinds / sizeof *kinds && (strlen(kinds[i]) != len ||
-                                                     strncmp(v, kinds[i], len) != 0))
+        while (i < sizeof kinds / sizeof *kinds &&
+               (strlen(kinds[i]) != len || strncmp(v, kinds[i], len) != 0))
             i++;
         if (i == sizeof kinds / sizeof *kinds)
             return false;
@@ -176,14 +176,19 @@ static const struct setting settings[] = {
 };
 
 enum {
-    OPT_SETTING = 256, OPT_GLIBC = OPT_SETTING + 64, OPT_NO_PATCH, OPT_PRELOAD, OPT_SHIM, OPT_TOP
+    OPT_SETTING = 256,
+    OPT_GLIBC = OPT_SETTING + 64,
+    OPT_NO_PATCH,
+    OPT_PRELOAD,
+    OPT_SHIM,
+    OPT_TOP
 };
 
 #define MAX_SHIMS 8
 
 struct record {
-    const char *preload; /* --preload */
-    const char *library; /* the library to preload, found */
+    const char *preload;          /* --preload */
+    const char *library;          /* the library to preload, found */
     const char *shims[MAX_SHIMS]; /* --shim, preloaded after the library */
     unsigned nshims;
     char **argv;         /* PROG ARG... */
@@ -305,15 +310,17 @@ static int check_traceable(const struct record *r, const struct elf_file *lib)
     else if (r->elf.elf_class && !at__elf_has_interp(&r->elf))
         at__cli_say("%s is statically linked (no PT_INTERP): no dynamic loader starts it, so "
                     "LD_PRELOAD and the tracer never enter it; link it dynamically against "
-                    "its runtime to trace it", prog);
+                    "its runtime to trace it",
+                    prog);
     else if ((st.st_mode & S_ISUID) && st.st_uid != getuid())
         at__cli_say("%s is setuid (to uid %u): it would run as another user, and the loader "
                     "ignores LD_PRELOAD then; trace it as that user, or a copy without the "
-                    "setuid bit", prog, (unsigned)st.st_uid);
+                    "setuid bit",
+                    prog, (unsigned)st.st_uid);
     else if ((st.st_mode & S_ISGID) && st.st_gid != getgid())
         at__cli_say("%s is setgid (to gid %u): it would run as another group, and the loader "
-                    "ignores LD_PRELOAD then; trace a copy without the setgid bit", prog,
-                    (unsigned)st.st_gid);
+                    "ignores LD_PRELOAD then; trace a copy without the setgid bit",
+                    prog, (unsigned)st.st_gid);
     else
         return 0;
     return -EPERM;
@@ -374,7 +381,8 @@ static int creatable(const char *name)
     }
     if (!strstr(pattern(), "%p") && lstat(name, &st) == 0) {
         at__cli_say("%s exists; the recorder creates its file new: remove it or name another "
-                    "with -o", name);
+                    "with -o",
+                    name);
         return EXIT_RECORD_ERROR;
     }
     return 0;
@@ -567,8 +575,8 @@ static size_t find_traces(const struct record *r, pid_t pid, char **files)
     for (struct dirent *e; d && n < MAX_TRACES && (e = readdir(d));) {
         char path[PATH_MAX + 256];
         snprintf(path, sizeof path, "%s%s", slash ? dir : "", e->d_name);
-        if (names_file(slash ? slash + 1 : pattern(), e->d_name) &&
-            strcmp(path, own) != 0 && written_since(path, &r->start))
+        if (names_file(slash ? slash + 1 : pattern(), e->d_name) && strcmp(path, own) != 0 &&
+            written_since(path, &r->start))
             files[n++] = strdup(path);
     }
     if (d)

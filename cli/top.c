@@ -142,7 +142,8 @@ int at__top_main(int argc, char **argv)
                     pid ? " " : "", pid ? argv[1] : "", ring_dir());
     else if (pid == 0 && n > 1)
         at__cli_say("top: %zu traced processes are running; give the pid of one (actortrace "
-                    "top PID), or their traces", n);
+                    "top PID), or their traces",
+                    n);
     else
         status = at__top_watch(traces);
     for (size_t i = 0; i < n; i++)

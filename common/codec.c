@@ -110,8 +110,7 @@ static uint64_t scan(const struct at_event *slots, uint32_t n, struct regions *r
         count++;
     }
     *r = (struct regions){kind, path, core, tsc_out, actor, peer, msg, name};
-    *info = (struct at_block_info){.count = count, .torn = torn, .first_tsc = lo,
-                                   .last_tsc = hi};
+    *info = (struct at_block_info){.count = count, .torn = torn, .first_tsc = lo, .last_tsc = hi};
     return first;
 }
 
@@ -132,9 +131,10 @@ size_t at_events_encode(const struct at_event *slots, uint32_t n, uint8_t *out,
         return 0;
     size_t cap = n;
     struct regions start = {
-        out + COL_KIND * cap,  out + COL_PATH * cap,  out + COL_CORE * cap,
-        out + COL_TSC * cap + AT_VARINT_MAX,          out + COL_ACTOR * cap,
-        out + COL_PEER * cap,  out + COL_MSG * cap,   out + COL_NAME * cap,
+        out + COL_KIND * cap,  out + COL_PATH * cap,
+        out + COL_CORE * cap,  out + COL_TSC * cap + AT_VARINT_MAX,
+        out + COL_ACTOR * cap, out + COL_PEER * cap,
+        out + COL_MSG * cap,   out + COL_NAME * cap,
     };
     struct regions r = start;
     uint64_t first = scan(slots, n, &r, info);

@@ -98,8 +98,8 @@ struct predicted {
 /* Compares each field of one committed event with its prediction and remembers the event.
  * Nothing is written here: a byte store may alias the memory, to the compiler, which would
  * then reload it after every store. */
-static inline struct predicted predict(const struct at_event *ev, uint64_t tail,
-                                       struct memory *m, struct previous *prev)
+static inline struct predicted predict(const struct at_event *ev, uint64_t tail, struct memory *m,
+                                       struct previous *prev)
 {
     uint8_t kind = (uint8_t)(tail >> 56);
     struct kind_memory *before = &m->kind[prev->kind], *k = &m->kind[kind];
@@ -107,10 +107,10 @@ static inline struct predicted predict(const struct at_event *ev, uint64_t tail,
     struct actor_memory *a = &m->actor[slot_of(kind, ev->actor)];
     uint64_t others = tail & 0x00ffffffffffffffull, gap = ev->tsc - prev->tsc;
     struct predicted e = {
-        .actor = ev->actor == *follows                  ? ACTOR_FOLLOWS
-                 : ev->actor == prev->actor               ? ACTOR_PREVIOUS
+        .actor = ev->actor == *follows                   ? ACTOR_FOLLOWS
+                 : ev->actor == prev->actor              ? ACTOR_PREVIOUS
                  : ev->actor == k->actor + k->actor_step ? ACTOR_STEP
-                                                          : ACTOR_MISSED,
+                                                         : ACTOR_MISSED,
         .actor_delta = at_zigzag(ev->actor - *follows),
         .tsc = at_zigzag(gap - a->gap),
         .peer = at_zigzag(ev->peer - (a->peer + a->peer_step)),
@@ -120,8 +120,8 @@ static inline struct predicted predict(const struct at_event *ev, uint64_t tail,
     unsigned msg = !e.msg ? 0 : ev->msg == prev->msg ? MSG_PREVIOUS : MSG_MISSED;
     e.msg = msg == MSG_MISSED ? e.msg : 0;
     e.head = e.actor | (e.peer ? PEER_MISSED : 0) | msg |
-             (kind != before->next ? KIND_FOLLOWS : 0) |
-             (others != a->others ? OTHERS_FOLLOW : 0) | (e.tsc >= 0x100 ? TSC_VARINT : 0);
+             (kind != before->next ? KIND_FOLLOWS : 0) | (others != a->others ? OTHERS_FOLLOW : 0) |
+             (e.tsc >= 0x100 ? TSC_VARINT : 0);
     before->next = kind;
     *follows = ev->actor;
     k->actor_step = ev->actor - k->actor, k->actor = ev->actor;
@@ -167,8 +167,8 @@ size_t at_events_predict(const struct at_event *slots, uint32_t n, uint8_t *rest
     uint32_t count = 0, torn = 0;
     for (uint32_t i = 0; i < n; i++) {
         /* kind, path, core and name are stored as one word with release, after the rest */
-        uint64_t tail = __atomic_load_n((const uint64_t *)(const void *)&slots[i].name,
-                                        __ATOMIC_ACQUIRE);
+        uint64_t tail =
+            __atomic_load_n((const uint64_t *)(const void *)&slots[i].name, __ATOMIC_ACQUIRE);
         if ((tail >> 56) == 0) {
             torn++;
             continue;
@@ -180,8 +180,8 @@ size_t at_events_predict(const struct at_event *slots, uint32_t n, uint8_t *rest
         p = put_event(p, &e, (uint8_t)(tail >> 56));
         count++;
     }
-    *info = (struct at_block_info){.count = count, .torn = torn, .first_tsc = count ? lo : 0,
-                                   .last_tsc = hi};
+    *info = (struct at_block_info){
+        .count = count, .torn = torn, .first_tsc = count ? lo : 0, .last_tsc = hi};
     return (size_t)(p - out);
 }
 
@@ -237,9 +237,15 @@ static int get_kind_actor(struct reader *r, unsigned head, struct memory *m,
     ev->kind = kind;
     uint64_t *follows = &m->follows[slot_of(kind, prev->actor)], z;
     switch (head & ACTOR_MODE) {
-    case ACTOR_FOLLOWS: ev->actor = *follows; break;
-    case ACTOR_PREVIOUS: ev->actor = prev->actor; break;
-    case ACTOR_STEP: ev->actor = m->kind[kind].actor + m->kind[kind].actor_step; break;
+    case ACTOR_FOLLOWS:
+        ev->actor = *follows;
+        break;
+    case ACTOR_PREVIOUS:
+        ev->actor = prev->actor;
+        break;
+    case ACTOR_STEP:
+        ev->actor = m->kind[kind].actor + m->kind[kind].actor_step;
+        break;
     case ACTOR_MISSED:
         if (get_varint(r, &z) < 0)
             return -1;
@@ -306,8 +312,7 @@ int at_events_unpredict(const uint8_t *in, size_t len, uint32_t count, struct at
 int at_events_entropy_init(struct ZSTD_CCtx_s *cctx)
 {
     if (ZSTD_isError(ZSTD_CCtx_setParameter(cctx, ZSTD_c_compressionLevel, 1)) ||
-        ZSTD_isError(ZSTD_CCtx_setParameter(cctx, ZSTD_c_literalCompressionMode,
-                                            ZSTD_ps_enable)))
+        ZSTD_isError(ZSTD_CCtx_setParameter(cctx, ZSTD_c_literalCompressionMode, ZSTD_ps_enable)))
         return -EINVAL;
     return 0;
 }

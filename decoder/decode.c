@@ -190,8 +190,7 @@ static int check_trace(const struct trace *t)
     return t->events_decoded < t->end.events_written;
 }
 
-int at__decode_run(struct decode *d, const struct output_ops *ops, struct out *o,
-                   struct summary *s)
+int at__decode_run(struct decode *d, const struct output_ops *ops, struct out *o, struct summary *s)
 {
     struct summary counts = {0};
     d->state = NULL;

@@ -13,7 +13,6 @@
 #include "session.h"
 #include "trace.h"
 
-
 /* Opens and indexes every trace. Returns 0, -EEXIST when a trace is given twice (the same
  * file, or a copy of one: reported on diag), or the first trace's error (see at__trace_open),
  * with nothing left open. */

@@ -34,8 +34,7 @@
 #include "order.h"
 #include "stacks.h"
 
-int at__follow_init(struct follower *f, const char *const *paths, size_t n, bool ring,
-                    FILE *diag)
+int at__follow_init(struct follower *f, const char *const *paths, size_t n, bool ring, FILE *diag)
 {
     *f = (struct follower){.ring = ring, .budget = {UINT64_MAX / 2}};
     f->d.diag = diag;
@@ -129,8 +128,8 @@ static int decode_thread(struct follower *f, struct trace *t, struct follow_file
     for (size_t j = 0; j < th->nframes; j++) {
         const struct frame_ref *fr = &th->frames[j];
         const char *why = "";
-        int err = at__block_decode(&f->d.unpacker, t, fr, &f->scratch, &f->scratch_cap,
-                                   &f->budget, 0, &why);
+        int err = at__block_decode(&f->d.unpacker, t, fr, &f->scratch, &f->scratch_cap, &f->budget,
+                                   0, &why);
         if (err == -ENOMEM)
             return err;
         if (err < 0) {
@@ -376,8 +375,7 @@ static int read_ring(struct follower *f, struct trace *t, struct follow_file *ff
             n = -ENOMEM;
             break;
         }
-        if (!must_wait(q, seen, (size_t)n, (size_t)i) &&
-            ring_read_block(f, ff, q, &seen[i]) < 0) {
+        if (!must_wait(q, seen, (size_t)n, (size_t)i) && ring_read_block(f, ff, q, &seen[i]) < 0) {
             n = -ENOMEM;
             break;
         }
@@ -494,10 +492,13 @@ static size_t earliest(const struct releasing *r, size_t n)
 static int emit_one(struct follower *f, const struct releasing *r, follow_emit emit, void *ctx)
 {
     struct trace *t = &f->d.traces[r->file];
-    const struct queued *qe = &f->files[r->file].queues[r->thread].q
-                                   [f->files[r->file].queues[r->thread].head];
-    struct merged e = {.trace = t, .thread = &t->threads[r->thread], .ev = &qe->ev,
-                       .ts_ns = r->ns, .ring = qe->ring};
+    const struct queued *qe =
+        &f->files[r->file].queues[r->thread].q[f->files[r->file].queues[r->thread].head];
+    struct merged e = {.trace = t,
+                       .thread = &t->threads[r->thread],
+                       .ev = &qe->ev,
+                       .ts_ns = r->ns,
+                       .ring = qe->ring};
     t->events_decoded++;
     if (at__decode_companion(&e, &f->counts))
         return 0;

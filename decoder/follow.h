@@ -23,15 +23,15 @@ struct queued {
 struct follow_queue {
     struct queued *q;
     size_t head, n, cap;
-    bool open;         /* part of ring block open_seq was read; the rest is yet to come */
+    bool open; /* part of ring block open_seq was read; the rest is yet to come */
     uint32_t open_seq;
-    bool in_file;      /* the file has a frame of the thread: the latest block's is file_seq */
+    bool in_file; /* the file has a frame of the thread: the latest block's is file_seq */
     uint32_t file_seq;
 };
 
 /* The ring file of a running process, mapped, and what was taken from each of its blocks. */
 struct follow_ring {
-    int fd;            /* -1: not open */
+    int fd; /* -1: not open */
     const uint8_t *data;
     size_t size;
     bool gone;         /* there is none, or it was removed (the process ended) */
@@ -40,12 +40,12 @@ struct follow_ring {
 };
 
 struct follow_file {
-    int fd; /* -1 until the file exists */
-    size_t pos;         /* the next frame */
-    size_t suspect;     /* a frame that failed its checks on the last poll (0: none) */
-    bool started;       /* the file header was read */
-    bool ended;         /* read to its END record, or its process is gone */
-    size_t nsamples;    /* clock samples the conversion was built from */
+    int fd;                      /* -1 until the file exists */
+    size_t pos;                  /* the next frame */
+    size_t suspect;              /* a frame that failed its checks on the last poll (0: none) */
+    bool started;                /* the file header was read */
+    bool ended;                  /* read to its END record, or its process is gone */
+    size_t nsamples;             /* clock samples the conversion was built from */
     struct follow_queue *queues; /* by thread index */
     size_t nqueues;
     struct follow_ring ring;
@@ -54,7 +54,7 @@ struct follow_file {
 struct follower {
     struct decode d; /* one trace per file: names, clocks, threads, losses read so far */
     struct follow_file *files;
-    bool ring;       /* read the ring files too */
+    bool ring; /* read the ring files too */
     struct at_event *scratch;
     size_t scratch_cap;
     struct budget budget;
@@ -62,8 +62,7 @@ struct follower {
 };
 
 /* Opens nothing yet: files that do not exist are waited for. Returns 0 or -ENOMEM. */
-int at__follow_init(struct follower *f, const char *const *paths, size_t n, bool ring,
-                    FILE *diag);
+int at__follow_init(struct follower *f, const char *const *paths, size_t n, bool ring, FILE *diag);
 
 /* Reads what the files and rings gained. A frame that fails its checks at the end of what was
  * written is read again on the next poll before it counts as damaged; a cut frame is waited

@@ -190,8 +190,20 @@ static int unknown_format(const char *name)
 }
 
 enum {
-    OPT_JSON = 256, OPT_NO_RECOVER, OPT_NAMES, OPT_FORCE_RECOVER, OPT_RECOVER, OPT_RINGS,
-    OPT_REMOVE, OPT_FOLLOW, OPT_RING, OPT_TOP, OPT_POLL, OPT_FROM, OPT_TO, OPT_FILTER
+    OPT_JSON = 256,
+    OPT_NO_RECOVER,
+    OPT_NAMES,
+    OPT_FORCE_RECOVER,
+    OPT_RECOVER,
+    OPT_RINGS,
+    OPT_REMOVE,
+    OPT_FOLLOW,
+    OPT_RING,
+    OPT_TOP,
+    OPT_POLL,
+    OPT_FROM,
+    OPT_TO,
+    OPT_FILTER
 };
 
 /* Two threads when a core is to spare (online cores minus the load average): the helper only
@@ -260,10 +272,14 @@ static int parse_watch(struct options *opt, int c)
 static int parse(int argc, char **argv, struct options *opt)
 {
     static const struct option longopts[] = {
-        {"output", required_argument, NULL, 'o'}, {"format", required_argument, NULL, 'f'},
-        {"help", no_argument, NULL, 'h'},         {"version", no_argument, NULL, 'V'},
-        {"json", no_argument, NULL, OPT_JSON},    {"names", required_argument, NULL, OPT_NAMES},
-        {"from", required_argument, NULL, OPT_FROM}, {"to", required_argument, NULL, OPT_TO},
+        {"output", required_argument, NULL, 'o'},
+        {"format", required_argument, NULL, 'f'},
+        {"help", no_argument, NULL, 'h'},
+        {"version", no_argument, NULL, 'V'},
+        {"json", no_argument, NULL, OPT_JSON},
+        {"names", required_argument, NULL, OPT_NAMES},
+        {"from", required_argument, NULL, OPT_FROM},
+        {"to", required_argument, NULL, OPT_TO},
         {"actor", required_argument, NULL, OPT_FILTER + FILTER_ACTOR},
         {"event", required_argument, NULL, OPT_FILTER + FILTER_EVENT},
         {"msg", required_argument, NULL, OPT_FILTER + FILTER_MSG},
@@ -274,12 +290,14 @@ static int parse(int argc, char **argv, struct options *opt)
         {"recover", no_argument, NULL, OPT_RECOVER},
         {"rings", no_argument, NULL, OPT_RINGS},
         {"remove", no_argument, NULL, OPT_REMOVE},
-        {"follow", no_argument, NULL, OPT_FOLLOW}, {"ring", no_argument, NULL, OPT_RING},
-        {"top", no_argument, NULL, OPT_TOP},       {"poll", required_argument, NULL, OPT_POLL},
+        {"follow", no_argument, NULL, OPT_FOLLOW},
+        {"ring", no_argument, NULL, OPT_RING},
+        {"top", no_argument, NULL, OPT_TOP},
+        {"poll", required_argument, NULL, OPT_POLL},
         {NULL, 0, NULL, 0},
     };
-    *opt = (struct options){.output = "-", .format = formats[0], .jobs = default_jobs(),
-                            .watch.poll_ms = 100};
+    *opt = (struct options){
+        .output = "-", .format = formats[0], .jobs = default_jobs(), .watch.poll_ms = 100};
     int c;
     while ((c = getopt_long(argc, argv, "o:f:j:hV", longopts, NULL)) != -1) {
         if (c == 'o') {
@@ -396,8 +414,7 @@ static int watch(struct options *opt, const char *const *paths, size_t n)
     opt->watch.n = n;
     for (size_t i = 0; i < n; i++)
         if (strcmp(paths[i], "-") == 0) {
-            fputs("tracedecode: --follow and --top read trace files, not standard input\n",
-                  stderr);
+            fputs("tracedecode: --follow and --top read trace files, not standard input\n", stderr);
             return 2;
         }
     if (opt->top)
@@ -405,13 +422,15 @@ static int watch(struct options *opt, const char *const *paths, size_t n)
     if ((opt->format != &at__jsonl_ops && opt->format != &at__stats_ops) || opt->json ||
         opt->names || at__filter_given(&opt->filter)) {
         fputs("tracedecode: --follow writes jsonl or the stats text, without filters or "
-              "--names\n", stderr);
+              "--names\n",
+              stderr);
         return 2;
     }
     opt->watch.format = opt->format == &at__jsonl_ops ? opt->format : NULL;
     opt->watch.ring |= !opt->watch.format; /* the seconds are whole only with the ring's events */
-    int fd = strcmp(opt->output, "-") == 0 ? STDOUT_FILENO
-             : open(opt->output, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
+    int fd = strcmp(opt->output, "-") == 0
+                 ? STDOUT_FILENO
+                 : open(opt->output, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
     if (fd < 0) {
         fprintf(stderr, "tracedecode: %s: %s\n", opt->output, strerror(errno));
         return 2;
@@ -443,7 +462,9 @@ int main(int argc, char **argv)
         at__filter_spec_free(&opt.filter);
         if (opt.recover)
             return at__recover_files(paths, (size_t)(argc - optind), opt.force_recover);
-        return at__rings_list(optind < argc ? paths[0] : dir && *dir ? dir : "/dev/shm",
+        return at__rings_list(optind < argc ? paths[0]
+                              : dir && *dir ? dir
+                                            : "/dev/shm",
                               opt.remove);
     }
     struct decode d;

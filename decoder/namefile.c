@@ -267,9 +267,8 @@ int at__names_file_apply(struct decode *d, const char *path)
     fclose(f);
     if (err == 0) {
         const char *first = skip_space(text, text + size);
-        err = first < text + size && *first == '['
-                  ? apply_array(d, path, text, size)
-                  : apply_lines(d, path, text, size);
+        err = first < text + size && *first == '[' ? apply_array(d, path, text, size)
+                                                   : apply_lines(d, path, text, size);
     } else {
         fprintf(stderr, "tracedecode: %s: %s\n", path, strerror(-err));
     }

@@ -88,8 +88,11 @@ static int write_recovered(int fd, const struct trace *t)
             const struct frame_ref *f = &th->frames[j];
             if (!f->recovered)
                 continue;
-            struct at_frame_header h = {.type = AT_FRAME_EVENTS, .tid = th->tid, .seq = f->seq,
-                                        .count = f->count, .first_tsc = f->first_tsc,
+            struct at_frame_header h = {.type = AT_FRAME_EVENTS,
+                                        .tid = th->tid,
+                                        .seq = f->seq,
+                                        .count = f->count,
+                                        .first_tsc = f->first_tsc,
                                         .last_tsc = f->last_tsc};
             int err = write_frame(fd, &h, t->recovered + f->offset, f->payload_size);
             if (err < 0)
@@ -136,9 +139,10 @@ int at__recover_files(const char *const *paths, size_t n, bool force)
             fprintf(stderr, "tracedecode: %s: %s\n", paths[i], strerror(-err));
             status = 2;
         } else if (t->ring_read) {
-            fprintf(stderr, "tracedecode: %s: wrote %llu recovered events into the trace; "
-                    "removed %s\n", paths[i], (unsigned long long)t->recovered_events,
-                    t->process.ring_path);
+            fprintf(stderr,
+                    "tracedecode: %s: wrote %llu recovered events into the trace; "
+                    "removed %s\n",
+                    paths[i], (unsigned long long)t->recovered_events, t->process.ring_path);
         }
         at__decode_close(&d);
     }
@@ -185,7 +189,8 @@ static int list_one(const char *path, bool remove)
     off_t size = 0;
     int err = read_header(path, &h, &size);
     if (err < 0) {
-        printf("%s\t%s\n", path, err == -EBADMSG ? "not a ring file of this version" : strerror(-err));
+        printf("%s\t%s\n", path,
+               err == -EBADMSG ? "not a ring file of this version" : strerror(-err));
         return 0;
     }
     bool running = at__process_running(h.pid, h.start_ticks);

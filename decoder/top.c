@@ -85,9 +85,10 @@ static void draw_title(const struct top *t)
     const struct live *l = &t->w.live;
     uint64_t shown = at__live_shown(l);
     if (l->ended)
-        mvprintw(1, 0, "the run ended: its last second, second %" PRIu64 " (+%" PRIu64
-                 " s to +%.3f s, counts as far as it went)", shown, shown - 1,
-                 (double)(l->last_ns - l->origin_ns) / 1e9);
+        mvprintw(1, 0,
+                 "the run ended: its last second, second %" PRIu64 " (+%" PRIu64
+                 " s to +%.3f s, counts as far as it went)",
+                 shown, shown - 1, (double)(l->last_ns - l->origin_ns) / 1e9);
     else if (shown)
         mvprintw(1, 0, "second %" PRIu64 " (+%" PRIu64 " s to +%" PRIu64 " s), running", shown,
                  shown - 1, shown);

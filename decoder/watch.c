@@ -71,8 +71,10 @@ int at__watch_poll(struct watch *w, bool stop)
         return err;
     uint64_t left = at__follow_pending(&w->f);
     if (stop && left)
-        fprintf(stderr, "tracedecode: interrupted: %llu events read after the last clock sample "
-                "are not written (their ts_ns is not known yet)\n", (unsigned long long)left);
+        fprintf(stderr,
+                "tracedecode: interrupted: %llu events read after the last clock sample "
+                "are not written (their ts_ns is not known yet)\n",
+                (unsigned long long)left);
     if (w->ended)
         at__live_end(&w->live);
     else
@@ -133,9 +135,10 @@ static void write_second(struct follow_out *fo)
         return;
     fo->printed = shown;
     char line[256];
-    snprintf(line, sizeof line, "second %" PRIu64 "%s: %" PRIu64 " events, %" PRIu64
-             " dropped so far", shown, l->ended ? " (the last, the run ended)" : "",
-             l->last_events, at__watch_dropped(&fo->w->f.d));
+    snprintf(line, sizeof line,
+             "second %" PRIu64 "%s: %" PRIu64 " events, %" PRIu64 " dropped so far", shown,
+             l->ended ? " (the last, the run ended)" : "", l->last_events,
+             at__watch_dropped(&fo->w->f.d));
     say(&fo->o, line);
     say(&fo->o, at__live_heads);
     for (size_t i = 0; i < l->nactors; i++)

@@ -14,8 +14,8 @@
 struct watch_options {
     const char *const *paths;
     size_t n;
-    bool ring;         /* --ring: the events still in the ring files too */
-    unsigned poll_ms;  /* between polls; 0: poll again at once */
+    bool ring;                       /* --ring: the events still in the ring files too */
+    unsigned poll_ms;                /* between polls; 0: poll again at once */
     const struct output_ops *format; /* --follow: jsonl; NULL: the live model's seconds */
 };
 

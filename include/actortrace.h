@@ -13,8 +13,8 @@
 #include "at_format.h"
 #include "at_record.h"
 
-#define ACTORTRACE_VERSION_MAJOR 0
-#define ACTORTRACE_VERSION_MINOR 1
+#define ACTORTRACE_VERSION_MAJOR  0
+#define ACTORTRACE_VERSION_MINOR  1
 #define ACTORTRACE_VERSION_STRING "0.1"
 
 /* ===== Exporting wrappers ==================================================================
@@ -121,8 +121,8 @@ struct at_frame {
 static inline void at_frame_push(struct at_frame *frame, void (*unwind)(struct at_frame *))
 {
     struct at_frame *outer = at__self.frames;
-    *frame = (struct at_frame){.outer = outer, .unwind = unwind,
-                               .depth_sp = at__self.depth_sp, .depth = at__self.depth};
+    *frame = (struct at_frame){
+        .outer = outer, .unwind = unwind, .depth_sp = at__self.depth_sp, .depth = at__self.depth};
     if (outer && (uintptr_t)frame - outer->stack_lo < outer->stack_hi - outer->stack_lo) {
         frame->stack_lo = outer->stack_lo;
         frame->stack_hi = outer->stack_hi;
@@ -166,10 +166,10 @@ AT_EXPORT void *at_resolve(const char *symbol);
 AT_EXPORT void *at_resolve_versioned(const char *symbol, const char *version);
 
 /* Resolves `real` (a function pointer variable named real_<symbol>) on first use. */
-#define AT_RESOLVE(real, symbol)                                           \
-    do {                                                                   \
-        if (AT_UNLIKELY((real) == NULL))                                   \
-            *(void **)&(real) = at_resolve(symbol);                        \
+#define AT_RESOLVE(real, symbol)                                                                   \
+    do {                                                                                           \
+        if (AT_UNLIKELY((real) == NULL))                                                           \
+            *(void **)&(real) = at_resolve(symbol);                                                \
     } while (0)
 
 /* ===== Entry patching ======================================================================
@@ -224,15 +224,20 @@ struct at_patchable {
 #define AT__GENERAL_REGS_ONLY 1
 #endif
 
-#define AT_PATCHABLE(symbol, returns) {#symbol, (void **)&real_##symbol, returns, 0}
+#define AT_PATCHABLE(symbol, returns)                                                              \
+    {                                                                                              \
+#symbol, (void **)&real_##symbol, returns, 0                                               \
+    }
 /* aligned: as the struct, not more, so that the tables of several shims lie end to end in the
  * section, one array (the compiler would align a large array to 32 bytes, leaving gaps). */
-#define AT_PATCH_TABLE(...)                                                                 \
-    _Static_assert(AT__GENERAL_REGS_ONLY, "a shim with patchable wrappers is compiled with "  \
-                                          "general registers only: #pragma GCC target("      \
-                                          "\"general-regs-only\") before its first #include"); \
-    __attribute__((section("at_patchable"), used, aligned(__alignof__(struct at_patchable)))) \
-    static struct at_patchable at__patchable[] = {__VA_ARGS__}
+#define AT_PATCH_TABLE(...)                                                                        \
+    _Static_assert(AT__GENERAL_REGS_ONLY, "a shim with patchable wrappers is compiled with "       \
+                                          "general registers only: #pragma GCC target("            \
+                                          "\"general-regs-only\") before its first #include");     \
+    __attribute__((                                                                                \
+        section("at_patchable"), used,                                                             \
+        aligned(__alignof__(struct at_patchable)))) static struct at_patchable at__patchable[] = { \
+        __VA_ARGS__}
 
 /* 1 when the recorder is on (the process is being traced and has not failed or stopped).
  * Shims may skip work that only feeds the recorder (reading a message name) when it is 0. */

@@ -54,8 +54,8 @@ static inline uint64_t at_unzigzag(uint64_t z)
 uint32_t at_crc32c(uint32_t crc, const void *data, size_t len);
 
 struct at_block_info {
-    uint32_t count; /* committed events encoded */
-    uint32_t torn;  /* slots skipped because their kind was 0 */
+    uint32_t count;               /* committed events encoded */
+    uint32_t torn;                /* slots skipped because their kind was 0 */
     uint64_t first_tsc, last_tsc; /* smallest and largest tsc of the encoded events */
 };
 

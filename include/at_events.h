@@ -6,16 +6,16 @@
 /* X(ENUM_SUFFIX, "json name"). Values are stable: they are written into trace files, so new
  * kinds are appended, never inserted. Kind 0 is reserved: a slot whose kind is 0 was never
  * committed (see at_record.h). */
-#define AT_EVENT_LIST(X)         \
-    X(SPAWN, "spawn")            \
-    X(EXIT, "exit")              \
-    X(SEND, "send")              \
-    X(RECV, "recv")              \
-    X(STEP_BEGIN, "step_begin")  \
-    X(STEP_END, "step_end")      \
-    X(SCHEDULE, "schedule")      \
-    X(PARK, "park")              \
-    X(UNPARK, "unpark")          \
+#define AT_EVENT_LIST(X)                                                                           \
+    X(SPAWN, "spawn")                                                                              \
+    X(EXIT, "exit")                                                                                \
+    X(SEND, "send")                                                                                \
+    X(RECV, "recv")                                                                                \
+    X(STEP_BEGIN, "step_begin")                                                                    \
+    X(STEP_END, "step_end")                                                                        \
+    X(SCHEDULE, "schedule")                                                                        \
+    X(PARK, "park")                                                                                \
+    X(UNPARK, "unpark")                                                                            \
     X(YIELD, "yield")
 
 enum at_event_kind {
@@ -23,7 +23,7 @@ enum at_event_kind {
 #define AT_EV_ENUM(name, str) AT_EV_##name,
     AT_EVENT_LIST(AT_EV_ENUM)
 #undef AT_EV_ENUM
-    AT_EV_BUILTIN_END,
+        AT_EV_BUILTIN_END,
     /* Kinds at_event_register() hands out start here and end at 255. */
     AT_EV_FIRST_REGISTERED = 64,
 };

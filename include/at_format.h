@@ -8,10 +8,12 @@
 
 /* ---- File header: the first 16 bytes of a trace file ---------------------------------- */
 
-#define AT_FILE_MAGIC "\x89" "ATRACE\n" /* 8 bytes; the high byte catches 7-bit mangling */
-#define AT_FILE_MAGIC_LEN 8
-#define AT_FORMAT_MAJOR 2 /* a reader refuses a file whose major version it does not know */
-#define AT_FORMAT_MINOR 4 /* additions a reader of the same major may ignore */
+#define AT_FILE_MAGIC                                                                              \
+    "\x89"                                                                                         \
+    "ATRACE\n" /* 8 bytes; the high byte catches 7-bit mangling */
+#define AT_FILE_MAGIC_LEN      8
+#define AT_FORMAT_MAJOR        2 /* a reader refuses a file whose major version it does not know */
+#define AT_FORMAT_MINOR        4 /* additions a reader of the same major may ignore */
 #define AT_FORMAT_MAJOR_OLDEST 1 /* the oldest major version tracedecode still reads */
 
 struct at_file_header {
@@ -23,7 +25,7 @@ struct at_file_header {
 
 /* ---- Frames --------------------------------------------------------------------------- */
 
-#define AT_FRAME_MAGIC 0x46525441u /* "ATRF" as little-endian bytes */
+#define AT_FRAME_MAGIC       0x46525441u /* "ATRF" as little-endian bytes */
 #define AT_FRAME_MAX_PAYLOAD (16u << 20) /* readers reject larger payload or raw sizes */
 /* Readers reject an EVENTS frame of more events: with the payload limit alone, 2 M events of
  * 8 bytes each compress to a few hundred bytes and decode to 80 MiB. The recorder's largest
@@ -61,8 +63,8 @@ struct at_frame_header {
     uint32_t payload_crc;  /* crc32c of the payload bytes as stored */
     uint64_t first_tsc;    /* EVENTS: first and last event timestamps; META: 0 */
     uint64_t last_tsc;
-    uint32_t torn;         /* EVENTS: slots left uncommitted when the block was taken */
-    uint32_t header_crc;   /* crc32c of the header bytes before this field */
+    uint32_t torn;       /* EVENTS: slots left uncommitted when the block was taken */
+    uint32_t header_crc; /* crc32c of the header bytes before this field */
 };
 
 #define AT_FRAME_HEADER_SIZE 56
@@ -187,11 +189,11 @@ struct at_ring_header {
     uint32_t block_size;  /* bytes per block, header included */
     uint32_t block_count; /* blocks ready in the file; grows, stored with release */
     uint32_t pid;
-    uint32_t block_max;   /* the most block_count grows to (ACTORTRACE_BUFFER_MB) */
-    uint64_t start_ticks; /* the process's start time: field 22 of /proc/PID/stat */
-    uint64_t lost[4];     /* events lost so far, by enum at_lost_reason ([0] unused) */
+    uint32_t block_max;            /* the most block_count grows to (ACTORTRACE_BUFFER_MB) */
+    uint64_t start_ticks;          /* the process's start time: field 22 of /proc/PID/stat */
+    uint64_t lost[4];              /* events lost so far, by enum at_lost_reason ([0] unused) */
     struct at_ring_clock clock[2]; /* the first clock sample and the latest (tsc 0: none) */
-    char trace_path[3984]; /* the trace file this ring belongs to, NUL-terminated */
+    char trace_path[3984];         /* the trace file this ring belongs to, NUL-terminated */
 };
 _Static_assert(sizeof(struct at_ring_header) == 4096, "ring header layout");
 
@@ -207,7 +209,7 @@ struct at_ring_block {
     uint32_t tid;   /* owner while FILLING / FULL */
     uint32_t seq;   /* the block's process-wide number (frame header seq) */
     uint32_t capacity;
-    uint32_t used;  /* slots taken, set at handoff (FULL); while FILLING scan for kind != 0 */
+    uint32_t used;    /* slots taken, set at handoff (FULL); while FILLING scan for kind != 0 */
     uint32_t written; /* slots already in the trace (an overwrite-mode dump of a FILLING block) */
     uint32_t reserved[10];
     /* struct at_event slots[capacity] follow */

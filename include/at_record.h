@@ -14,11 +14,11 @@
  *    call it interrupted). The current block changes only in the outermost call (nest == 1),
  *    with signals blocked, so a call that took a slot writes it into the block it took it from.
  *  - A nested call that finds the block full records into the thread's spare block instead
- *    (its own xadd on spare_next, in the thread's private state, preload/util.h); the outermost call's next switch makes the spare current, so
- *    the thread's events stay in order. A full spare is handed over (blocks are ordered by
- *    their number) when no call holds a slot of it (spare_busy), by a call that finds it
- *    still the spare it saw full once signals are blocked (a handler may have replaced it).
- *    No spare to be had: the event is dropped and counted.
+ *    (its own xadd on spare_next, in the thread's private state, preload/util.h); the outermost
+ * call's next switch makes the spare current, so the thread's events stay in order. A full spare is
+ * handed over (blocks are ordered by their number) when no call holds a slot of it (spare_busy), by
+ * a call that finds it still the spare it saw full once signals are blocked (a handler may have
+ * replaced it). No spare to be had: the event is dropped and counted.
  *  - A slot is committed when the word holding `kind` is stored, last, with release; the
  *    writer (and a post-mortem reader of the ring file) uses only committed slots.
  *  - A block is handed over only by the outermost call, when no call of the thread is between
@@ -59,7 +59,7 @@
  * actortrace.h's API, and each function a shim defines under a runtime's name. */
 #define AT_EXPORT __attribute__((visibility("default")))
 
-#define AT_LIKELY(x) __builtin_expect(!!(x), 1)
+#define AT_LIKELY(x)   __builtin_expect(!!(x), 1)
 #define AT_UNLIKELY(x) __builtin_expect(!!(x), 0)
 
 struct at_frame; /* actortrace.h: what a jump out of a handler or a step must undo */
@@ -71,17 +71,17 @@ struct at_frame; /* actortrace.h: what a jump out of a handler or a step must un
  * (preload/takeback.c); other threads read a block's slots only through the ring (acquire on
  * the slot's last word). */
 struct at_thread {
-    struct at_event *slots; /* the current block's slots; NULL before the first block */
-    uint32_t next;          /* next slot to take; taken with an unlocked xadd (signal-safe) */
-    uint32_t capacity;      /* slots in the current block; 0 sends every event to the slow path.
-                             * next and capacity share one 8-byte word (set together) */
-    uint32_t nest;          /* at_record calls in progress on this thread (signal handlers) */
-    uint32_t depth;         /* shim nesting depth: only the outermost call is recorded */
-    uint64_t current_actor; /* actor whose handler runs on this thread; 0 = none */
+    struct at_event *slots;  /* the current block's slots; NULL before the first block */
+    uint32_t next;           /* next slot to take; taken with an unlocked xadd (signal-safe) */
+    uint32_t capacity;       /* slots in the current block; 0 sends every event to the slow path.
+                              * next and capacity share one 8-byte word (set together) */
+    uint32_t nest;           /* at_record calls in progress on this thread (signal handlers) */
+    uint32_t depth;          /* shim nesting depth: only the outermost call is recorded */
+    uint64_t current_actor;  /* actor whose handler runs on this thread; 0 = none */
     struct at_frame *frames; /* the innermost signal handler or step a jump may leave, or NULL
                               * (preload/jumps.c); the thread and its handlers only */
-    uintptr_t depth_sp;     /* the stack pointer of the outermost shim wrapper (at_enter), which
-                             * a jump past it leaves: jumps.c then lowers depth */
+    uintptr_t depth_sp;      /* the stack pointer of the outermost shim wrapper (at_enter), which
+                              * a jump past it leaves: jumps.c then lowers depth */
 };
 
 /* initial-exec: the library is loaded at startup by LD_PRELOAD, so its TLS sits in the static

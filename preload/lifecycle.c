@@ -183,8 +183,8 @@ int at__ensure_started(void)
         return state;
     int expected = AT_STATE_UNINIT;
     /* acq_rel: one thread wins the start; pairs with at__finish's CAS from UNINIT to OFF */
-    if (__atomic_compare_exchange_n(&at__state, &expected, AT_STATE_STARTING, 0,
-                                    __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
+    if (__atomic_compare_exchange_n(&at__state, &expected, AT_STATE_STARTING, 0, __ATOMIC_ACQ_REL,
+                                    __ATOMIC_ACQUIRE)) {
         starting_here = 1;
         int state = start_guarded(start);
         starting_here = 0;

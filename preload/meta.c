@@ -15,7 +15,6 @@
 #include "meta.h"
 #include "ring.h"
 
-
 /* A growing run of encoded records. */
 struct records {
     uint8_t *data;
@@ -139,7 +138,7 @@ int at__meta_append_raw(const uint8_t *record, size_t len, uint64_t timeout_ns, 
     if (pthread_mutex_clocklock(&meta_mutex, CLOCK_MONOTONIC, &until) != 0)
         return -ETIMEDOUT;
     int err = may_allocate || pending.len + len <= pending.cap ? copy_record(&pending, record, len)
-                                                                : -ENOSPC;
+                                                               : -ENOSPC;
     pthread_mutex_unlock(&meta_mutex);
     return err;
 }
@@ -262,8 +261,7 @@ int at__meta_process(const char *ring_path)
     const char *boot = boot_id;
     int64_t mono_shift, real_shift;
     test_host(&boot, &mono_shift, &real_shift);
-    uint64_t f[] = {(uint64_t)getpid(), (uint64_t)getppid(), at__ring.capacity,
-                    at__config.mode};
+    uint64_t f[] = {(uint64_t)getpid(), (uint64_t)getppid(), at__ring.capacity, at__config.mode};
     const char *strs[] = {exe, ring_path, boot, host};
     return append(AT_META_PROCESS, f, 4, strs, 4);
 }

@@ -38,7 +38,7 @@
 #include "patch.h"
 
 #define FRAMES      AT_PATCH_FRAMES
-#define FRAME_SIZE  128 /* the fields below */
+#define FRAME_SIZE  128                  /* the fields below */
 #define SHADOW_HEAD AT_PATCH_SHADOW_HEAD /* top, end */
 
 /* Offsets in a frame; the assembly below uses the numbers. */
@@ -143,11 +143,11 @@ AT_GENERAL_REGS_ONLY __attribute__((used)) static uintptr_t shadow_new(void)
     "    cmpl $1, at__patch_xsave_kind(%rip)\n"                                                    \
     "    jb 3f\n"                                                                                  \
     "    je 2f\n"                                                                                  \
-    "    " save_c " (%rdi)\n"                                                                   \
+    "    " save_c " (%rdi)\n"                                                                      \
     "    jmp 4f\n"                                                                                 \
-    "2:  " save " (%rdi)\n"                                                                     \
+    "2:  " save " (%rdi)\n"                                                                        \
     "    jmp 4f\n"                                                                                 \
-    "3:  " fx " (%rdi)\n"                                                                       \
+    "3:  " fx " (%rdi)\n"                                                                          \
     "4:\n"
 
 /* at__vectors_save(area), at__vectors_restore(area): the whole vector state (every component
@@ -164,19 +164,19 @@ __asm__(".text\n"
         "    mov %rax, 536(%rdi)\n    mov %rax, 544(%rdi)\n    mov %rax, 552(%rdi)\n"
         "    mov %rax, 560(%rdi)\n    mov %rax, 568(%rdi)\n"
         "    mov at__patch_xmask(%rip), %eax\n"
-        "    mov at__patch_xmask+4(%rip), %edx\n"
-        VECTOR_OP("xsavec64", "xsave64", "fxsave64")
-        "    ret\n"
-        ".size at__vectors_save, .-at__vectors_save\n"
-        ".globl at__vectors_restore\n"
-        ".hidden at__vectors_restore\n"
-        ".type at__vectors_restore, @function\n"
-        "at__vectors_restore:\n"
-        "    mov at__patch_xmask(%rip), %eax\n"
-        "    mov at__patch_xmask+4(%rip), %edx\n"
-        VECTOR_OP("xrstor64", "xrstor64", "fxrstor64")
-        "    ret\n"
-        ".size at__vectors_restore, .-at__vectors_restore\n");
+        "    mov at__patch_xmask+4(%rip), %edx\n" VECTOR_OP(
+            "xsavec64", "xsave64",
+            "fxsave64") "    ret\n"
+                        ".size at__vectors_save, .-at__vectors_save\n"
+                        ".globl at__vectors_restore\n"
+                        ".hidden at__vectors_restore\n"
+                        ".type at__vectors_restore, @function\n"
+                        "at__vectors_restore:\n"
+                        "    mov at__patch_xmask(%rip), %eax\n"
+                        "    mov at__patch_xmask+4(%rip), %edx\n" VECTOR_OP(
+                            "xrstor64", "xrstor64",
+                            "fxrstor64") "    ret\n"
+                                         ".size at__vectors_restore, .-at__vectors_restore\n");
 
 /* The flags a caller can see change: the status flags (CF PF AF ZF SF OF). DF is clear at
  * every call and return (the ABI), and C code writes no other. lahf / sahf carry all but OF,
@@ -211,8 +211,7 @@ __asm__(".text\n"
         "    pop %r11\n    pop %r10\n    pop %r9\n    pop %r8\n    pop %rdi\n    pop %rsi\n"
         "    pop %rdx\n    pop %rcx\n"
         "    xchg %rax, (%rsp)\n" /* the flags, and the caller's rax for the pop */
-        FLAGS_RESTORE
-        "    pop %rax\n"
+        FLAGS_RESTORE "    pop %rax\n"
         "    ret\n"
         ".globl at__patch_enter\n"
         ".hidden at__patch_enter\n"
@@ -255,22 +254,22 @@ __asm__(".text\n"
         "    mov %rsi, 8(%rdi)\n"
         "    mov (%rsi), %rdx\n    mov %rdx, 16(%rdi)\n"
         "    mov %r10, 24(%rdi)\n"
-        "    mov 72(%rsp), %rdx\n    mov %rdx, 32(%rdi)\n" /* rax */
-        "    mov 56(%rsp), %rdx\n    mov %rdx, 40(%rdi)\n" /* rcx */
-        "    mov 48(%rsp), %rdx\n    mov %rdx, 48(%rdi)\n" /* rdx */
-        "    mov 40(%rsp), %rdx\n    mov %rdx, 56(%rdi)\n" /* rsi */
-        "    mov 32(%rsp), %rdx\n    mov %rdx, 64(%rdi)\n" /* rdi */
-        "    mov 24(%rsp), %rdx\n    mov %rdx, 72(%rdi)\n" /* r8 */
-        "    mov 16(%rsp), %rdx\n    mov %rdx, 80(%rdi)\n" /* r9 */
-        "    mov 8(%rsp), %rdx\n    mov %rdx, 88(%rdi)\n"  /* r10 */
-        "    mov 0(%rsp), %rdx\n    mov %rdx, 96(%rdi)\n"  /* r11 */
+        "    mov 72(%rsp), %rdx\n    mov %rdx, 32(%rdi)\n"  /* rax */
+        "    mov 56(%rsp), %rdx\n    mov %rdx, 40(%rdi)\n"  /* rcx */
+        "    mov 48(%rsp), %rdx\n    mov %rdx, 48(%rdi)\n"  /* rdx */
+        "    mov 40(%rsp), %rdx\n    mov %rdx, 56(%rdi)\n"  /* rsi */
+        "    mov 32(%rsp), %rdx\n    mov %rdx, 64(%rdi)\n"  /* rdi */
+        "    mov 24(%rsp), %rdx\n    mov %rdx, 72(%rdi)\n"  /* r8 */
+        "    mov 16(%rsp), %rdx\n    mov %rdx, 80(%rdi)\n"  /* r9 */
+        "    mov 8(%rsp), %rdx\n    mov %rdx, 88(%rdi)\n"   /* r10 */
+        "    mov 0(%rsp), %rdx\n    mov %rdx, 96(%rdi)\n"   /* r11 */
         "    mov 64(%rsp), %rdx\n    mov %rdx, 104(%rdi)\n" /* flags */
         "    mov %rbx, 112(%rdi)\n"
         /* the slot first: a handler that finds the frame complete finds it live */
         "    lea at__patch_return(%rip), %rcx\n"
         "    mov %rcx, 80(%rsp)\n"
-        "    movq $1, (%rdi)\n" /* complete */
-        "    mov %rdi, %rbx\n" /* the frame, for at__patch_return and unwinders */
+        "    movq $1, (%rdi)\n"  /* complete */
+        "    mov %rdi, %rbx\n"   /* the frame, for at__patch_return and unwinders */
         "    mov (%r10), %r11\n" /* the wrapper */
         "    add $8, %rsp\n"
         "    pop %r10\n    pop %r9\n    pop %r8\n    pop %rdi\n    pop %rsi\n    pop %rdx\n"
@@ -303,8 +302,8 @@ __asm__(".text\n"
         ".hidden at__patch_return\n"
         ".type at__patch_return, @function\n"
         "at__patch_return:\n"
-        "    lea -8(%rsp), %rsp\n" /* rsp: where the return address lay (E) */
-        "    .cfi_endproc\n" /* what follows moves rsp and rbx: described by nothing */
+        "    lea -8(%rsp), %rsp\n"       /* rsp: where the return address lay (E) */
+        "    .cfi_endproc\n"             /* what follows moves rsp and rbx: described by nothing */
         "    push %rax\n    push %rdx\n" /* the wrapper's */
         "    mov %rbx, %rdi\n"
         "    mov 24(%rdi), %r10\n"
@@ -327,7 +326,7 @@ __asm__(".text\n"
         "    mov 88(%rdi), %rax\n    mov %rax, 16(%rsp)\n"  /* r10 */
         "    mov 96(%rdi), %rax\n    mov %rax, 8(%rsp)\n"   /* r11 */
         "    mov 112(%rdi), %rax\n    mov %rax, 0(%rsp)\n"  /* rbx */
-        "    mov 16(%rdi), %rax\n" /* the return address */
+        "    mov 16(%rdi), %rax\n"                          /* the return address */
         "    mov at__patch_shadow@gottpoff(%rip), %r11\n"
         "    mov %fs:(%r11), %r9\n"
         "    movq $0, (%rdi)\n" /* popped, with the stale frames above it */

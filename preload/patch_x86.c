@@ -108,8 +108,8 @@ static struct chunk *chunk_new(uintptr_t entry)
         void *p = mmap(NULL, CHUNK_SIZE, PROT_READ | PROT_EXEC, MAP_SHARED, fd, 0);
         base = p == MAP_FAILED ? NULL : p;
     }
-    void *write = base ? mmap(NULL, CHUNK_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0)
-                       : MAP_FAILED;
+    void *write =
+        base ? mmap(NULL, CHUNK_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0) : MAP_FAILED;
     close(fd);
     if (write == MAP_FAILED) {
         if (base)
@@ -464,10 +464,10 @@ static size_t displaced_len(struct at_patch *p, size_t need)
 static void put_stub(uint8_t *out, uintptr_t at, uintptr_t desc)
 {
     int32_t rel = (int32_t)distance(desc, at + 8);
-    out[0] = 0x50;                            /* push rax */
+    out[0] = 0x50;                               /* push rax */
     out[1] = 0x48, out[2] = 0x8d, out[3] = 0x05; /* lea rax, [rip + rel] */
     memcpy(out + 4, &rel, sizeof rel);
-    out[8] = 0xff, out[9] = 0x60;             /* jmp [rax + disp8] */
+    out[8] = 0xff, out[9] = 0x60; /* jmp [rax + disp8] */
     out[10] = (uint8_t)offsetof(struct at_patch_desc, enter);
 }
 

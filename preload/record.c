@@ -23,11 +23,12 @@
 #include "writer.h"
 
 #ifdef AT_BENCH_FLOOR
-__thread struct at_floor_slot at__floor_ring[AT_FLOOR_SLOTS] __attribute__((tls_model("initial-exec")));
+__thread struct at_floor_slot at__floor_ring[AT_FLOOR_SLOTS]
+    __attribute__((tls_model("initial-exec")));
 __thread uint32_t at__floor_next __attribute__((tls_model("initial-exec")));
 #endif
 
-static uint32_t block_seq;  /* numbers blocks as they are taken; atomic, relaxed */
+static uint32_t block_seq;     /* numbers blocks as they are taken; atomic, relaxed */
 static pthread_key_t exit_key; /* its destructor hands a thread's partial blocks over */
 
 /* Writes a THREAD record when the thread's name is new to the trace. */
@@ -131,11 +132,11 @@ static void note_overwritten(const struct at_lost *lost)
         at__meta_flush_losses();
 }
 
-#define TAKEBACK_WAIT_NS (50 * 1000 * 1000ull) /* a thread waits this long at a time, */
+#define TAKEBACK_WAIT_NS    (50 * 1000 * 1000ull)       /* a thread waits this long at a time, */
 #define TAKEBACK_GIVE_UP_NS (5 * 1000 * 1000 * 1000ull) /* this long at most, then drops */
-#define WRITER_WAIT_NS (100 * 1000 * 1000ull) /* drop mode: waits this long for the writer */
-#define GROW_WAIT_NS (2 * 1000 * 1000ull) /* a thread waits this long for the pool to grow, ... */
-#define GROW_WAITS 10                     /* ... this many times, before it gives up */
+#define WRITER_WAIT_NS      (100 * 1000 * 1000ull) /* drop mode: waits this long for the writer */
+#define GROW_WAIT_NS        (2 * 1000 * 1000ull) /* a thread waits this long for the pool to grow, ... */
+#define GROW_WAITS          10                   /* ... this many times, before it gives up */
 
 struct block_wait {
     uint64_t since;  /* the first wait, CLOCK_MONOTONIC */

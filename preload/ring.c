@@ -34,9 +34,9 @@
 
 #include "ring.h"
 
-#define FIRST_BLOCKS 4                   /* ready at start */
-#define GROW_STEP_BYTES (4u << 20)       /* the most one step prepares, so waiters hear soon */
-#define EAGER_BYTES (2u << 20)           /* up to this, grown whenever half the blocks are in use */
+#define FIRST_BLOCKS    4          /* ready at start */
+#define GROW_STEP_BYTES (4u << 20) /* the most one step prepares, so waiters hear soon */
+#define EAGER_BYTES     (2u << 20) /* up to this, grown whenever half the blocks are in use */
 
 struct at_ring at__ring;
 static uint64_t early_lost[4]; /* losses while the recorder was starting; atomic */
@@ -268,7 +268,8 @@ uint32_t at__ring_grow(uint32_t free_seen)
     int err = prepare(more);
     if (err < 0) {
         at__warn("the ring file cannot grow past %u blocks (%s); events that do not fit are "
-                 "counted as lost", count, strerror(-err));
+                 "counted as lost",
+                 count, strerror(-err));
         /* relaxed: can_grow reads it as a hint; block_count is what publishes blocks */
         __atomic_store_n(&at__ring.block_max, count, __ATOMIC_RELAXED);
         return 0;
@@ -380,8 +381,7 @@ struct at_ring_block *at__ring_steal_oldest(uint32_t tid, uint32_t seq, struct a
         struct at_ring_block *block = at__ring_block(i);
         /* a partly filled block is the writer's to write (takeback.c), not to overwrite */
         if (__atomic_load_n(&block->state, __ATOMIC_ACQUIRE) == AT_BLOCK_FULL &&
-            block->used == block->capacity &&
-            (!oldest || (int32_t)(block->seq - oldest->seq) < 0))
+            block->used == block->capacity && (!oldest || (int32_t)(block->seq - oldest->seq) < 0))
             oldest = block;
     }
     uint32_t expected = AT_BLOCK_FULL;

@@ -12,19 +12,19 @@
 
 struct at_ring {
     struct at_ring_header *header;
-    char *base;          /* the first block */
-    size_t map_size;     /* address space for block_max blocks */
-    dev_t dev;           /* the ring file's identity, checked each time it grows */
+    char *base;      /* the first block */
+    size_t map_size; /* address space for block_max blocks */
+    dev_t dev;       /* the ring file's identity, checked each time it grows */
     ino_t ino;
-    uint32_t block_size; /* bytes, header included */
+    uint32_t block_size;  /* bytes, header included */
     uint32_t block_count; /* blocks ready; grown by the writer only, read with acquire */
-    uint32_t block_max;  /* the most blocks the pool grows to; lowered by the writer when the
-                          * file cannot grow; atomic, relaxed */
+    uint32_t block_max;   /* the most blocks the pool grows to; lowered by the writer when the
+                           * file cannot grow; atomic, relaxed */
     uint32_t grow_wanted; /* a thread found no block ready; atomic */
-    uint32_t capacity;   /* event slots per block */
-    uint32_t free_count; /* FREE blocks; atomic */
-    uint32_t hint;       /* where the next search for a FREE block starts; atomic, relaxed */
-    char path[4096];     /* the ring file, "" when anonymous */
+    uint32_t capacity;    /* event slots per block */
+    uint32_t free_count;  /* FREE blocks; atomic */
+    uint32_t hint;        /* where the next search for a FREE block starts; atomic, relaxed */
+    char path[4096];      /* the ring file, "" when anonymous */
 };
 
 extern struct at_ring at__ring;

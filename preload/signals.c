@@ -48,7 +48,7 @@ static const int fatal[] = {SIGHUP,  SIGINT,  SIGQUIT,   SIGILL,  SIGTRAP, SIGAB
                             SIGPROF, SIGIO,   SIGPWR,    SIGSYS};
 
 static struct sigaction program[NSIG]; /* the dispositions as the program set them */
-static uint8_t watched[NSIG]; /* ours is in front for this signal; written once, release */
+static uint8_t watched[NSIG];          /* ours is in front for this signal; written once, release */
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER; /* orders changes of `program` */
 
 static int is_function(const struct sigaction *act)
@@ -73,7 +73,8 @@ static void die_as_default(int sig, const siginfo_t *info)
     /* A fault the kernel raised (si_code > 0) happens again when we return; a signal that was
      * sent is sent again, and arrives when this handler returns and unblocks it. */
     int fault = (sig == SIGSEGV || sig == SIGBUS || sig == SIGFPE || sig == SIGILL ||
-                 sig == SIGTRAP || sig == SIGSYS) && info->si_code > 0;
+                 sig == SIGTRAP || sig == SIGSYS) &&
+                info->si_code > 0;
     if (!fault)
         raise(sig);
 }
@@ -148,7 +149,7 @@ static int is_fatal(int sig)
 struct handler_frame {
     struct at_frame frame;
     struct handler_frame *outer_handler;
-    uint32_t in_signal; /* before this handler */
+    uint32_t in_signal;                    /* before this handler */
     uint32_t nest, spare_busy, stack_busy; /* at this handler's start */
 };
 static __thread struct handler_frame *innermost_handler;

@@ -8,7 +8,7 @@
  * call's symbol binding included), and a capture (4.4 to 5 KiB; 9.4 KiB for the process's
  * first, which fills libunwind's caches): tests/targets/progs/stack_room measure,
  * docs/STACKS.md. */
-#define AT_START_STACK (16 * 1024)
+#define AT_START_STACK   (16 * 1024)
 #define AT_CAPTURE_STACK (16 * 1024)
 
 /* Reads the calling thread's stack bounds, once per thread. Not in a signal handler. */

@@ -35,10 +35,10 @@
 
 uint64_t at__stack_kinds;
 
-#define TABLE_SIZE 4096 /* distinct stacks one process keeps; a power of two */
-#define PROBES 64
-#define OWN_FRAMES_MAX 8 /* frames of this library (capture, wrapper, helpers) above the caller */
-#define FUNC_MAX 256     /* longer function names are cut */
+#define TABLE_SIZE     4096 /* distinct stacks one process keeps; a power of two */
+#define PROBES         64
+#define OWN_FRAMES_MAX 8   /* frames of this library (capture, wrapper, helpers) above the caller */
+#define FUNC_MAX       256 /* longer function names are cut */
 
 enum entry_state { ENTRY_FILLING = 0, ENTRY_READY = 1, ENTRY_PUBLISHED = 2 };
 
@@ -184,7 +184,8 @@ static void note_build_id(const char *p, size_t size, char out[41])
     while (p + sizeof(ElfW(Nhdr)) <= end) {
         const ElfW(Nhdr) *n = (const ElfW(Nhdr) *)p;
         const char *desc = p + sizeof *n + ((n->n_namesz + 3) & ~3u);
-        if (n->n_type == NT_GNU_BUILD_ID && n->n_namesz == 4 && memcmp(p + sizeof *n, "GNU", 4) == 0) {
+        if (n->n_type == NT_GNU_BUILD_ID && n->n_namesz == 4 &&
+            memcmp(p + sizeof *n, "GNU", 4) == 0) {
             unsigned len = n->n_descsz < 20 ? n->n_descsz : 20;
             for (unsigned i = 0; i < len; i++) {
                 out[2 * i] = "0123456789abcdef"[(uint8_t)desc[i] >> 4];
@@ -304,7 +305,7 @@ static int map_image(const char *path)
 }
 
 /* The section headers of the mapped image, or NULL when it is not a sound ELF64 file. */
-static const ElfW(Shdr) *sections(unsigned *count)
+static const ElfW(Shdr) * sections(unsigned *count)
 {
     const ElfW(Ehdr) *eh = (const ElfW(Ehdr) *)image.data;
     if (memcmp(eh->e_ident, ELFMAG, SELFMAG) != 0 || eh->e_ident[EI_CLASS] != ELFCLASS64 ||
@@ -316,7 +317,7 @@ static const ElfW(Shdr) *sections(unsigned *count)
 }
 
 /* Searches one symbol table for the function holding addr; 1 when found. */
-static int search_symbols(const ElfW(Shdr) *sh, unsigned nsh, const ElfW(Shdr) *symtab,
+static int search_symbols(const ElfW(Shdr) * sh, unsigned nsh, const ElfW(Shdr) * symtab,
                           uintptr_t addr, char *func, uintptr_t *start)
 {
     if (symtab->sh_link >= nsh || symtab->sh_offset > image.size ||
@@ -333,8 +334,8 @@ static int search_symbols(const ElfW(Shdr) *sh, unsigned nsh, const ElfW(Shdr) *
             addr < sym[i].st_value || addr - sym[i].st_value >= sym[i].st_size ||
             sym[i].st_name >= strtab->sh_size)
             continue;
-        snprintf(func, FUNC_MAX, "%.*s", (int)strnlen(names + sym[i].st_name,
-                                                       strtab->sh_size - sym[i].st_name),
+        snprintf(func, FUNC_MAX, "%.*s",
+                 (int)strnlen(names + sym[i].st_name, strtab->sh_size - sym[i].st_name),
                  names + sym[i].st_name);
         *start = sym[i].st_value;
         return 1;
@@ -348,7 +349,7 @@ static void function_at(const char *path, uintptr_t addr, char *func, uintptr_t 
 {
     func[0] = '\0';
     unsigned nsh;
-    const ElfW(Shdr) *sh;
+    const ElfW(Shdr) * sh;
     if (map_image(path) < 0 || !(sh = sections(&nsh)))
         return;
     for (unsigned want = SHT_SYMTAB;; want = SHT_DYNSYM) {
@@ -362,7 +363,7 @@ static void function_at(const char *path, uintptr_t addr, char *func, uintptr_t 
 
 /* Whether symbol table i of the mapped image defines a function this library wraps: the
  * dynamic linker finds our wrapper for its name. */
-static int defines_wrapped(const ElfW(Shdr) *sh, unsigned nsh, unsigned i)
+static int defines_wrapped(const ElfW(Shdr) * sh, unsigned nsh, unsigned i)
 {
     const ElfW(Shdr) *strtab = &sh[sh[i].sh_link < nsh ? sh[i].sh_link : 0];
     if (sh[i].sh_offset > image.size || sh[i].sh_size > image.size - sh[i].sh_offset ||
@@ -388,7 +389,7 @@ static int defines_wrapped(const ElfW(Shdr) *sh, unsigned nsh, unsigned i)
 static int wraps_any(const char *path)
 {
     unsigned nsh;
-    const ElfW(Shdr) *sh;
+    const ElfW(Shdr) * sh;
     if (map_image(path) < 0 || !(sh = sections(&nsh)))
         return 0;
     for (unsigned i = 0; i < nsh; i++)
@@ -482,7 +483,7 @@ static int find_own(struct dl_phdr_info *info, size_t size, void *arg)
     return 1;
 }
 
-#define AT_STR(x) AT_STR_(x)
+#define AT_STR(x)  AT_STR_(x)
 #define AT_STR_(x) #x
 
 /* Through the library's own dlopen (patch_dlopen.c), as the program's calls go: libunwind and

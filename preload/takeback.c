@@ -49,7 +49,7 @@
 #include "takeback.h"
 
 #define IDLE_NS (20 * 1000 * 1000ull) /* unmoved this long, a thread's block is taken back */
-#define BATCH 16 /* at least this many busy threads' blocks for waiting threads in a pass */
+#define BATCH   16 /* at least this many busy threads' blocks for waiting threads in a pass */
 
 struct entry {
     struct at_thread_state *thread;
@@ -77,8 +77,7 @@ static long membarrier(int cmd)
     long ret;
     __asm__ volatile("syscall"
                      : "=a"(ret)
-                     : "0"(324L /* SYS_membarrier on x86-64 */), "D"((long)cmd), "S"(0L),
-                       "d"(0L)
+                     : "0"(324L /* SYS_membarrier on x86-64 */), "D"((long)cmd), "S"(0L), "d"(0L)
                      : "rcx", "r11", "memory");
     return ret;
 }
@@ -201,8 +200,8 @@ static uint32_t choose_idle(uint64_t now)
         /* relaxed: only to see whether the thread moved; the thread updates it with xadd */
         uint32_t next = __atomic_load_n(&e->thread->pub->next, __ATOMIC_RELAXED);
         if (ticket != e->ticket || next != e->next || ticket == 0)
-            *e = (struct entry){.thread = e->thread, .ticket = ticket, .next = next,
-                                .since_ns = now};
+            *e = (struct entry){
+                .thread = e->thread, .ticket = ticket, .next = next, .since_ns = now};
         e->chosen = e->ticket && now - e->since_ns >= IDLE_NS;
         chosen += e->chosen;
     }
@@ -286,8 +285,7 @@ static int settle(struct entry *e, struct taken *taken)
     uint32_t slots = __atomic_load_n(&t->pub->next, __ATOMIC_RELAXED);
     uint64_t ticket = e->ticket;
     /* acq_rel: pairs with at__takeback_claim's exchange of held: one of the two gets it */
-    if (!__atomic_compare_exchange_n(&t->held, &ticket, 0, 0, __ATOMIC_ACQ_REL,
-                                     __ATOMIC_RELAXED))
+    if (!__atomic_compare_exchange_n(&t->held, &ticket, 0, 0, __ATOMIC_ACQ_REL, __ATOMIC_RELAXED))
         return 0;
     test_pause();
     struct at_ring_block *block = at__ring_block((uint32_t)e->ticket - 1);
@@ -320,9 +318,8 @@ static uint32_t write_partial(struct taken *taken)
     uint32_t freed = 0;
     /* acquire: pairs with ring.c's release store of block_count */
     uint32_t count = __atomic_load_n(&at__ring.block_count, __ATOMIC_ACQUIRE);
-    for (uint32_t i = 0; i < count && at__config.mode == AT_MODE_OVERWRITE &&
-                         taken->count < taken->max;
-         i++) {
+    for (uint32_t i = 0;
+         i < count && at__config.mode == AT_MODE_OVERWRITE && taken->count < taken->max; i++) {
         struct at_ring_block *block = at__ring_block(i);
         /* acquire: pairs with at__writer_submit's release store of FULL (and of used) */
         if (__atomic_load_n(&block->state, __ATOMIC_ACQUIRE) == AT_BLOCK_FULL &&

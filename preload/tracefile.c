@@ -101,8 +101,7 @@ int at__trace_create(char *path, size_t cap, int forked_child)
     }
     snprintf(path, cap, "%s", base);
     int fd = create(path);
-    int earlier_image =
-        fd == -EEXIST && (per_pid || (is_trace(path) && changed_since_start(path)));
+    int earlier_image = fd == -EEXIST && (per_pid || (is_trace(path) && changed_since_start(path)));
     for (long n = 1; fd == -EEXIST && earlier_image && n < MAX_IMAGES; n++) {
         AT_RETURN_IF_ERROR(append(path, cap, base, n));
         fd = create(path);

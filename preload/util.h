@@ -12,11 +12,11 @@
 
 #include "actortrace.h"
 
-#define AT_RETURN_IF_ERROR(expr)     \
-    do {                             \
-        int at_err_ = (expr);        \
-        if (at_err_ < 0)             \
-            return at_err_;          \
+#define AT_RETURN_IF_ERROR(expr)                                                                   \
+    do {                                                                                           \
+        int at_err_ = (expr);                                                                      \
+        if (at_err_ < 0)                                                                           \
+            return at_err_;                                                                        \
     } while (0)
 
 /* ---- the recorder's state ---- */
@@ -25,7 +25,7 @@ enum at_state {
     AT_STATE_UNINIT = 0,   /* no event yet (in this process: a forked child starts here) */
     AT_STATE_STARTING = 1, /* one thread is starting it; others that record wait */
     AT_STATE_RUNNING = 2,
-    AT_STATE_OFF = 3,      /* not tracing: failed to start, or stopped */
+    AT_STATE_OFF = 3, /* not tracing: failed to start, or stopped */
 };
 
 /* enum at_state; written with release by lifecycle.c, read with acquire anywhere. */
@@ -40,19 +40,19 @@ extern int at__state;
  * signal handlers). The writer reads `held`, `tid` and, once tracing is off, the drops of a
  * registered thread (takeback.c), and clears `held` when it takes the block back. */
 struct at_thread_state {
-    struct at_thread *pub;  /* the thread's at__self, for the writer: set by the slow path
-                             * (record.c) before the thread joins the registry */
-    uint32_t in_signal;     /* signal handlers running on this thread (signals.c) */
-    uint32_t internal;      /* the recorder's own thread: its events are never recorded */
-    void *spare;            /* struct at_ring_block a nested call records into, or NULL */
-    uint32_t spare_next;    /* next slot of the spare; taken with an unlocked xadd */
-    uint32_t spare_busy;    /* calls between taking a slot of the spare and committing it */
-    uint32_t tid;           /* gettid(), cached by the slow path */
-    uint32_t exit_hook;     /* the thread-exit key is set for this thread */
-    void *block;            /* struct at_ring_block of the current slots, owned by the slow
-                             * path */
-    uint64_t drop_count;    /* events dropped and not yet in a LOST record; taken by the finish
-                             * once tracing is off (takeback.c) */
+    struct at_thread *pub; /* the thread's at__self, for the writer: set by the slow path
+                            * (record.c) before the thread joins the registry */
+    uint32_t in_signal;    /* signal handlers running on this thread (signals.c) */
+    uint32_t internal;     /* the recorder's own thread: its events are never recorded */
+    void *spare;           /* struct at_ring_block a nested call records into, or NULL */
+    uint32_t spare_next;   /* next slot of the spare; taken with an unlocked xadd */
+    uint32_t spare_busy;   /* calls between taking a slot of the spare and committing it */
+    uint32_t tid;          /* gettid(), cached by the slow path */
+    uint32_t exit_hook;    /* the thread-exit key is set for this thread */
+    void *block;           /* struct at_ring_block of the current slots, owned by the slow
+                            * path */
+    uint64_t drop_count;   /* events dropped and not yet in a LOST record; taken by the finish
+                            * once tracing is off (takeback.c) */
     uint64_t drop_first_tsc;
     char name[16];          /* the thread name last written to the trace */
     uint64_t held;          /* the current block's ticket (takeback.c), 0 = none; cleared by
@@ -80,8 +80,7 @@ static inline struct timespec at__monotonic_after(uint64_t timeout_ns)
 
 /* futex(2) by the syscall instruction itself: the recorder's own waits must not pass through
  * libc's syscall(), which a shim may wrap. Returns the kernel's result (negative errno). */
-static inline long at__futex(uint32_t *word, int op, uint32_t value,
-                             const struct timespec *timeout)
+static inline long at__futex(uint32_t *word, int op, uint32_t value, const struct timespec *timeout)
 {
     long ret;
     register long r10 __asm__("r10") = (long)timeout;

@@ -51,12 +51,12 @@
 /* The writer never waits long for a lock a program thread may hold, so that a signal handler
  * that interrupted that thread can wait for a free block (block mode) without a deadlock. */
 #define META_LOCK_WAIT_NS (10 * 1000 * 1000ull)
-#define RECENT_FRAMES 16
+#define RECENT_FRAMES     16
 /* EVENTS frames are gathered and written with one write of up to BATCH_BYTES, at most
  * BATCH_FRAMES of them holding at most BATCH_BLOCKS blocks (a quarter of the pool, while it is
  * small): a write per frame cost the writer about a tenth of its time on the nop_send loop and
  * a fifth on pingpong. */
-#define BATCH_BYTES (256u << 10)
+#define BATCH_BYTES  (256u << 10)
 #define BATCH_FRAMES 32
 #define BATCH_BLOCKS 64
 /* Up to FRAME_BLOCKS full blocks of one thread go into one frame: zstd's fixed cost per call
@@ -70,7 +70,7 @@ struct batched_frame {
     struct at_ring_block *blocks[FRAME_BLOCKS];
     unsigned nblocks;
     unsigned framed; /* blocks in the frame; 0: nothing of the blocks goes to the file */
-    size_t offset; /* of the frame in the batch */
+    size_t offset;   /* of the frame in the batch */
     struct at_block_info info;
 };
 
@@ -96,8 +96,8 @@ struct written_frame {
 };
 
 static struct {
-    int fd;                /* -1 once the program closed or replaced it */
-    dev_t dev;             /* the trace file, to know the descriptor is still ours */
+    int fd;    /* -1 once the program closed or replaced it */
+    dev_t dev; /* the trace file, to know the descriptor is still ours */
     ino_t ino;
     char path[4096];
     ZSTD_CCtx *cctx;
@@ -109,26 +109,26 @@ static struct {
     unsigned batch_count, batch_blocks;
     struct at_ring_block *claimed[BATCH_BLOCKS]; /* FULL blocks drain() set WRITING */
     struct at_ring_block **taken; /* a take-back pass's blocks (takeback.c): block_max */
-    uint8_t *meta;         /* the metadata taken for a META frame, and a clock sample */
+    uint8_t *meta;                /* the metadata taken for a META frame, and a clock sample */
     size_t raw_cap, packed_cap;
     uint32_t meta_seq;
     uint64_t events_written, blocks_written;
-    uint64_t file_end;     /* the end of the last whole frame */
+    uint64_t file_end; /* the end of the last whole frame */
     struct written_frame recent[RECENT_FRAMES];
     unsigned recent_count, recent_next;
-    int failed;            /* a write failed: nothing more goes to the file until the end */
-    int finishing;         /* in finish(): no allocation, no free, no lock without a deadline */
+    int failed;    /* a write failed: nothing more goes to the file until the end */
+    int finishing; /* in finish(): no allocation, no free, no lock without a deadline */
     uint64_t lost, lost_first_tsc, lost_last_tsc; /* events that did not reach the file */
     uint64_t next_clock_ns;
-    int clock_due;         /* a clock sample goes with the next META frame */
+    int clock_due;          /* a clock sample goes with the next META frame */
     unsigned clock_samples; /* made due by maybe_clock */
-    uint32_t stop;         /* set once by at__writer_stop; atomic */
-    uint32_t finished;     /* futex word: the writer has written the end; atomic */
-    uint32_t dump;         /* overwrite mode: write the blocks now; atomic */
-    uint32_t pending;      /* futex word: bumped by every handover; atomic */
-    uint32_t sleeping;     /* the writer is (about to be) in futex wait; seq_cst */
-    uint32_t freed;        /* futex word: bumped when blocks are freed; atomic */
-    uint32_t free_waiters; /* threads in at__writer_wait_free; atomic */
+    uint32_t stop;          /* set once by at__writer_stop; atomic */
+    uint32_t finished;      /* futex word: the writer has written the end; atomic */
+    uint32_t dump;          /* overwrite mode: write the blocks now; atomic */
+    uint32_t pending;       /* futex word: bumped by every handover; atomic */
+    uint32_t sleeping;      /* the writer is (about to be) in futex wait; seq_cst */
+    uint32_t freed;         /* futex word: bumped when blocks are freed; atomic */
+    uint32_t free_waiters;  /* threads in at__writer_wait_free; atomic */
 } w = {.fd = -1};
 
 uint64_t at__threads_total; /* threads that took a block (record.c), for the end; atomic */
@@ -148,7 +148,8 @@ static int fd_ours(void)
         return 1;
     if (w.fd >= 0)
         at__warn("the program closed or reused descriptor %d, the trace file %s; nothing more is "
-                 "written to it", w.fd, w.path);
+                 "written to it",
+                 w.fd, w.path);
     w.fd = -1;
     w.failed = 1;
     return 0;
@@ -214,7 +215,8 @@ static void write_failed(int err)
 {
     if (w.fd >= 0) /* else fd_ours said why */
         at__warn("writing %s failed (%s); the program goes on, the events not written are counted "
-                 "in the trace's last record", w.path, strerror(-err));
+                 "in the trace's last record",
+                 w.path, strerror(-err));
     w.failed = 1;
     cut_back(w.file_end);
 }
@@ -284,8 +286,8 @@ static int write_frame(struct at_frame_header *h, const uint8_t *raw, size_t raw
 
 static void remember(uint64_t start, uint32_t blocks, const struct at_block_info *info)
 {
-    w.recent[w.recent_next] = (struct written_frame){start, info->count, blocks,
-                                                     info->first_tsc, info->last_tsc};
+    w.recent[w.recent_next] =
+        (struct written_frame){start, info->count, blocks, info->first_tsc, info->last_tsc};
     w.recent_next = (w.recent_next + 1) % RECENT_FRAMES;
     if (w.recent_count < RECENT_FRAMES)
         w.recent_count++;
@@ -382,9 +384,8 @@ static size_t encode_group(const struct group *g, struct table *t, struct at_blo
                                         : at_events_encode(slots, used - from, w.raw + len, &one);
         if (one.count == 0 && one.torn == 0)
             continue;
-        t->entry[t->head.count++] = (struct at_frame_block){b->seq, one.count, one.torn,
-                                                            (uint32_t)n, one.first_tsc,
-                                                            one.last_tsc};
+        t->entry[t->head.count++] = (struct at_frame_block){
+            b->seq, one.count, one.torn, (uint32_t)n, one.first_tsc, one.last_tsc};
         add_info(info, &one);
         len += n;
     }
@@ -408,8 +409,7 @@ static int behind(void)
     uint32_t count = __atomic_load_n(&at__ring.block_count, __ATOMIC_RELAXED);
     return at__config.predicted &&
            count >= __atomic_load_n(&at__ring.block_max, __ATOMIC_RELAXED) &&
-           (__atomic_load_n(&w.free_waiters, __ATOMIC_RELAXED) > 0 ||
-            at__ring_free() < count / 4);
+           (__atomic_load_n(&w.free_waiters, __ATOMIC_RELAXED) > 0 || at__ring_free() < count / 4);
 }
 
 /* Appends w.raw[0..len) to the batch as one EVENTS frame of thread tid, with the block table
@@ -419,9 +419,12 @@ static void append_frame(uint32_t tid, struct table *t, size_t len,
 {
     size_t extra = table_size(t);
     struct at_frame_header h = {.type = extra ? AT_FRAME_EVENTS_BLOCKS : AT_FRAME_EVENTS,
-                                .header_size = (uint16_t)(sizeof h + extra), .tid = tid,
-                                .seq = t->entry[0].seq, .count = info->count,
-                                .first_tsc = info->first_tsc, .last_tsc = info->last_tsc,
+                                .header_size = (uint16_t)(sizeof h + extra),
+                                .tid = tid,
+                                .seq = t->entry[0].seq,
+                                .count = info->count,
+                                .first_tsc = info->first_tsc,
+                                .last_tsc = info->last_tsc,
                                 .torn = info->torn,
                                 .encoding = at__config.predicted ? AT_ENC_PREDICTED : AT_ENC_RAW};
     if (extra)
@@ -451,8 +454,8 @@ static void write_group(const struct group *g, int give_back)
     if (w.failed)
         count_lost(info.count, info.first_tsc, info.last_tsc);
     struct batched_frame *f = &w.batched[w.batch_count++];
-    *f = (struct batched_frame){.nblocks = give_back ? g->n : 0, .framed = framed,
-                                .offset = w.batch_len, .info = info};
+    *f = (struct batched_frame){
+        .nblocks = give_back ? g->n : 0, .framed = framed, .offset = w.batch_len, .info = info};
     memcpy(f->blocks, g->blocks, f->nblocks * sizeof *f->blocks);
     w.batch_blocks += f->nblocks;
     if (framed)
@@ -469,8 +472,10 @@ static void write_block(struct at_ring_block *block, uint32_t used, int give_bac
 static int write_meta_frame(const uint8_t *records, size_t len, uint32_t count)
 {
     flush(); /* the file keeps the order frames were made in */
-    struct at_frame_header h = {.type = AT_FRAME_META, .header_size = AT_FRAME_HEADER_SIZE,
-                                .seq = w.meta_seq++, .count = count};
+    struct at_frame_header h = {.type = AT_FRAME_META,
+                                .header_size = AT_FRAME_HEADER_SIZE,
+                                .seq = w.meta_seq++,
+                                .count = count};
     return write_frame(&h, records, len);
 }
 
@@ -839,8 +844,8 @@ static int allocate(void)
     if (!w.cctx || !w.raw || !w.meta || !w.batch || !w.taken)
         return -ENOMEM;
     AT_RETURN_IF_ERROR(at_events_compression(w.cctx, at__config.zstd_level));
-    if (at__config.predicted && (!(w.huffman = ZSTD_createCCtx()) ||
-                                 at_events_entropy_init(w.huffman) < 0))
+    if (at__config.predicted &&
+        (!(w.huffman = ZSTD_createCCtx()) || at_events_entropy_init(w.huffman) < 0))
         return -ENOMEM;
     AT_RETURN_IF_ERROR(grow(&w.packed, &w.packed_cap, ZSTD_compressBound(w.raw_cap)));
     /* one frame's worth compressed once sizes zstd's workspace for the frames to come */
@@ -927,9 +932,8 @@ void at__writer_request_dump(void)
 
 static int wait_finished(uint64_t timeout_ns)
 {
-    uint64_t deadline = timeout_ns == AT_WAIT_FOREVER
-                            ? UINT64_MAX
-                            : at__clock_ns(CLOCK_MONOTONIC) + timeout_ns;
+    uint64_t deadline =
+        timeout_ns == AT_WAIT_FOREVER ? UINT64_MAX : at__clock_ns(CLOCK_MONOTONIC) + timeout_ns;
     /* acquire: pairs with writer_main's release store of finished */
     while (!__atomic_load_n(&w.finished, __ATOMIC_ACQUIRE)) {
         uint64_t now = at__clock_ns(CLOCK_MONOTONIC);

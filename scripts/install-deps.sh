@@ -10,6 +10,8 @@ packages="build-essential libzstd-dev libunwind-dev jq clang libclang-rt-14-dev 
 packages="$packages mandoc groff-base man-db bsdextrautils pkgconf"
 # tests of the CAF shim: CAF itself, and valgrind for a traced run under memcheck
 packages="$packages libcaf-dev valgrind"
+# the check that every C file is in the project's layout (tests/e2e/format.sh, make format)
+packages="$packages clang-format"
 # the benchmarks' check that the floor variant runs the shims (a breakpoint in a wrapper)
 packages="$packages gdb"
 # tests of shimgen: its worked examples trace programs on Debian's GLib and libuv

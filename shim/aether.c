@@ -407,7 +407,7 @@ AT_EXPORT void *scheduler_ask_message(void *actor, void *msg, size_t size, int t
 #define STEP_SLOTS (1u << 16)
 
 struct step_entry {
-    void *actor; /* claimed once, with a CAS */
+    void *actor;   /* claimed once, with a CAS */
     step_fn *step; /* release / acquire */
 };
 static struct step_entry steps[STEP_SLOTS];
@@ -565,9 +565,8 @@ AT_EXPORT void *scheduler_spawn_actor(int preferred_core, step_fn *step, size_t 
 AT_EXPORT int scheduler_register_actor(void *actor, int preferred_core)
 {
     if (!on() || at_in_wrapper())
-        return real_scheduler_register_actor
-                   ? real_scheduler_register_actor(actor, preferred_core)
-                   : -1;
+        return real_scheduler_register_actor ? real_scheduler_register_actor(actor, preferred_core)
+                                             : -1;
     int result = real_scheduler_register_actor(actor, preferred_core);
     Dl_info info;
     int found;

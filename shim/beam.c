@@ -56,23 +56,24 @@ typedef struct erts_message ErtsMessage;
 #define MSG_NEXT      0x00  /* ErtsMessage *next */
 #define MSG_TERM      0x10  /* Eterm m[0], the message */
 #define MSG_FROM      0x20  /* Eterm m[2], its sender */
-#define SCHED_TYPE     0xb0 /* ErtsSchedType type in ErtsSchedulerData: 0 normal, 1 dirty CPU,
+#define SCHED_TYPE                                                                                 \
+    0xb0                    /* ErtsSchedType type in ErtsSchedulerData: 0 normal, 1 dirty CPU,     \
                              * 2 dirty I/O */
 #define SCHED_NO       0xb8 /* Uint no: a normal scheduler's number, from 1 */
 #define SCHED_DIRTY_NO 0xc0 /* Uint dirty_no: a dirty scheduler's number, from 1 */
 
-#define ATOM_TABLE_SEGS 0x78 /* Atom ***seg_table of erts_atom_table (an IndexTable) */
-#define ATOM_SEG_BITS   10   /* 1024 atoms a segment */
-#define ATOM_LEN        0x18 /* Sint16 len, in bytes */
-#define ATOM_NAME       0x20 /* byte *name, UTF-8, not terminated */
+#define ATOM_TABLE_SEGS 0x78       /* Atom ***seg_table of erts_atom_table (an IndexTable) */
+#define ATOM_SEG_BITS   10         /* 1024 atoms a segment */
+#define ATOM_LEN        0x18       /* Sint16 len, in bytes */
+#define ATOM_NAME       0x20       /* byte *name, UTF-8, not terminated */
 #define ATOM_MAX        (1u << 20) /* the emulator's default limit (+t) */
 
 /* Eterm tags. */
-#define INVALID_PID 0xfffffff3 /* all 28 number bits set: the parent given for init */
-#define is_pid(t)   (((t)&0xf) == 0x3)
-#define is_atom(t)  (((t)&0x3f) == 0x0b)
-#define is_boxed(t) (((t)&0x3) == 0x2)
-#define atom_index(t) ((uint32_t)((t) >> 6))
+#define INVALID_PID        0xfffffff3 /* all 28 number bits set: the parent given for init */
+#define is_pid(t)          (((t)&0xf) == 0x3)
+#define is_atom(t)         (((t)&0x3f) == 0x0b)
+#define is_boxed(t)        (((t)&0x3) == 0x2)
+#define atom_index(t)      ((uint32_t)((t) >> 6))
 #define is_arity_header(h) (((h)&0x3f) == 0 && (h) >> 6 != 0) /* a tuple of 1 or more */
 
 static inline uint64_t word(const void *base, size_t offset)
@@ -150,7 +151,7 @@ static const char *atom_text(uint32_t index, size_t *len)
 {
     const char *const *const *segs = (const void *)word(atom_table, ATOM_TABLE_SEGS);
     const char *atom = segs[index >> ATOM_SEG_BITS][index & ((1u << ATOM_SEG_BITS) - 1)];
-    *len = (size_t)*(const int16_t *)(atom + ATOM_LEN);
+    *len = (size_t) * (const int16_t *)(atom + ATOM_LEN);
     return (const char *)word(atom, ATOM_NAME);
 }
 

@@ -682,7 +682,7 @@ AT_EXPORT int SYM_VISIT(void *visitor, void *element)
     struct inflight message = take(element);
     if (message.msg == 0)
         message.name = message_name(element); /* sent before the trace began */
-    uint64_t taken = at_timestamp(); /* the recv and the step it starts */
+    uint64_t taken = at_timestamp();          /* the recv and the step it starts */
     at_record_at(&taken, AT_EV_RECV, actor, sender_id(self, read_ptr(element, ELEM_SENDER)),
                  message.msg, message.name, message.path);
     at_record_at(&taken, AT_EV_STEP_BEGIN, actor, 0, message.msg, message.name, message.path);

@@ -115,9 +115,9 @@ enum label {
     LABELS
 };
 static const char *const label_names[LABELS] = {
-    "recv",        "wait",       "poll",     "task",        "reader",     "poller",
-    "timer",       "sockets",    "names",    "send_failed", "table_full", "zmq_bind",
-    "zmq_connect", "zmq_unbind", "zmq_disconnect", "zmq_pipe", "zmq_close"};
+    "recv",        "wait",       "poll",           "task",        "reader",     "poller",
+    "timer",       "sockets",    "names",          "send_failed", "table_full", "zmq_bind",
+    "zmq_connect", "zmq_unbind", "zmq_disconnect", "zmq_pipe",    "zmq_close"};
 static unsigned label_ids[LABELS];
 static const struct at_shim_labels labels = {label_names, KIND_SEND_FAILED, label_ids};
 
@@ -470,9 +470,9 @@ static struct slot {
     struct end *end;
 } table[TABLE_SIZE];
 static pthread_mutex_t table_lock = PTHREAD_MUTEX_INITIALIZER;
-static unsigned table_used;       /* under table_lock */
-static int table_full;            /* atomic: new sockets are no longer tracked */
-static int table_reported;        /* atomic */
+static unsigned table_used; /* under table_lock */
+static int table_full;      /* atomic: new sockets are no longer tracked */
+static int table_reported;  /* atomic */
 /* Set (release) once a socket was put off its chain, into a closed socket's slot anywhere: from
  * then on a lookup that misses goes through the whole table instead of stopping at a free
  * slot. That happens only when three quarters of the slots have held a socket: the table then

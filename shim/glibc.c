@@ -185,8 +185,8 @@ at__glibc_cond_broadcast(pthread_cond_t *cond)
 }
 
 /* Since glibc 2.30; one implementation under GLIBC_2.30 and GLIBC_2.34. */
-AT_EXPORT int pthread_cond_clockwait(pthread_cond_t *cond, pthread_mutex_t *mutex,
-                                     clockid_t clock, const struct timespec *abstime)
+AT_EXPORT int pthread_cond_clockwait(pthread_cond_t *cond, pthread_mutex_t *mutex, clockid_t clock,
+                                     const struct timespec *abstime)
 {
     AT_SHIM_RESOLVE(&shim, real_pthread_cond_clockwait);
     int parked = park(OBJ_COND, cond);

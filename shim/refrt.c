@@ -45,7 +45,7 @@ AT_PATCH_TABLE(AT_PATCHABLE(rt_msg_type, AT_RETURN_RAX), AT_PATCHABLE(rt_spawn, 
                AT_PATCHABLE(rt_unpark, AT_RETURNS_NOTHING),
                AT_PATCHABLE(rt_exit, AT_RETURNS_NOTHING));
 
-#define WORKER_ID_BASE (1ull << 40)
+#define WORKER_ID_BASE    (1ull << 40)
 #define MAX_NAMED_WORKERS 1024
 
 enum label { PATH_WORKER, LABELS };

@@ -39,11 +39,26 @@ struct at_shim_real {
     const char *symbol;
     const char *version; /* for dlvsym; NULL: the default version */
 };
-#define AT_SHIM_REAL(symbol)                   {(void **)&real_##symbol, #symbol, NULL}
-#define AT_SHIM_REAL_AS(real, symbol)          {(void **)&(real), symbol, NULL}
-#define AT_SHIM_REAL_VERSION(symbol, version)  {(void **)&real_##symbol, #symbol, version}
+#define AT_SHIM_REAL(symbol)                                                                       \
+    {                                                                                              \
+        (void **)&real_##symbol, #symbol, NULL                                                     \
+    }
+#define AT_SHIM_REAL_AS(real, symbol)                                                              \
+    {                                                                                              \
+        (void **)&(real), symbol, NULL                                                             \
+    }
+#define AT_SHIM_REAL_VERSION(symbol, version)                                                      \
+    {                                                                                              \
+        (void **)&real_##symbol, #symbol, version                                                  \
+    }
 #define AT_SHIM_REALS(...)                                                                         \
-    (const struct at_shim_real[]){__VA_ARGS__, {NULL, NULL, NULL}}
+    (const struct at_shim_real[])                                                                  \
+    {                                                                                              \
+        __VA_ARGS__,                                                                               \
+        {                                                                                          \
+            NULL, NULL, NULL                                                                       \
+        }                                                                                          \
+    }
 
 enum at_shim_state { AT_SHIM_UNCHECKED, AT_SHIM_TRACED, AT_SHIM_UNTRACED };
 

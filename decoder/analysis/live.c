@@ -42,8 +42,7 @@ static struct live_worker *worker_of(struct live *l, uint32_t trace, uint32_t ti
     uint32_t *found = at__hmap_get(&l->worker_index, key);
     if (found)
         return &l->workers[*found];
-    if (at__array_reserve((void **)&l->workers, &l->workers_cap, l->nworkers,
-                          sizeof *l->workers) ||
+    if (at__array_reserve((void **)&l->workers, &l->workers_cap, l->nworkers, sizeof *l->workers) ||
         at__hmap_put(&l->worker_index, key, (uint32_t)l->nworkers) < 0)
         return NULL;
     l->workers[l->nworkers] = (struct live_worker){.trace = trace, .tid = tid};
@@ -193,8 +192,8 @@ int at__live_event(struct live *l, const struct decode *d, const struct merged *
 
 /* ---- Text ------------------------------------------------------------------------------- */
 
-void at__live_actor_name(const struct live *l, const struct decode *d,
-                         const struct live_actor *a, char *buf, size_t len)
+void at__live_actor_name(const struct live *l, const struct decode *d, const struct live_actor *a,
+                         char *buf, size_t len)
 {
     (void)l;
     const struct trace *t = &d->traces[a->trace];
@@ -233,14 +232,14 @@ void at__live_row(const struct live *l, const struct decode *d, const struct liv
              (double)a->last.busy_ns * 100.0 / LIVE_SECOND, a->last.p99_ns ? p99 : "-");
 }
 
-void at__live_worker_row(const struct live *l, const struct decode *d,
-                         const struct live_worker *w, char *buf, size_t len)
+void at__live_worker_row(const struct live *l, const struct decode *d, const struct live_worker *w,
+                         char *buf, size_t len)
 {
     (void)l;
     const struct trace *t = &d->traces[w->trace];
     uint32_t index;
-    const struct thread *th = at__idmap_get(&t->thread_index, w->tid, &index) == 0
-                                  ? &t->threads[index] : NULL;
+    const struct thread *th =
+        at__idmap_get(&t->thread_index, w->tid, &index) == 0 ? &t->threads[index] : NULL;
     snprintf(buf, len, "%-8u %-16.*s %5.1f%%", w->tid, th && th->name ? (int)th->name_len : 0,
              th && th->name ? th->name : "", (double)w->last_busy_ns * 100.0 / LIVE_SECOND);
 }

@@ -34,7 +34,7 @@ struct live_actor {
     uint32_t depth;            /* now: sends to it not yet taken out */
     uint32_t open;             /* handlers begun and not ended (nested ones count once) */
     uint64_t begun, busy_since;
-    struct hist handlers;      /* handler times of the second being gathered */
+    struct hist handlers; /* handler times of the second being gathered */
 };
 
 struct live_worker {
@@ -46,18 +46,18 @@ struct live_worker {
 
 struct live {
     bool started;
-    uint64_t origin_ns;  /* the first event: second k is (origin + k-1 s, origin + k s] */
-    uint64_t second;     /* the number of the second being gathered, from 1 */
-    uint64_t last_ns;    /* the latest event */
+    uint64_t origin_ns;           /* the first event: second k is (origin + k-1 s, origin + k s] */
+    uint64_t second;              /* the number of the second being gathered, from 1 */
+    uint64_t last_ns;             /* the latest event */
     uint64_t events, last_events; /* events in the second being gathered; in the last one */
-    bool ended;          /* every process ended: `last` is the run's last (partial) second */
+    bool ended;              /* every process ended: `last` is the run's last (partial) second */
     struct hmap actor_index; /* (trace, actor id) -> index into actors */
     struct live_actor *actors;
     size_t nactors, actors_cap;
     struct hmap worker_index; /* (trace, tid) -> index into workers */
     struct live_worker *workers;
     size_t nworkers, workers_cap;
-    bool *takes_by_recv;  /* [trace]: its runtime records recv, which takes from a mailbox */
+    bool *takes_by_recv; /* [trace]: its runtime records recv, which takes from a mailbox */
     size_t ntraces;
 };
 
@@ -80,8 +80,8 @@ static inline uint64_t at__live_shown(const struct live *l)
 }
 
 /* The actor's name ("name" or "#id", with "pid:" in front when d has several traces) into buf. */
-void at__live_actor_name(const struct live *l, const struct decode *d,
-                         const struct live_actor *a, char *buf, size_t len);
+void at__live_actor_name(const struct live *l, const struct decode *d, const struct live_actor *a,
+                         char *buf, size_t len);
 
 /* Column heads and one actor's row of the last second, as text (top and --format stats). */
 extern const char at__live_heads[];
@@ -89,8 +89,8 @@ void at__live_row(const struct live *l, const struct decode *d, const struct liv
                   char *buf, size_t len);
 
 /* A worker's busy share of the last second and its name, as text. */
-void at__live_worker_row(const struct live *l, const struct decode *d,
-                         const struct live_worker *w, char *buf, size_t len);
+void at__live_worker_row(const struct live *l, const struct decode *d, const struct live_worker *w,
+                         char *buf, size_t len);
 
 void at__live_free(struct live *l);
 

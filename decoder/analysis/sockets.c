@@ -201,13 +201,12 @@ static int add_endpoint(struct sockets *s, const struct merged *e, uint32_t trac
         return -ENOMEM;
     if (s->socks[sock].first_endpoint == NONE)
         s->socks[sock].first_endpoint = s->nendpoints;
-    s->endpoints[s->nendpoints++] = (struct endpoint){
-        .sock = sock,
-        .bound = kind == BIND,
-        .name = name,
-        .ns = e->ts_ns,
-        .until = FOREVER,
-        .closed = FOREVER};
+    s->endpoints[s->nendpoints++] = (struct endpoint){.sock = sock,
+                                                      .bound = kind == BIND,
+                                                      .name = name,
+                                                      .ns = e->ts_ns,
+                                                      .until = FOREVER,
+                                                      .closed = FOREVER};
     return 0;
 }
 
@@ -735,9 +734,9 @@ const struct name *at__sockets_remote_name(const struct decode *d)
     if (!s || s->remote == NONE)
         return NULL;
     const struct sock_msg *other = &s->msgs[s->msgs[s->remote].other];
-    const struct name *n = other->actor ? at__names_get(&d->traces[other->trace].names,
-                                                        AT_NAME_ACTOR, other->actor)
-                                        : NULL;
+    const struct name *n =
+        other->actor ? at__names_get(&d->traces[other->trace].names, AT_NAME_ACTOR, other->actor)
+                     : NULL;
     return n && n->s ? n : NULL;
 }
 

@@ -13,7 +13,7 @@
 /* The fewest bytes one event takes: in the columns, kind, path and six one-byte varints; in the
  * predicted encoding, its first byte and a tsc byte. Checked before the event array is sized,
  * so a header cannot make us allocate for events that the payload could never hold. */
-#define EVENT_MIN_BYTES 8
+#define EVENT_MIN_BYTES           8
 #define PREDICTED_EVENT_MIN_BYTES 2
 
 static int is_zstd(uint8_t encoding)
@@ -45,8 +45,8 @@ static int unzstd(struct unpacker *u, const uint8_t *payload, uint32_t payload_s
     return 0;
 }
 
-int at__unpack(struct unpacker *u, const uint8_t *payload, uint32_t payload_size,
-               uint32_t raw_size, uint8_t encoding, const uint8_t **raw, const char **why)
+int at__unpack(struct unpacker *u, const uint8_t *payload, uint32_t payload_size, uint32_t raw_size,
+               uint8_t encoding, const uint8_t **raw, const char **why)
 {
     u->held = NULL; /* buf is about to change */
     if (encoding == AT_ENC_RAW || encoding == AT_ENC_PREDICTED) {

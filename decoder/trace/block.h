@@ -33,10 +33,10 @@ struct budget {
  * stored) ever needs. */
 #ifdef FUZZING_BUILD_MODE_UNSAFE_FOR_PRODUCTION
 /* Smaller, so that the fuzzer reaches the limit with inputs it can run many times a second. */
-#define AT_BUDGET_FLOOR (1ull << 20)
+#define AT_BUDGET_FLOOR          (1ull << 20)
 #define AT_BUDGET_PER_TRACE_BYTE 32
 #else
-#define AT_BUDGET_FLOOR (128ull << 20)
+#define AT_BUDGET_FLOOR          (128ull << 20)
 #define AT_BUDGET_PER_TRACE_BYTE 256
 #endif
 
@@ -44,8 +44,8 @@ void at__budget_give(struct budget *b, uint64_t n);
 
 /* Sets *raw to the raw_size decoded bytes of a payload (valid until the next call). Returns 0,
  * -EINVAL (why says what is wrong), -ENOTSUP (unknown encoding) or -ENOMEM. */
-int at__unpack(struct unpacker *u, const uint8_t *payload, uint32_t payload_size,
-               uint32_t raw_size, uint8_t encoding, const uint8_t **raw, const char **why);
+int at__unpack(struct unpacker *u, const uint8_t *payload, uint32_t payload_size, uint32_t raw_size,
+               uint8_t encoding, const uint8_t **raw, const char **why);
 
 /* Decodes the EVENTS frame f of t into *events (grown as needed, within budget b leaving keep
  * bytes; *cap is its length in events). Returns 0, -EINVAL / -ENOTSUP with why set, -E2BIG

@@ -73,8 +73,8 @@ static int decode_next(struct merge *m, struct stream *s)
     while (s->next_frame < s->thread->nframes) {
         const struct frame_ref *f = &s->thread->frames[s->next_frame++];
         const char *why = "";
-        int err = at__block_decode(m->unpacker, s->trace, f, &s->events, &s->cap, &m->budget, 0,
-                                   &why);
+        int err =
+            at__block_decode(m->unpacker, s->trace, f, &s->events, &s->cap, &m->budget, 0, &why);
         if (err == -ENOMEM)
             return err;
         if (err < 0) {
@@ -156,7 +156,8 @@ int at__merge_init(struct merge *m, struct trace *traces, size_t n, struct unpac
     for (size_t i = 0; i < n; i++) {
         for (size_t j = 0; j < traces[i].nthreads; j++) {
             struct stream *s = &m->streams[m->nstreams];
-            *s = (struct stream){.trace = &traces[i], .thread = &traces[i].threads[j],
+            *s = (struct stream){.trace = &traces[i],
+                                 .thread = &traces[i].threads[j],
                                  .index = (uint32_t)m->nstreams};
             m->nstreams++;
             if (set_lazy_key(s))

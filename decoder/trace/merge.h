@@ -22,8 +22,8 @@ struct stream {
     uint64_t ns, tsc; /* the merge key: of events[pos], or when the block is used up, of the
                        * next frame's first_tsc, which no event of that frame is below */
     size_t clock_hint;
-    uint32_t index;   /* position in the (trace, tid) order; breaks ties */
-    bool recovered;   /* the current block came from the ring file */
+    uint32_t index; /* position in the (trace, tid) order; breaks ties */
+    bool recovered; /* the current block came from the ring file */
 };
 
 struct merge {

@@ -35,7 +35,7 @@ _Static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__,
                "headers are little-endian and copied as they are");
 
 #define FILE_HEADER_SIZE 16
-#define CRC_COVERED 52     /* header bytes under header_crc */
+#define CRC_COVERED      52 /* header bytes under header_crc */
 
 void at__trace_warn(const struct trace *t, const char *fmt, ...)
 {
@@ -287,8 +287,7 @@ static const char *check_table(const uint8_t *p, const struct at_frame_header *h
 /* The checks of FORMAT.md section 3, in an order that trusts no field before it is checked.
  * Returns NULL when the frame at pos passes, or what is wrong with it; *cut tells the cut tail
  * of the trace from damage. */
-const char *at__frame_check(const struct trace *t, size_t pos, struct at_frame_header *h,
-                            bool *cut)
+const char *at__frame_check(const struct trace *t, size_t pos, struct at_frame_header *h, bool *cut)
 {
     const uint8_t *p = t->data + pos;
     size_t left = t->size - pos;
@@ -337,9 +336,16 @@ static int index_block(struct trace *t, size_t pos, const struct at_frame_header
 {
     struct thread *th = at__trace_thread(t, h->tid);
     struct frame_ref f = {
-        .offset = pos, .first_tsc = b->first_tsc, .last_tsc = b->last_tsc, .seq = b->seq,
-        .count = b->count, .payload_size = h->payload_size, .raw_size = h->raw_size,
-        .part_offset = part_offset, .part_size = b->raw_size, .header_size = h->header_size,
+        .offset = pos,
+        .first_tsc = b->first_tsc,
+        .last_tsc = b->last_tsc,
+        .seq = b->seq,
+        .count = b->count,
+        .payload_size = h->payload_size,
+        .raw_size = h->raw_size,
+        .part_offset = part_offset,
+        .part_size = b->raw_size,
+        .header_size = h->header_size,
         .encoding = h->encoding,
     };
     if (!th || at__thread_add_frame(th, &f) < 0)
@@ -352,8 +358,7 @@ static int index_block(struct trace *t, size_t pos, const struct at_frame_header
 /* Each block of an EVENTS frame (at__frame_check checked its table) joins its thread's list. */
 static int index_events(struct trace *t, size_t pos, const struct at_frame_header *h)
 {
-    struct at_frame_block one = {h->seq, h->count, h->torn, h->raw_size, h->first_tsc,
-                                 h->last_tsc};
+    struct at_frame_block one = {h->seq, h->count, h->torn, h->raw_size, h->first_tsc, h->last_tsc};
     if (h->type == AT_FRAME_EVENTS)
         return index_block(t, pos, h, &one, 0);
     struct at_frame_blocks head;
@@ -399,8 +404,7 @@ static int load_meta(struct trace *t, size_t pos, const struct at_frame_header *
     return 0;
 }
 
-int at__frame_load(struct trace *t, size_t pos, const struct at_frame_header *h,
-                   struct unpacker *u)
+int at__frame_load(struct trace *t, size_t pos, const struct at_frame_header *h, struct unpacker *u)
 {
     if (h->type == AT_FRAME_EVENTS || h->type == AT_FRAME_EVENTS_BLOCKS)
         return index_events(t, pos, h);

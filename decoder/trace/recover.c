@@ -99,8 +99,7 @@ static const char *check_ring(const struct ring *r, uint64_t pid)
     if (h->pid != pid)
         return "it belongs to another process";
     if (h->block_size < sizeof(struct at_ring_block) + sizeof(struct at_event) ||
-        h->block_size > MAX_BLOCK_SIZE ||
-        h->block_count > (r->size - sizeof *h) / h->block_size)
+        h->block_size > MAX_BLOCK_SIZE || h->block_count > (r->size - sizeof *h) / h->block_size)
         return "its header does not match its size";
     return NULL;
 }
@@ -140,14 +139,20 @@ static int grow(struct trace *t, size_t more)
                : at__array_grow((void **)&t->recovered, &t->recovered_cap, need - 1, 1, 1 << 20);
 }
 
-static int add_frame(struct trace *t, const struct at_ring_block *b, size_t offset,
-                     size_t len, const struct at_block_info *info)
+static int add_frame(struct trace *t, const struct at_ring_block *b, size_t offset, size_t len,
+                     const struct at_block_info *info)
 {
     struct thread *th = at__trace_thread(t, b->tid);
     struct frame_ref f = {
-        .offset = offset, .first_tsc = info->first_tsc, .last_tsc = info->last_tsc,
-        .seq = b->seq, .count = info->count, .payload_size = (uint32_t)len,
-        .raw_size = (uint32_t)len, .part_size = (uint32_t)len, .encoding = AT_ENC_RAW,
+        .offset = offset,
+        .first_tsc = info->first_tsc,
+        .last_tsc = info->last_tsc,
+        .seq = b->seq,
+        .count = info->count,
+        .payload_size = (uint32_t)len,
+        .raw_size = (uint32_t)len,
+        .part_size = (uint32_t)len,
+        .encoding = AT_ENC_RAW,
         .recovered = true,
     };
     if (!th || at__thread_add_frame(th, &f) < 0)
@@ -158,14 +163,12 @@ static int add_frame(struct trace *t, const struct at_ring_block *b, size_t offs
 
 static int recover_block(struct trace *t, const struct at_ring_block *b, uint32_t capacity)
 {
-    if (b->state != AT_BLOCK_FILLING && b->state != AT_BLOCK_FULL &&
-        b->state != AT_BLOCK_WRITING)
+    if (b->state != AT_BLOCK_FILLING && b->state != AT_BLOCK_FULL && b->state != AT_BLOCK_WRITING)
         return 0;
     const struct at_event *slots = (const struct at_event *)(b + 1);
     uint32_t used = slots_used(b, slots, capacity);
     uint32_t from = b->written < used ? b->written : used; /* the rest is in the trace */
-    if (b->tid == 0 || used == from ||
-        in_trace(t, b->tid, b->seq, from ? slots[from].tsc | 1 : 0))
+    if (b->tid == 0 || used == from || in_trace(t, b->tid, b->seq, from ? slots[from].tsc | 1 : 0))
         return 0;
     if (grow(t, at_events_encode_bound(used - from)) < 0)
         return -ENOMEM;
@@ -215,9 +218,10 @@ static void add_ring_losses(struct trace *t, const struct at_ring_header *h)
         for (size_t j = 0; j < t->nlost; j++)
             listed += t->lost[j].reason == reasons[r] ? t->lost[j].count : 0;
         if (h->lost[reasons[r]] > listed)
-            t->ring_lost[t->nring_lost++] = (struct lost){
-                .reason = reasons[r], .count = h->lost[reasons[r]] - listed,
-                .first_tsc = first, .last_tsc = last};
+            t->ring_lost[t->nring_lost++] = (struct lost){.reason = reasons[r],
+                                                          .count = h->lost[reasons[r]] - listed,
+                                                          .first_tsc = first,
+                                                          .last_tsc = last};
     }
 }
 
@@ -293,7 +297,8 @@ static int read_ring(struct trace *t, const struct ring *r, const char *path, bo
 {
     const struct at_ring_header *h = r->header;
     if (!force && at__process_running(t->process.pid, h->start_ticks)) {
-        at__trace_warn(t, "process %llu is still running: its trace is not finished yet "
+        at__trace_warn(t,
+                       "process %llu is still running: its trace is not finished yet "
                        "(--force-recover reads its ring file all the same)",
                        (unsigned long long)t->process.pid);
         return 0;
@@ -322,8 +327,10 @@ int at__trace_recover(struct trace *t, bool force)
     struct stat st;
     const char *why = unreadable(fd, &st);
     if (why) {
-        at__trace_warn(t, "the ring file %s cannot be read (%s): the events not yet written "
-                       "when the process ended are lost", path, why);
+        at__trace_warn(t,
+                       "the ring file %s cannot be read (%s): the events not yet written "
+                       "when the process ended are lost",
+                       path, why);
         if (fd >= 0)
             close(fd);
         return 0;

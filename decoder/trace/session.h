@@ -38,10 +38,10 @@ struct summary {
     uint64_t events;  /* events written out */
     uint64_t dropped; /* sum of LOST counts, every reason */
     uint64_t threads, damaged_frames, torn;
-    uint64_t recovered; /* events read from ring files (marked "recovered" in JSONL) */
+    uint64_t recovered;              /* events read from ring files (marked "recovered" in JSONL) */
     uint64_t stacks, stacks_skipped; /* "stack" companions, not counted in events; skipped
                                       * captures among them */
-    bool truncated; /* a file has no END record or ends inside a frame */
+    bool truncated;                  /* a file has no END record or ends inside a frame */
     size_t files;
 };
 

@@ -13,8 +13,8 @@ struct thread *at__trace_thread(struct trace *t, uint32_t tid)
     uint32_t index;
     if (at__idmap_get(&t->thread_index, tid, &index) == 0)
         return &t->threads[index];
-    if (at__array_grow((void **)&t->threads, &t->threads_cap, t->nthreads, sizeof *t->threads,
-                       16) < 0 ||
+    if (at__array_grow((void **)&t->threads, &t->threads_cap, t->nthreads, sizeof *t->threads, 16) <
+            0 ||
         at__idmap_put(&t->thread_index, tid, (uint32_t)t->nthreads) < 0)
         return NULL;
     struct thread *th = &t->threads[t->nthreads++];
@@ -24,8 +24,8 @@ struct thread *at__trace_thread(struct trace *t, uint32_t tid)
 
 int at__thread_add_frame(struct thread *th, const struct frame_ref *f)
 {
-    if (at__array_grow((void **)&th->frames, &th->frames_cap, th->nframes, sizeof *th->frames,
-                       16) < 0)
+    if (at__array_grow((void **)&th->frames, &th->frames_cap, th->nframes, sizeof *th->frames, 16) <
+        0)
         return -ENOMEM;
     th->frames[th->nframes++] = *f;
     th->events += f->count;

@@ -78,8 +78,8 @@ struct trace {
     size_t size;
     bool mapped;
     uint8_t *prefix; /* the first bytes of a stream that is not a whole trace; data points here */
-    dev_t dev; /* identify the file (for standard input: the pipe), so that the output cannot
-                * overwrite it and the same file is not merged with itself */
+    dev_t dev;       /* identify the file (for standard input: the pipe), so that the output cannot
+                      * overwrite it and the same file is not merged with itself */
     ino_t ino;
     uint16_t version_major, version_minor;
 
@@ -97,10 +97,10 @@ struct trace {
     struct patch_record *patches;
     size_t npatches, patches_cap;
 
-    uint64_t meta_raw; /* decoded bytes of the META frames loaded (reader.c's budget) */
-    uint64_t damaged; /* damaged frames, found by the reader or when decoding a block */
-    bool cut;         /* the file ends inside its header or a frame */
-    uint64_t torn;    /* sum of the torn fields of accepted EVENTS frames */
+    uint64_t meta_raw;       /* decoded bytes of the META frames loaded (reader.c's budget) */
+    uint64_t damaged;        /* damaged frames, found by the reader or when decoding a block */
+    bool cut;                /* the file ends inside its header or a frame */
+    uint64_t torn;           /* sum of the torn fields of accepted EVENTS frames */
     uint64_t events_decoded; /* counted by the merge */
 
     uint8_t *recovered; /* the columns of blocks recovered from the ring file (recover.c) */
@@ -128,8 +128,8 @@ struct unpacker;
 int at__trace_open(struct trace *t, const char *path, FILE *diag, struct unpacker *u);
 
 /* After a kill: when t has no END record and the ring file its PROCESS record names is still
- * there (and its process is gone, or force), adds the blocks holding events the trace lacks to their
- * threads, as frames marked recovered, and reports how many. Returns 0 (also when there was
+ * there (and its process is gone, or force), adds the blocks holding events the trace lacks to
+ * their threads, as frames marked recovered, and reports how many. Returns 0 (also when there was
  * nothing to recover) or -ENOMEM. */
 int at__trace_recover(struct trace *t, bool force);
 

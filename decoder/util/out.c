@@ -106,13 +106,27 @@ static char *escape_ascii(char *p, uint8_t c)
     static const char hex[] = "0123456789abcdef";
     *p++ = '\\';
     switch (c) {
-    case '"': *p++ = '"'; break;
-    case '\\': *p++ = '\\'; break;
-    case '\n': *p++ = 'n'; break;
-    case '\r': *p++ = 'r'; break;
-    case '\t': *p++ = 't'; break;
-    case '\b': *p++ = 'b'; break;
-    case '\f': *p++ = 'f'; break;
+    case '"':
+        *p++ = '"';
+        break;
+    case '\\':
+        *p++ = '\\';
+        break;
+    case '\n':
+        *p++ = 'n';
+        break;
+    case '\r':
+        *p++ = 'r';
+        break;
+    case '\t':
+        *p++ = 't';
+        break;
+    case '\b':
+        *p++ = 'b';
+        break;
+    case '\f':
+        *p++ = 'f';
+        break;
     default:
         p = AT_PUT(p, "u00");
         *p++ = hex[c >> 4];

@@ -111,8 +111,8 @@ static int put_item(void *arg, const struct tl_item *it)
     const char *stack =
         it->type == TL_END ? NULL : at__stacks_json(it->track->trace, it->stack, &stack_len);
     size_t flows = it->flows_out > 1 ? it->flows_out : 1;
-    char *p = name ? at__out_reserve(c->f.o, (2 + flows) * RECORD_FIXED +
-                                                 at__json_str_bound(len) + stack_len)
+    char *p = name ? at__out_reserve(c->f.o, (2 + flows) * RECORD_FIXED + at__json_str_bound(len) +
+                                                 stack_len)
                    : NULL;
     if (!p)
         return -ENOMEM;

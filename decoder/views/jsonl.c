@@ -100,9 +100,9 @@ static int jsonl_event(struct out *o, const struct decode *d, const struct merge
     const struct name *kind = at__names_get(nm, AT_NAME_EVENT, ev->kind);
     size_t stack_len;
     const char *stack = at__stacks_json(e->trace, e->stack, &stack_len);
-    char *p = at__out_reserve(o, LINE_FIXED + bound(msg_name) + bound(actor) + bound(peer) +
-                                     bound(path) + bound(kind) + stack_len +
-                                     bound(at__sockets_remote_name(d)));
+    char *p =
+        at__out_reserve(o, LINE_FIXED + bound(msg_name) + bound(actor) + bound(peer) + bound(path) +
+                               bound(kind) + stack_len + bound(at__sockets_remote_name(d)));
     if (!p)
         return -ENOMEM;
     p = at__fmt_u64(AT_PUT(p, "{\"ts_ns\":"), e->ts_ns);

@@ -11,7 +11,6 @@
 #include "session.h"
 #include "trace.h"
 
-
 struct decode;
 
 /* An output format. Callbacks return 0 or a negative errno; NULL means "nothing to do". The

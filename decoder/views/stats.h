@@ -18,10 +18,10 @@
 /* One message name of one trace. */
 struct stat_msg {
     uint32_t trace, name;
-    uint64_t sent, received; /* send and recv events of that name */
-    uint64_t handled;        /* steps that handled a message of that name */
-    uint64_t handling_ns;    /* time in those steps, each from its begin to its end */
-    struct hist latency;     /* send -> the step that handled it */
+    uint64_t sent, received;  /* send and recv events of that name */
+    uint64_t handled;         /* steps that handled a message of that name */
+    uint64_t handling_ns;     /* time in those steps, each from its begin to its end */
+    struct hist latency;      /* send -> the step that handled it */
     struct hist recv_latency; /* send -> its recv (each delivery's, for a fan-out) */
 };
 

@@ -337,8 +337,7 @@ static int step_end(struct event_ctx *c)
 static int send(struct event_ctx *c)
 {
     const struct at_event *ev = c->e->ev;
-    struct tl_item flow = {.flow_out = flow_id(c->tl, c->r->flow),
-                           .flows_out = c->r->flows};
+    struct tl_item flow = {.flow_out = flow_id(c->tl, c->r->flow), .flows_out = c->r->flows};
     if (ev->peer == 0) {
         int err = thread_declared(c);
         return err ? err : emit(c, &c->th->track, TL_INSTANT, TL_NAME_EVENT, ev->name, flow);
@@ -372,8 +371,8 @@ static int tl_event(struct timeline *tl, const struct merged *e)
         if ((err = place(&c)) < 0 || (err = thread_declared(&c)) < 0)
             return err;
         if (r.role == MATCH_RECV && r.flow && !r.ends) { /* drawn at the thread's next event */
-            c.th->recv = item_of(&c, &c.th->track, TL_INSTANT, TL_NAME_EVENT, e->ev->name,
-                                 flow_of(tl, &r));
+            c.th->recv =
+                item_of(&c, &c.th->track, TL_INSTANT, TL_NAME_EVENT, e->ev->name, flow_of(tl, &r));
             return 0;
         }
         return emit(&c, &c.th->track, TL_INSTANT, TL_NAME_EVENT, e->ev->name, flow_of(tl, &r));

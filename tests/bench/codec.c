@@ -74,8 +74,7 @@ static uint64_t decode_frame(const char *path, const struct at_frame_header *h, 
     } else {
         memcpy(raw, payload, h->raw_size);
     }
-    struct at_frame_block one = {h->seq, h->count, h->torn, h->raw_size, h->first_tsc,
-                                 h->last_tsc};
+    struct at_frame_block one = {h->seq, h->count, h->torn, h->raw_size, h->first_tsc, h->last_tsc};
     const struct at_frame_block *entry = &one;
     fe->blocks = 1;
     if (h->type == AT_FRAME_EVENTS_BLOCKS) {
@@ -194,8 +193,8 @@ int main(int argc, char **argv)
         die(path, "not an actortrace trace of format 2");
 
     w.cctx = ZSTD_createCCtx();
-    if (w.cctx && (w.predicted ? at_events_entropy_init(w.cctx)
-                               : at_events_compression(w.cctx, level)) < 0)
+    if (w.cctx &&
+        (w.predicted ? at_events_entropy_init(w.cctx) : at_events_compression(w.cctx, level)) < 0)
         die(path, "zstd refuses that level");
     size_t raw_cap = at_events_encode_bound(AT_FRAME_MAX_EVENTS);
     w.packed_cap = ZSTD_compressBound(raw_cap);

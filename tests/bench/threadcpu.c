@@ -85,8 +85,7 @@ static void *measured(void *arg)
     return result;
 }
 
-int pthread_create(pthread_t *thread, const pthread_attr_t *attr, void *(*fn)(void *),
-                   void *arg)
+int pthread_create(pthread_t *thread, const pthread_attr_t *attr, void *(*fn)(void *), void *arg)
 {
     static int (*real_pthread_create)(pthread_t *, const pthread_attr_t *, void *(*)(void *),
                                       void *);

@@ -61,9 +61,9 @@ static size_t copy_frame(const uint8_t *data, size_t size, size_t pos, FILE *out
     h.payload_crc = at_crc32c(0, raw, h.raw_size);
     h.header_crc = at_crc32c(0, &h, offsetof(struct at_frame_header, header_crc));
     size_t rest = h.header_size - sizeof h; /* a block table, kept as it is */
-    if (next && (fwrite(&h, sizeof h, 1, out) != 1 ||
-                 fwrite(data + pos + sizeof h, 1, rest, out) != rest ||
-                 fwrite(raw, 1, h.raw_size, out) != h.raw_size))
+    if (next &&
+        (fwrite(&h, sizeof h, 1, out) != 1 || fwrite(data + pos + sizeof h, 1, rest, out) != rest ||
+         fwrite(raw, 1, h.raw_size, out) != h.raw_size))
         next = 0;
     free(raw);
     return next;

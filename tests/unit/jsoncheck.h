@@ -150,13 +150,26 @@ static int jc_value(struct jc *j)
     if (j->p == j->end || ++j->depth > 64)
         return 0;
     switch (*j->p) {
-    case '{': ok = jc_members(j, '}', 1); break;
-    case '[': ok = jc_members(j, ']', 0); break;
-    case '"': ok = jc_string(j); break;
-    case 't': ok = jc_lit(j, "true"); break;
-    case 'f': ok = jc_lit(j, "false"); break;
-    case 'n': ok = jc_lit(j, "null"); break;
-    default: ok = jc_number(j);
+    case '{':
+        ok = jc_members(j, '}', 1);
+        break;
+    case '[':
+        ok = jc_members(j, ']', 0);
+        break;
+    case '"':
+        ok = jc_string(j);
+        break;
+    case 't':
+        ok = jc_lit(j, "true");
+        break;
+    case 'f':
+        ok = jc_lit(j, "false");
+        break;
+    case 'n':
+        ok = jc_lit(j, "null");
+        break;
+    default:
+        ok = jc_number(j);
     }
     j->depth--;
     jc_space(j);

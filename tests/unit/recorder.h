@@ -38,7 +38,7 @@ static inline void remove_ring(void)
 /* Commits `count` events into block's slots [from, from + count), msg = first_msg + i, tsc
  * rising from first_tsc. */
 static inline void fill_slots(struct at_ring_block *block, uint32_t from, uint32_t count,
-                       uint64_t first_msg, uint64_t first_tsc)
+                              uint64_t first_msg, uint64_t first_tsc)
 {
     struct at_event *slots = at__block_slots(block);
     for (uint32_t i = 0; i < count; i++) {

@@ -6,7 +6,6 @@
 #include "unit.h"
 #include "clock.h"
 
-
 static uint64_t ns_of(const struct clock_map *c, uint64_t tsc)
 {
     size_t hint = 0;
@@ -69,11 +68,9 @@ static void test_few_samples(void)
 static void test_normalise(void)
 {
     struct clock_sample s[] = {
-        {.tsc = 300, .mono_ns = 30},
-        {.tsc = 100, .mono_ns = 10},
-        {.tsc = 200, .mono_ns = 20},
-        {.tsc = 200, .mono_ns = 25}, /* same tsc: dropped */
-        {.tsc = 400, .mono_ns = 5},  /* mono went backwards: raised to 30 */
+        {.tsc = 300, .mono_ns = 30}, {.tsc = 100, .mono_ns = 10},
+        {.tsc = 200, .mono_ns = 20}, {.tsc = 200, .mono_ns = 25}, /* same tsc: dropped */
+        {.tsc = 400, .mono_ns = 5}, /* mono went backwards: raised to 30 */
     };
     struct clock_map c;
     at__clock_init(&c, s, 5);

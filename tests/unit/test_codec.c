@@ -9,15 +9,16 @@
 #include "unit.h"
 #include "at_codec.h"
 
-
 static void test_varint(void)
 {
     static const struct {
         uint64_t v;
         size_t len;
     } cases[] = {
-        {0, 1}, {1, 1}, {127, 1}, {128, 2}, {16383, 2}, {16384, 3}, {UINT32_MAX, 5},
-        {1ull << 56, 9}, {(1ull << 63) - 1, 9}, {1ull << 63, 10}, {UINT64_MAX, 10},
+        {0, 1},           {1, 1},           {127, 1},
+        {128, 2},         {16383, 2},       {16384, 3},
+        {UINT32_MAX, 5},  {1ull << 56, 9},  {(1ull << 63) - 1, 9},
+        {1ull << 63, 10}, {UINT64_MAX, 10},
     };
     int lengths = 1, round = 1, short_input = 1;
     for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
@@ -85,8 +86,8 @@ static void test_crc(void)
             uint32_t whole = at_crc32c(0, data + off, len);
             same &= whole == crc_reference(data + off, len);
             size_t half = len / 3;
-            chained &= at_crc32c(at_crc32c(0, data + off, half), data + off + half,
-                                 len - half) == whole;
+            chained &=
+                at_crc32c(at_crc32c(0, data + off, half), data + off + half, len - half) == whole;
         }
     }
     check(same, "crc32c matches the bitwise definition at every alignment and length");
@@ -221,8 +222,13 @@ static void test_bound(void)
     struct at_event slots[N];
     for (uint32_t i = 0; i < N; i++) {
         uint64_t far = i % 2 ? 0 : 1ull << 63;
-        slots[i] = (struct at_event){.tsc = far, .actor = far, .peer = far, .msg = far,
-                                     .name = UINT32_MAX, .core = UINT16_MAX, .path = 255,
+        slots[i] = (struct at_event){.tsc = far,
+                                     .actor = far,
+                                     .peer = far,
+                                     .msg = far,
+                                     .name = UINT32_MAX,
+                                     .core = UINT16_MAX,
+                                     .path = 255,
                                      .kind = 255};
     }
     uint8_t buf[N * 50];
@@ -254,8 +260,7 @@ static void test_malformed(void)
           "a count larger than the columns hold is rejected");
     uint8_t kind = buf[3];
     buf[3] = 0;
-    check(decode(buf, len, 20, info.first_tsc, out) == -EINVAL,
-          "kind 0 in a block is rejected");
+    check(decode(buf, len, 20, info.first_tsc, out) == -EINVAL, "kind 0 in a block is rejected");
     buf[3] = kind;
     check(decode(NULL, 0, 0, 0, out) == 0, "an empty block decodes");
     check(decode(buf, 1, 0, 0, out) == -EINVAL, "bytes in a block of 0 events");
@@ -268,9 +273,9 @@ static void test_malformed(void)
     check(decode(big_name, sizeof big_name, 1, 0, out) == -EINVAL,
           "a name above 2^32-1 is rejected");
     uint8_t ok_one[] = {3, 7, 2, 4, 6, 8, 10, 5};
-    check(decode(ok_one, sizeof ok_one, 1, 100, out) == 0 && out[0].kind == 3 &&
-              out[0].path == 7 && out[0].core == 2 && out[0].tsc == 102 && out[0].actor == 3 &&
-              out[0].peer == 4 && out[0].msg == 5 && out[0].name == 5,
+    check(decode(ok_one, sizeof ok_one, 1, 100, out) == 0 && out[0].kind == 3 && out[0].path == 7 &&
+              out[0].core == 2 && out[0].tsc == 102 && out[0].actor == 3 && out[0].peer == 4 &&
+              out[0].msg == 5 && out[0].name == 5,
           "a hand-written one-event block decodes to the documented fields");
     uint8_t long_varint[20] = {1, 0};
     memset(long_varint + 2, 0x80, 11);
@@ -334,9 +339,12 @@ static void test_predicted_patterns(void)
         for (uint32_t i = 0; i < n; i++) {
             uint64_t pick = rnd();
             tsc += pick % 4 == 0 ? rnd() >> (rnd() % 64) : pick % 300;
-            slots[i] = (struct at_event){.tsc = tsc, .actor = 1 + pick % 3,
-                                         .peer = (pick >> 8) % 2, .msg = i / 2 + (pick >> 9) % 2,
-                                         .name = (pick >> 10) % 2, .core = (pick >> 11) % 2,
+            slots[i] = (struct at_event){.tsc = tsc,
+                                         .actor = 1 + pick % 3,
+                                         .peer = (pick >> 8) % 2,
+                                         .msg = i / 2 + (pick >> 9) % 2,
+                                         .name = (pick >> 10) % 2,
+                                         .core = (pick >> 11) % 2,
                                          .path = (pick >> 12) % 2,
                                          .kind = (uint8_t)(1 + (pick >> 13) % 4)};
             if ((pick >> 16) % 50 == 0)
@@ -347,8 +355,8 @@ static void test_predicted_patterns(void)
     check(ok, "predicted: round trip of repeating and stepping events, torn slots among them");
 
     for (uint32_t i = 0; i < 255 * 4; i++)
-        slots[i] = (struct at_event){.tsc = i, .actor = i % 255, .msg = i,
-                                     .kind = (uint8_t)(1 + (i * 7) % 255)};
+        slots[i] = (struct at_event){
+            .tsc = i, .actor = i % 255, .msg = i, .kind = (uint8_t)(1 + (i * 7) % 255)};
     check(round_trip_with(&predicted, slots, 255 * 4),
           "predicted: every kind from 1 to 255 round trips");
     free(slots);
@@ -360,16 +368,21 @@ static void test_predicted_edges(void)
     enum { N = 256 };
     struct at_event slots[N];
     for (uint32_t i = 0; i < N; i++)
-        slots[i] = (struct at_event){.tsc = UINT64_MAX - 100 + i * 3, .actor = UINT64_MAX - 3 + i,
-                                     .peer = (uint64_t)0 - i, .msg = UINT64_MAX - 50 + 2 * i,
+        slots[i] = (struct at_event){.tsc = UINT64_MAX - 100 + i * 3,
+                                     .actor = UINT64_MAX - 3 + i,
+                                     .peer = (uint64_t)0 - i,
+                                     .msg = UINT64_MAX - 50 + 2 * i,
                                      .kind = 3};
     check(round_trip_with(&predicted, slots, N), "predicted: tsc, actor and msg wrap past 2^64");
 
     for (uint32_t i = 0; i < N; i++) {
         uint64_t far = i % 2 ? 0 : 1ull << 63;
-        slots[i] = (struct at_event){.tsc = far + i % 3, .actor = far ^ (i % 5),
-                                     .peer = ~far - i, .msg = far + i * i,
-                                     .name = UINT32_MAX - i % 2, .core = UINT16_MAX - i % 2,
+        slots[i] = (struct at_event){.tsc = far + i % 3,
+                                     .actor = far ^ (i % 5),
+                                     .peer = ~far - i,
+                                     .msg = far + i * i,
+                                     .name = UINT32_MAX - i % 2,
+                                     .core = UINT16_MAX - i % 2,
                                      .path = (uint8_t)(255 - i % 2),
                                      .kind = (uint8_t)(255 - i % 3)};
     }
@@ -394,10 +407,14 @@ static void test_predicted_size(void)
         uint64_t to = 1 + (round + 1) % 2, from = 1 + round % 2, msg = 100 + round;
         uint8_t kind = kinds[i % 5];
         tsc += 30 + (i * 7919) % 100; /* irregular gaps */
-        slots[i] = (struct at_event){
-            .tsc = tsc, .kind = kind, .name = (uint32_t)to,
-            .actor = kind == 6 ? from : to, .peer = kind == 6 || kind == 5 ? 0 : from,
-            .msg = kind == 7 ? 0 : kind == 6 ? msg - 1 : msg};
+        slots[i] = (struct at_event){.tsc = tsc,
+                                     .kind = kind,
+                                     .name = (uint32_t)to,
+                                     .actor = kind == 6 ? from : to,
+                                     .peer = kind == 6 || kind == 5 ? 0 : from,
+                                     .msg = kind == 7   ? 0
+                                            : kind == 6 ? msg - 1
+                                                        : msg};
     }
     uint8_t buf[N * 50];
     struct at_block_info info;

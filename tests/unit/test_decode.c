@@ -83,8 +83,8 @@ static struct result decode_recovering(const char *const *paths, size_t n,
     return r;
 }
 
-static struct result decode_files(const char *const *paths, size_t n,
-                                  const struct output_ops *ops, int fd)
+static struct result decode_files(const char *const *paths, size_t n, const struct output_ops *ops,
+                                  int fd)
 {
     return decode_recovering(paths, n, ops, fd, false);
 }
@@ -101,11 +101,11 @@ enum { TID0 = 101, NTHREADS = 3 };
 struct shape {
     uint32_t per_block, blocks;
     uint64_t pid;
-    int end;             /* write the END record */
-    int raw;             /* store every frame raw (no zstd) */
-    uint64_t end_extra;  /* added to END.events_written */
-    uint32_t group;      /* > 1: up to this many blocks of a thread to a frame (write_grouped) */
-    uint16_t minor;      /* the file header's minor version; 0: the current one */
+    int end;            /* write the END record */
+    int raw;            /* store every frame raw (no zstd) */
+    uint64_t end_extra; /* added to END.events_written */
+    uint32_t group;     /* > 1: up to this many blocks of a thread to a frame (write_grouped) */
+    uint16_t minor;     /* the file header's minor version; 0: the current one */
 };
 
 /* name, prefixed with what and ": " when what is not empty (valid until the next call). */
@@ -121,8 +121,8 @@ static const char *label(const char *what, const char *name)
 static const char weird[] = "q\"b\\n\n\x01\x1f\x7f|\x80|\xc3|\xc0\xaf|\xed\xa0\x80|"
                             "\xc3\xa9\xf0\x9d\x84\x9e";
 
-static const uint8_t kinds[] = {AT_EV_SEND, AT_EV_RECV, AT_EV_STEP_BEGIN, AT_EV_STEP_END,
-                                AT_EV_SCHEDULE, 64, 11};
+static const uint8_t kinds[] = {
+    AT_EV_SEND, AT_EV_RECV, AT_EV_STEP_BEGIN, AT_EV_STEP_END, AT_EV_SCHEDULE, 64, 11};
 
 /* Event k of the trace (k counts over all threads): thread k % 3, tsc 2000 + 10 k, and msg k + 1
  * so that order and identity can be checked on the way out. */
@@ -130,9 +130,14 @@ static struct at_event event_k(uint64_t k)
 {
     uint32_t i = (uint32_t)(k / NTHREADS);
     return (struct at_event){
-        .tsc = 2000 + 10 * k, .actor = 1 + i % 2, .peer = i % 5 == 4 ? 0 : 2 - i % 2,
-        .msg = k + 1, .name = i % 4, .core = (uint16_t)(k % NTHREADS),
-        .path = i % 3 == 2 ? 9 : i % 3, .kind = kinds[i % sizeof kinds],
+        .tsc = 2000 + 10 * k,
+        .actor = 1 + i % 2,
+        .peer = i % 5 == 4 ? 0 : 2 - i % 2,
+        .msg = k + 1,
+        .name = i % 4,
+        .core = (uint16_t)(k % NTHREADS),
+        .path = i % 3 == 2 ? 9 : i % 3,
+        .kind = kinds[i % sizeof kinds],
     };
 }
 
@@ -305,12 +310,12 @@ static char *read_file(const char *path, size_t *len)
 }
 
 struct line_stats {
-    int valid;      /* every line is JSON */
-    int senders;    /* send lines naming a sender */
-    int peers;      /* schedule lines naming a peer */
-    int misnamed;   /* send lines with "peer", schedule lines with "sender" */
-    int names;      /* bits: the name combinations looked for were seen */
-    int weird;      /* the weird message name came out escaped as expected */
+    int valid;    /* every line is JSON */
+    int senders;  /* send lines naming a sender */
+    int peers;    /* schedule lines naming a peer */
+    int misnamed; /* send lines with "peer", schedule lines with "sender" */
+    int names;    /* bits: the name combinations looked for were seen */
+    int weird;    /* the weird message name came out escaped as expected */
     const char *last;
 };
 
@@ -369,10 +374,10 @@ static void test_jsonl(void)
           "JSONL: the peer is \"sender\" for send, \"peer\" otherwise");
     check(st.names == 7, "JSONL: message, path, actor and registered kind names; kind_N, path_N");
     check(last && json_has(last, "summary", "true") &&
-              json_num(last, "events") == (long long)total &&
-              json_num(last, "dropped") == 5 && json_num(last, "threads") == 3 &&
-              json_has(last, "truncated", "false") && json_num(last, "damaged_frames") == 0 &&
-              json_num(last, "torn") == (long long)torn && json_num(last, "files") == 1 &&
+              json_num(last, "events") == (long long)total && json_num(last, "dropped") == 5 &&
+              json_num(last, "threads") == 3 && json_has(last, "truncated", "false") &&
+              json_num(last, "damaged_frames") == 0 && json_num(last, "torn") == (long long)torn &&
+              json_num(last, "files") == 1 &&
               strstr(last, "\"lost\":[{\"tid\":102,\"reason\":\"dropped\",\"count\":5,"
                            "\"from_ns\":1001000,\"to_ns\":1001500}]"),
           "JSONL: the summary line");
@@ -489,10 +494,17 @@ static void mutate_header(uint8_t *frame)
     uint64_t old = 0, value;
     memcpy(&old, frame + fields[f], widths[f]);
     switch (rnd() % 4) {
-    case 0: value = 0; break;
-    case 1: value = old + 1 - 2 * (rnd() % 2); break;
-    case 2: value = UINT64_MAX; break;
-    default: value = rnd() % 300;
+    case 0:
+        value = 0;
+        break;
+    case 1:
+        value = old + 1 - 2 * (rnd() % 2);
+        break;
+    case 2:
+        value = UINT64_MAX;
+        break;
+    default:
+        value = rnd() % 300;
     }
     memcpy(frame + fields[f], &value, widths[f]);
 }
@@ -597,15 +609,20 @@ static void write_ring(const char *path, uint64_t pid, const uint32_t *seqs, con
     uint8_t *ring = calloc(1, size);
     struct at_ring_header *h = (void *)ring;
     memcpy(h->magic, AT_RING_MAGIC, sizeof h->magic);
-    *h = (struct at_ring_header){.block_size = block_size, .block_count = nblocks,
-                                 .pid = (uint32_t)pid, .block_max = nblocks};
+    *h = (struct at_ring_header){.block_size = block_size,
+                                 .block_count = nblocks,
+                                 .pid = (uint32_t)pid,
+                                 .block_max = nblocks};
     memcpy(h->magic, AT_RING_MAGIC, sizeof h->magic);
     struct shape s = {.per_block = per_block};
     uint64_t torn = 0;
     for (uint32_t i = 0; i < nblocks; i++) {
         struct at_ring_block *b = (void *)(ring + sizeof *h + (size_t)i * block_size);
-        *b = (struct at_ring_block){.state = states[i], .tid = TID0, .seq = seqs[i],
-                                    .capacity = per_block, .used = per_block};
+        *b = (struct at_ring_block){.state = states[i],
+                                    .tid = TID0,
+                                    .seq = seqs[i],
+                                    .capacity = per_block,
+                                    .used = per_block};
         fill_block((struct at_event *)(b + 1), &s, 0, seqs[i], &torn);
     }
     struct tg g = {.buf = ring, .len = size};
@@ -782,10 +799,13 @@ static void gen_block(struct at_event *slots, uint32_t n, uint64_t *tsc, uint64_
     for (uint32_t i = 0; i < n; i++) {
         uint64_t r = gen_rnd();
         *tsc += 50 + r % 950;
-        slots[i] = (struct at_event){.tsc = *tsc, .actor = 1 + (r >> 10) % 1000,
+        slots[i] = (struct at_event){.tsc = *tsc,
+                                     .actor = 1 + (r >> 10) % 1000,
                                      .peer = (r >> 20) % 8 ? 1 + (r >> 30) % 1000 : 0,
-                                     .msg = (*msg)++, .name = (uint32_t)(1 + (r >> 40) % 6),
-                                     .core = core, .path = (uint8_t)(1 + (r >> 50) % 2),
+                                     .msg = (*msg)++,
+                                     .name = (uint32_t)(1 + (r >> 40) % 6),
+                                     .core = core,
+                                     .path = (uint8_t)(1 + (r >> 50) % 2),
                                      .kind = kinds[(r >> 54) % 5]};
     }
 }
@@ -841,15 +861,24 @@ static void test_orphan_stack(void)
     tg_meta_flush(&g);
     struct at_event ev[6];
     for (int i = 0; i < 6; i++)
-        ev[i] = (struct at_event){.tsc = 2000 + 10 * (uint64_t)i, .actor = 1, .peer = 2,
-                                  .kind = AT_EV_SEND};
-    ev[0] = (struct at_event){.tsc = 2000, .actor = 1, .msg = 7, .name = AT_EV_SEND,
+        ev[i] = (struct at_event){
+            .tsc = 2000 + 10 * (uint64_t)i, .actor = 1, .peer = 2, .kind = AT_EV_SEND};
+    ev[0] = (struct at_event){.tsc = 2000,
+                              .actor = 1,
+                              .msg = 7,
+                              .name = AT_EV_SEND,
                               .kind = STACK_KIND}; /* the stack of ev[1] */
-    ev[2] = (struct at_event){.tsc = 2020, .actor = 1, .msg = 8, .name = AT_EV_SEND,
+    ev[2] = (struct at_event){.tsc = 2020,
+                              .actor = 1,
+                              .msg = 8,
+                              .name = AT_EV_SEND,
                               .kind = STACK_KIND}; /* its send was dropped */
-    ev[3] = (struct at_event){.tsc = 2030, .actor = 1, .msg = 0, .name = AT_EV_SEND,
+    ev[3] = (struct at_event){.tsc = 2030,
+                              .actor = 1,
+                              .msg = 0,
+                              .name = AT_EV_SEND,
                               .kind = STACK_KIND}; /* skipped: the stack of ev[4] */
-    ev[5].actor = 3; /* a send without a companion */
+    ev[5].actor = 3;                               /* a send without a companion */
     tg_events(&g, TID0, 0, ev, 6);
     tg_clock(&g, 2001000, 2000000);
     tg_lost(&g, TID0, AT_LOST_DROPPED, 1, 2020, 2020);

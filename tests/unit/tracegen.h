@@ -58,8 +58,8 @@ static void tg_put(struct tg *g, const void *bytes, size_t n)
 static void tg_init_version(struct tg *g, uint16_t major, uint16_t minor, uint32_t header_size)
 {
     *g = (struct tg){.encoding = AT_ENC_ZSTD, .header_size = AT_FRAME_HEADER_SIZE};
-    struct at_file_header h = {.version_major = major, .version_minor = minor,
-                               .header_size = header_size};
+    struct at_file_header h = {
+        .version_major = major, .version_minor = minor, .header_size = header_size};
     memcpy(h.magic, AT_FILE_MAGIC, AT_FILE_MAGIC_LEN);
     tg_put(g, &h, sizeof h);
     static const uint8_t zero[64];
@@ -73,10 +73,9 @@ static void tg_init(struct tg *g)
 
 /* One frame around payload raw[0..raw_len), stored with g->encoding; table[0..table_len) (a
  * block table) follows the 56 header bytes and counts in header_size. */
-static void tg_frame_table(struct tg *g, uint8_t type, uint32_t tid, uint32_t seq,
-                           uint32_t count, const void *raw, size_t raw_len,
-                           const struct at_block_info *info, const void *table,
-                           size_t table_len)
+static void tg_frame_table(struct tg *g, uint8_t type, uint32_t tid, uint32_t seq, uint32_t count,
+                           const void *raw, size_t raw_len, const struct at_block_info *info,
+                           const void *table, size_t table_len)
 {
     size_t bound = ZSTD_compressBound(raw_len);
     uint8_t *payload = malloc(bound ? bound : 1);
@@ -88,18 +87,24 @@ static void tg_frame_table(struct tg *g, uint8_t type, uint32_t tid, uint32_t se
     if (ZSTD_isError(payload_len))
         abort();
     struct at_frame_header h = {
-        .magic = AT_FRAME_MAGIC, .type = type, .encoding = g->encoding,
-        .header_size = (uint16_t)(g->header_size + table_len), .tid = tid, .seq = seq,
+        .magic = AT_FRAME_MAGIC,
+        .type = type,
+        .encoding = g->encoding,
+        .header_size = (uint16_t)(g->header_size + table_len),
+        .tid = tid,
+        .seq = seq,
         .count = count,
-        .payload_size = (uint32_t)payload_len, .raw_size = (uint32_t)raw_len,
+        .payload_size = (uint32_t)payload_len,
+        .raw_size = (uint32_t)raw_len,
         .payload_crc = at_crc32c(0, payload, payload_len),
-        .first_tsc = info ? info->first_tsc : 0, .last_tsc = info ? info->last_tsc : 0,
+        .first_tsc = info ? info->first_tsc : 0,
+        .last_tsc = info ? info->last_tsc : 0,
         .torn = info ? info->torn : 0,
     };
     h.header_crc = at_crc32c(0, &h, offsetof(struct at_frame_header, header_crc));
     g->frames = realloc(g->frames, (g->nframes + 1) * sizeof *g->frames);
-    g->frames[g->nframes++] = (struct tg_frame_log){
-        g->len, h.header_size + payload_len, type, count};
+    g->frames[g->nframes++] =
+        (struct tg_frame_log){g->len, h.header_size + payload_len, type, count};
     tg_put(g, &h, sizeof h);
     if (table_len)
         tg_put(g, table, table_len);
@@ -131,8 +136,8 @@ static uint32_t tg_events(struct tg *g, uint32_t tid, uint32_t seq, const struct
 /* One frame of nblocks blocks of thread tid (AT_FRAME_EVENTS_BLOCKS, minor version 3): block b
  * is the committed slots among slots[b * n .. (b + 1) * n), numbered seqs[b], in that order in
  * the table. Returns the events it holds. */
-static uint32_t tg_events_blocks(struct tg *g, uint32_t tid, const uint32_t *seqs,
-                                 uint32_t nblocks, const struct at_event *slots, uint32_t n)
+static uint32_t tg_events_blocks(struct tg *g, uint32_t tid, const uint32_t *seqs, uint32_t nblocks,
+                                 const struct at_event *slots, uint32_t n)
 {
     uint8_t *raw = malloc(at_events_encode_bound(n * nblocks) + 1);
     struct {
@@ -144,8 +149,8 @@ static uint32_t tg_events_blocks(struct tg *g, uint32_t tid, const uint32_t *seq
     for (uint32_t b = 0; b < nblocks; b++) {
         struct at_block_info one;
         size_t part = at_events_encode(slots + (size_t)b * n, n, raw + len, &one);
-        table.entry[b] = (struct at_frame_block){seqs[b], one.count, one.torn, (uint32_t)part,
-                                                 one.first_tsc, one.last_tsc};
+        table.entry[b] = (struct at_frame_block){seqs[b],        one.count,     one.torn,
+                                                 (uint32_t)part, one.first_tsc, one.last_tsc};
         if (one.count && (all.count == 0 || one.first_tsc < all.first_tsc))
             all.first_tsc = one.first_tsc;
         all.last_tsc = one.last_tsc > all.last_tsc ? one.last_tsc : all.last_tsc;

@@ -73,7 +73,7 @@ struct block {
         int param, data_param; /* data_param: -1 for a keyed callback */
         int key_param;         /* the argument a keyed callback is found by, or -1 */
         char *c_if;            /* wrap only when this is not 0; NULL: always */
-        int destroy_param; /* the destroy function of the data, -1 when there is none */
+        int destroy_param;     /* the destroy function of the data, -1 when there is none */
         struct block *callback;
     } wraps[MAX_WRAPS];
     int uses_string_names;

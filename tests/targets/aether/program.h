@@ -29,12 +29,12 @@ static inline long arg_count(int argc, char **argv, int i, long fallback, long m
 }
 
 /* Prints {"expected":{...}}: the counts the program's logic implies, whatever the timing. */
-static inline void print_expected(long local, long remote, long message_local,
-                                  long message_remote, long batch_local, long batch_remote,
-                                  long ask_remote, long reply, long spawn)
+static inline void print_expected(long local, long remote, long message_local, long message_remote,
+                                  long batch_local, long batch_remote, long ask_remote, long reply,
+                                  long spawn)
 {
-    long send = local + remote + message_local + message_remote + batch_local + batch_remote +
-                ask_remote;
+    long send =
+        local + remote + message_local + message_remote + batch_local + batch_remote + ask_remote;
     printf("{\"expected\":{\"send\":%ld,\"local\":%ld,\"remote\":%ld,\"message_local\":%ld,"
            "\"message_remote\":%ld,\"batch_local\":%ld,\"batch_remote\":%ld,\"ask_local\":0,"
            "\"ask_remote\":%ld,\"step\":%ld,\"spawn\":%ld,\"exit\":%ld,\"reply\":%ld,"

@@ -53,10 +53,10 @@ struct core {
     pthread_t thread;
     pthread_mutex_t lock;
     pthread_cond_t wake;
-    int sleeping;           /* under lock */
-    struct posted *inbox;   /* under lock: sent from other threads, or a full mailbox's overflow */
+    int sleeping;         /* under lock */
+    struct posted *inbox; /* under lock: sent from other threads, or a full mailbox's overflow */
     size_t ninbox, capinbox;
-    int has_inbox;          /* atomic: what the worker polls without the lock */
+    int has_inbox;               /* atomic: what the worker polls without the lock */
     ActorBase *runq[MAX_ACTORS]; /* owned by the worker */
     size_t runq_head, runq_len;
 };
@@ -69,18 +69,32 @@ struct reply_slot {
 };
 
 enum count {
-    N_LOCAL, N_REMOTE, N_MESSAGE_LOCAL, N_MESSAGE_REMOTE, N_BATCH_LOCAL, N_BATCH_REMOTE,
-    N_ASK_LOCAL, N_ASK_REMOTE, N_STEP, N_REGISTER, N_RELEASE, N_REPLY, N_PARK, N_DROP_DEAD,
-    N_PANIC, N_COUNTS
+    N_LOCAL,
+    N_REMOTE,
+    N_MESSAGE_LOCAL,
+    N_MESSAGE_REMOTE,
+    N_BATCH_LOCAL,
+    N_BATCH_REMOTE,
+    N_ASK_LOCAL,
+    N_ASK_REMOTE,
+    N_STEP,
+    N_REGISTER,
+    N_RELEASE,
+    N_REPLY,
+    N_PARK,
+    N_DROP_DEAD,
+    N_PANIC,
+    N_COUNTS
 };
 static const char *const count_names[N_COUNTS] = {
-    "local", "remote", "message_local", "message_remote", "batch_local", "batch_remote",
-    "ask_local", "ask_remote", "step", "spawn", "exit", "reply", "park", "drop_dead", "panic"};
+    "local",        "remote",    "message_local", "message_remote", "batch_local",
+    "batch_remote", "ask_local", "ask_remote",    "step",           "spawn",
+    "exit",         "reply",     "park",          "drop_dead",      "panic"};
 static long counts[N_COUNTS]; /* atomic */
 
 static struct core cores[MAX_CORES];
 static int ncores = 1;
-static int main_thread_mode, stopping;       /* stopping: atomic */
+static int main_thread_mode, stopping;           /* stopping: atomic */
 static int next_actor_id, registered, next_core; /* atomic */
 static long in_flight; /* atomic: messages sent and not yet taken by a step */
 /* From scheduler_start to the end of scheduler_wait: wall time, and CPU time of all threads */
@@ -329,8 +343,8 @@ ActorBase *scheduler_spawn_actor(int preferred_core, void (*step)(void *), size_
 
 int scheduler_register_actor(ActorBase *actor, int preferred_core)
 {
-    int core = preferred_core >= 0 ? preferred_core
-                                   : __atomic_fetch_add(&next_core, 1, __ATOMIC_RELAXED);
+    int core =
+        preferred_core >= 0 ? preferred_core : __atomic_fetch_add(&next_core, 1, __ATOMIC_RELAXED);
     actor->id = __atomic_add_fetch(&next_actor_id, 1, __ATOMIC_RELAXED);
     actor->assigned_core = core % ncores;
     __atomic_add_fetch(&registered, 1, __ATOMIC_RELAXED);
@@ -372,9 +386,8 @@ static Message boxed(const void *data, size_t size)
         exit(1);
     }
     memcpy(copy, data, size);
-    return (Message){.type = *(const int *)data,
-                     .payload_ptr = copy,
-                     .zerocopy = {copy, (int)size, 1}};
+    return (Message){
+        .type = *(const int *)data, .payload_ptr = copy, .zerocopy = {copy, (int)size, 1}};
 }
 
 /* The runtime's own send: through the exported functions, as the generated code's would be. */

@@ -69,7 +69,7 @@ __asm__(".text\n"
         ".size call_patterns, .-call_patterns\n");
 
 /* The components compared: x87, SSE, AVX, and AVX-512's three, those the system enabled. */
-#define COMPARED 0xe7ull
+#define COMPARED  0xe7ull
 #define XSTATE_BV 512
 
 static uint64_t enabled_components(void)
@@ -99,7 +99,7 @@ static void fill(struct state *s, uint64_t mask)
     memset(s, 0, sizeof *s);
     for (int i = 0; i < 9; i++)
         s->before.gpr[i] = (uint64_t)random() << 32 ^ (uint64_t)random();
-    s->before.gpr[4] = 3;        /* rdi: the worker rt_park is given */
+    s->before.gpr[4] = 3; /* rdi: the worker rt_park is given */
     /* CF PF AF ZF SF OF at random (each set and clear across the calls), IF; DF clear as the
      * ABI wants */
     s->before.flags = ((uint64_t)random() & 0x8d5) | 0x202;
@@ -138,10 +138,10 @@ static void fill_init(uint8_t *x, uint64_t mask)
 /* The name of the first register that differs, NULL when none does. */
 static const char *first_difference(struct state *s)
 {
-    static const char *const names[] = {"rax", "rcx", "rdx", "rsi", "rdi", "r8", "r9",
-                                        "r10", "r11", "flags"};
-    static const char *const parts[] = {"x87", "xmm", "ymm (upper halves)", "bnd", "bnd",
-                                        "opmask", "zmm (upper halves)", "zmm16-31"};
+    static const char *const names[] = {"rax", "rcx", "rdx", "rsi", "rdi",
+                                        "r8",  "r9",  "r10", "r11", "flags"};
+    static const char *const parts[] = {"x87", "xmm",    "ymm (upper halves)", "bnd",
+                                        "bnd", "opmask", "zmm (upper halves)", "zmm16-31"};
     for (int i = 0; i < 10; i++)
         if ((&s->before.gpr[0])[i] != (&s->after.gpr[0])[i])
             return names[i];

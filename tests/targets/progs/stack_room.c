@@ -18,7 +18,7 @@
 
 int nop_send(int actor, int msg);
 
-#define PAINT (256 * 1024) /* bytes painted, within the measuring threads' 1 MiB */
+#define PAINT   (256 * 1024) /* bytes painted, within the measuring threads' 1 MiB */
 #define PATTERN 0xa5
 
 static uintptr_t top; /* the frame address of paint(): the calls measured start there */
@@ -70,8 +70,9 @@ static int measure(void)
             return 1;
         pthread_join(t, NULL);
     }
-    printf("{\"stack_use\":{\"start\":%ld,\"send\":%ld,\"thread_first\":%ld,\"thread_send\":%ld}}\n",
-           uses[0], uses[1], uses[2], uses[3]);
+    printf(
+        "{\"stack_use\":{\"start\":%ld,\"send\":%ld,\"thread_first\":%ld,\"thread_send\":%ld}}\n",
+        uses[0], uses[1], uses[2], uses[3]);
     return 0;
 }
 

@@ -42,8 +42,7 @@ static void *busy(void *arg)
     for (int n = 1;; n++) {
         nop_send(thread, n);
         uint64_t now = now_ns();
-        say(line, snprintf(line, sizeof line, "%d %d %llu\n", thread, n,
-                           (unsigned long long)now));
+        say(line, snprintf(line, sizeof line, "%d %d %llu\n", thread, n, (unsigned long long)now));
         if (thread == 1 && now >= signal_at) {
             snprintf(time_file, 32, "%llu\n", (unsigned long long)now_ns());
             kill(getpid(), SIGTERM);

@@ -11,9 +11,9 @@
 
 /* A message. Layout is public: the shim reads id, sender and type. */
 typedef struct rt_msg {
-    uint64_t id;         /* unique in the process, from 1, given by rt_msg_new */
-    uint64_t sender;     /* id of the actor that sent it; 0 when sent from outside any actor */
-    uint32_t type;       /* a registered message type (rt_msg_type) */
+    uint64_t id;     /* unique in the process, from 1, given by rt_msg_new */
+    uint64_t sender; /* id of the actor that sent it; 0 when sent from outside any actor */
+    uint32_t type;   /* a registered message type (rt_msg_type) */
     uint32_t reserved;
     intptr_t payload;
     struct rt_msg *next; /* mailbox link, owned by the runtime */

@@ -17,8 +17,8 @@
 #include <unistd.h>
 
 enum {
-    BATCH = 8,          /* messages per turn: one busy actor cannot hold a worker for long */
-    SPIN_ROUNDS = 256,  /* a few microseconds: cheaper than a futex sleep and wake-up */
+    BATCH = 8,         /* messages per turn: one busy actor cannot hold a worker for long */
+    SPIN_ROUNDS = 256, /* a few microseconds: cheaper than a futex sleep and wake-up */
     MAX_TYPES = 256,
     MAX_WORKERS = 1024,
     DEFAULT_WORKERS = 2,
@@ -144,7 +144,8 @@ static rt_actor *rq_pop(void)
         rq.first = actor->run_next;
         if (!rq.first)
             rq.last = NULL;
-        atomic_store_explicit(&rq.queued, atomic_load_explicit(&rq.queued, memory_order_relaxed) - 1,
+        atomic_store_explicit(&rq.queued,
+                              atomic_load_explicit(&rq.queued, memory_order_relaxed) - 1,
                               memory_order_relaxed);
     }
     return actor;

@@ -16,7 +16,7 @@ struct node {
     long total; /* hops in all: size * laps */
     long last;  /* payload of the last token received */
     long visits;
-    long bad;   /* tokens that did not come exactly one lap after the previous one */
+    long bad; /* tokens that did not come exactly one lap after the previous one */
 };
 
 static uint32_t token_type;
