@@ -38,7 +38,7 @@
 #define GROW_STEP_BYTES (4u << 20) /* the most one step prepares, so waiters hear soon */
 #define EAGER_BYTES     (2u << 20) /* up to this, grown whenever half the blocks are in use */
 
-struct at_ring at__ring;
+struct at_ring at__ring = {.fd = -1};
 static uint64_t early_lost[4]; /* losses while the recorder was starting; atomic */
 
 static int open_ring_file(void)
@@ -68,22 +68,70 @@ static size_t block_offset(uint32_t index)
     return sizeof(struct at_ring_header) + (size_t)index * at__ring.block_size;
 }
 
-/* The file is opened anew each time it grows (a handful of times in a run), by name and
- * checked to be the same file: a descriptor kept open could be closed under us by a program
- * that closes every descriptor it does not know, and its number reused for another file. */
-static int allocate(size_t offset, size_t len)
+#ifdef AT_TEST_HOOKS
+/* The test copies only: ACTORTRACE_TEST_GROW_DELAY_MS=N makes the writer sleep N ms in each
+ * step of growth, holding the ring file's descriptor, so that a test can have threads find the
+ * pool short while it can still grow, longer than they wait for it (record.c), and a program
+ * close and reuse descriptors meanwhile. */
+static void test_grow_delay(void)
 {
+    static long ms = -1; /* the writer's alone */
+    if (ms < 0) {
+        const char *v = getenv("ACTORTRACE_TEST_GROW_DELAY_MS");
+        ms = v ? atol(v) : 0;
+    }
+    struct timespec delay = {ms / 1000, ms % 1000 * 1000 * 1000};
+    if (ms > 0)
+        nanosleep(&delay, NULL);
+}
+#else
+static void test_grow_delay(void)
+{
+}
+#endif
+
+static int is_ring_file(int fd)
+{
+    struct stat st;
+    return fd >= 0 && fstat(fd, &st) == 0 && st.st_dev == at__ring.dev && st.st_ino == at__ring.ino;
+}
+
+/* The ring file's descriptor, checked to be the ring file each time. The program may close
+ * every descriptor it did not open and open files of its own meanwhile: ours is kept high up,
+ * where those get no number, and once it is gone its number is never used or closed again (it
+ * may be the program's now); the file is opened anew, by name, and the new descriptor moved
+ * high at once. Opening it anew for each step and closing it after, the writer closed the
+ * program's file when the program had reused the number in between. */
+static int ring_fd(void)
+{
+    if (is_ring_file(at__ring.fd))
+        return at__ring.fd;
+    at__ring.fd = -1;
     int fd = open(at__ring.path, O_RDWR | O_NOFOLLOW | O_CLOEXEC);
     if (fd < 0)
         return -errno;
-    struct stat st;
-    int err = fstat(fd, &st) < 0 ? errno : 0;
-    if (err == 0 && (st.st_dev != at__ring.dev || st.st_ino != at__ring.ino))
-        err = ESTALE;
-    if (err == 0)
+    int high = at__high_fd(fd);
+    if (high != fd)
+        close(fd);
+    if (!is_ring_file(high)) {
+        close(high);
+        return -ESTALE;
+    }
+    at__ring.fd = high;
+    return high;
+}
+
+static int allocate(size_t offset, size_t len)
+{
+    int fd = ring_fd();
+    if (fd < 0)
+        return fd;
+    if (at__ring.block_count > 0)
+        test_grow_delay(); /* the writer's steps, not the start's */
+    int err = posix_fallocate(fd, (off_t)offset, (off_t)len);
+    if (err == EBADF && (fd = ring_fd()) >= 0) /* closed by the program just now */
         err = posix_fallocate(fd, (off_t)offset, (off_t)len);
-    close(fd);
-    return -err;
+    return fd < 0 ? fd : -err;
 }
 
 /* Backs [offset, offset + len) of the mapping: allocated in the file (a full tmpfs says so
@@ -180,10 +228,16 @@ int at__ring_create(const char *trace_path)
     at__ring.capacity = (block_size - sizeof(struct at_ring_block)) / sizeof(struct at_event);
     size_t size = sizeof(struct at_ring_header) + (size_t)blocks * block_size;
     int fd = open_ring_file();
-    int err = fd >= 0 ? make_ring(fd, size, trace_path) : fd;
-    if (fd >= 0)
-        close(fd); /* the mapping keeps the file */
+    if (fd >= 0) {
+        at__ring.fd = at__high_fd(fd);
+        if (at__ring.fd != fd)
+            close(fd);
+    }
+    int err = fd >= 0 ? make_ring(at__ring.fd, size, trace_path) : fd;
     if (err < 0) {
+        if (at__ring.fd >= 0)
+            close(at__ring.fd);
+        at__ring.fd = -1;
         at__warn("cannot create a ring file in %s (%s); events will not survive a SIGKILL",
                  at__config.ring_dir, strerror(-err));
         at__ring_remove();
@@ -196,6 +250,9 @@ int at__ring_create(const char *trace_path)
  * mapping stays, since threads still running may record into it until the process ends. */
 void at__ring_remove(void)
 {
+    if (is_ring_file(at__ring.fd))
+        close(at__ring.fd);
+    at__ring.fd = -1;
     if (at__ring.path[0])
         unlink(at__ring.path);
     at__ring.path[0] = '\0';
@@ -213,27 +270,6 @@ uint32_t at__ring_free(void)
     /* acquire: pairs with at__ring_release's increment (a heuristic: at__ring_grow) */
     return __atomic_load_n(&at__ring.free_count, __ATOMIC_ACQUIRE);
 }
-
-#ifdef AT_TEST_HOOKS
-/* The test copies only: ACTORTRACE_TEST_GROW_DELAY_MS=N makes the writer sleep N ms before each
- * step of growth, so that a test can have threads find the pool short while it can still grow,
- * longer than they wait for it (record.c). */
-static void test_grow_delay(void)
-{
-    static long ms = -1; /* the writer's alone */
-    if (ms < 0) {
-        const char *v = getenv("ACTORTRACE_TEST_GROW_DELAY_MS");
-        ms = v ? atol(v) : 0;
-    }
-    struct timespec delay = {ms / 1000, ms % 1000 * 1000 * 1000};
-    if (ms > 0)
-        nanosleep(&delay, NULL);
-}
-#else
-static void test_grow_delay(void)
-{
-}
-#endif
 
 /* The writer's part, once a pass, after it wrote what was FULL: prepares one step of blocks
  * when the writer came late, judged by the blocks free at the start of the pass: while the
@@ -260,7 +296,6 @@ uint32_t at__ring_grow(uint32_t free_seen)
     if (count >= at__ring.block_max || !late)
         return 0;
     grew_last_pass = 1;
-    test_grow_delay();
     uint32_t step = GROW_STEP_BYTES / at__ring.block_size;
     uint32_t more = count < at__ring.block_max - count ? count : at__ring.block_max - count;
     if (step < more)
@@ -434,6 +469,9 @@ void at__ring_after_fork(void)
 {
     if (at__ring.header)
         munmap(at__ring.header, at__ring.map_size);
+    if (is_ring_file(at__ring.fd))
+        close(at__ring.fd); /* the parent's, inherited */
     memset(&at__ring, 0, sizeof at__ring);
+    at__ring.fd = -1;
     memset(early_lost, 0, sizeof early_lost); /* the parent's losses are the parent's */
 }

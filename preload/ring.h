@@ -16,6 +16,7 @@ struct at_ring {
     size_t map_size; /* address space for block_max blocks */
     dev_t dev;       /* the ring file's identity, checked each time it grows */
     ino_t ino;
+    int fd; /* the ring file, high up (at__high_fd); -1 when none is known to be ours */
     uint32_t block_size;  /* bytes, header included */
     uint32_t block_count; /* blocks ready; grown by the writer only, read with acquire */
     uint32_t block_max;   /* the most blocks the pool grows to; lowered by the writer when the

@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include "at_vectors.h"
@@ -75,4 +76,14 @@ AT_GENERAL_REGS_ONLY int at__core_slow(void)
     int cpu;
     AT_VECTORS_KEPT(cpu = sched_getcpu());
     return cpu < 0 ? 0 : cpu;
+}
+
+int at__high_fd(int fd)
+{
+    struct rlimit limit;
+    rlim_t floor = 64;
+    if (getrlimit(RLIMIT_NOFILE, &limit) == 0 && limit.rlim_cur / 4 * 3 > floor)
+        floor = limit.rlim_cur / 4 * 3 < 1000 ? limit.rlim_cur / 4 * 3 : 1000;
+    int high = fcntl(fd, F_DUPFD_CLOEXEC, (int)floor);
+    return high < 0 ? fd : high;
 }

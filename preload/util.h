@@ -92,6 +92,11 @@ static inline long at__futex(uint32_t *word, int op, uint32_t value, const struc
     return ret;
 }
 
+/* A copy of descriptor fd out of the way of the program's own, high up (open() hands out the
+ * lowest free number), close-on-exec; fd itself when there is none. A program that closes the
+ * descriptors it did not open and opens files of its own then gets other numbers than ours. */
+int at__high_fd(int fd);
+
 /* The process's start time in clock ticks after boot (field 22 of /proc/self/stat): it tells
  * this process from another with the same pid. 0 when unknown. */
 uint64_t at__start_ticks(void);

@@ -155,18 +155,6 @@ static int fd_ours(void)
     return 0;
 }
 
-/* A copy of the trace file's descriptor out of the way of the program's own, high up (open()
- * hands out the lowest free number), close-on-exec; fd itself when there is none. */
-static int high_copy(int fd)
-{
-    struct rlimit limit;
-    rlim_t floor = 64;
-    if (getrlimit(RLIMIT_NOFILE, &limit) == 0 && limit.rlim_cur / 4 * 3 > floor)
-        floor = limit.rlim_cur / 4 * 3 < 1000 ? limit.rlim_cur / 4 * 3 : 1000;
-    int high = fcntl(fd, F_DUPFD_CLOEXEC, (int)floor);
-    return high < 0 ? fd : high;
-}
-
 static int write_all(const struct iovec *iov_in, int n)
 {
     if (!fd_ours())
@@ -883,7 +871,7 @@ int at__writer_start(int fd, const char *trace_path)
     struct stat st;
     if (fstat(fd, &st) < 0)
         return -errno;
-    w.fd = high_copy(fd);
+    w.fd = at__high_fd(fd);
     w.dev = st.st_dev;
     w.ino = st.st_ino;
     int err = start_writer(trace_path);

@@ -45,6 +45,21 @@ equal "closed descriptors: the tracer says so once" \
 "$DECODE" "$TMP/fds.trace" >/dev/null 2>&1
 check "closed descriptors: what was written before decodes" [ $? -le 1 ]
 
+# The same while the writer grows the ring: the test copy's writer holds the ring file's
+# descriptor 300 ms in each step of growth, in which the program, its events dropped meanwhile,
+# closes every descriptor and opens its file. The writer must not write to, truncate or close
+# the program's file, whatever number it got.
+for run in 1 2 3; do
+    limit env LD_PRELOAD="$LIB_NOP_HOOKS" ACTORTRACE_TEST_GROW_DELAY_MS=300 \
+        ACTORTRACE_OUT="$TMP/fdgrow$run.trace" "$P/close_fds" "$TMP/own$run.txt" 200000 \
+        >"$TMP/fdgrow$run.out" 2>"$TMP/fdgrow$run.err"
+    check "closed descriptors while the ring grows, run $run: program succeeds" [ $? -eq 0 ]
+    equal "closed descriptors while the ring grows, run $run: the program's file is its own" \
+        "$(truth "$TMP/fdgrow$run.out" file_intact) $(stat -c %s "$TMP/own$run.txt")" "1 410"
+    equal "closed descriptors while the ring grows, run $run: the ring grows on" \
+        "$(grep -c 'cannot grow' "$TMP/fdgrow$run.err")" 0
+done
+
 # A signal handler's event is the first of its thread, or of the process, while the thread it
 # interrupts is inside malloc: nothing is started in the handler (the event is dropped and
 # counted). 10 runs each; none may hang or crash, and kept + dropped = sent.
