@@ -196,7 +196,7 @@ $(REFRT_SHIM): $(TGT)/shimgen/refrt.spec $(B)/shimgen
 # The test copy can pose as a process of another host (ACTORTRACE_TEST_HOST, preload/meta.c),
 # for tests/e2e/clocks.sh; the product cannot.
 $(TEST_LIB): $(REFRT_SHIM) $(RT)/refrt.h
-$(TEST_LIB): CPPFLAGS += -I$(RT) -Ishim -DAT_TEST_HOOKS
+$(TEST_LIB): private CPPFLAGS += -I$(RT) -Ishim -DAT_TEST_HOOKS
 
 $(BENCH_LIB): $(NOP_SHIM)
 $(BENCH_LIB): CPPFLAGS += -I$(RT)
@@ -209,9 +209,9 @@ $(TAKEBACK_PAUSE_LIB): CPPFLAGS += -I$(RT) -DAT_TEST_TAKEBACK_PAUSE -DAT_TEST_HO
 
 # The floor: the same shims, each event one rdtsc and a 16-byte store, no writer; what
 # tests/bench/programs.sh sets beside the real library.
-$(FLOOR_LIBS): CPPFLAGS += -DAT_BENCH_FLOOR -I$(RT)
+$(FLOOR_LIBS): private CPPFLAGS += -DAT_BENCH_FLOOR -I$(RT)
 $(B)/bench/floor/libactortrace-refrt.so: $(REFRT_SHIM)
-$(B)/bench/floor/libactortrace-refrt.so: CPPFLAGS += -Ishim
+$(B)/bench/floor/libactortrace-refrt.so: private CPPFLAGS += -Ishim
 $(B)/bench/floor/libactortrace-bench.so: $(NOP_SHIM)
 
 $(PATCHBENCH_LIB): $(NOP_SHIM)
