@@ -27,8 +27,7 @@ unmacro() { # unmacro DEFINES: stdin's names, each macro among them replaced by 
     awk 'NR == FNR { if ($1 == "#define" && NF == 3) value[$2] = $3; next }
          { print ($1 in value) ? value[$1] : $1 }' "$1" - | sort -u
 }
-# (the test copy's own file: refrt's shim)
-src="include/*.h $(ls preload/*.c shim/*.c | grep -v '^shim/refrt\.c$')"
+src="include/*.h preload/*.c shim/*.c"
 # continued lines joined; the benchmarks' floor variant (AT_BENCH_FLOOR) is never the product
 # shellcheck disable=SC2086
 cat $src | sed -e ':a' -e '/\\$/N; s/\\\n//; ta' -e '/^#ifdef AT_BENCH_FLOOR/,/^#else/d' >"$TMP/src"

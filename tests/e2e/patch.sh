@@ -90,7 +90,7 @@ opens "RTLD_NOLOAD, missing files, NULL" "no plugin_which no plugin_which no plu
     "" "$P/opener-rpath" noload:libplugin.so '${ORIGIN}/c/libplugin.so' libmissing.so -
 opens "a path relative to the working directory" a "" sh -c "cd '$P' && ./opener-runpath ./a/libplugin.so"
 
-# the summary lists the nine functions of shim/refrt.c's table, patched in the program
+# the summary lists the nine functions of refrt's shim's table (refrt.spec), patched in the program
 traced "$TMP/pp.trace" "$S/pingpong" 100 >/dev/null 2>&1
 "$DECODE" -o "$TMP/pp.jsonl" "$TMP/pp.trace"
 equal "summary lists each patched function once, in the program" "$(tail -n 1 "$TMP/pp.jsonl" |

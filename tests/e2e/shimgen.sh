@@ -1,7 +1,8 @@
 #!/bin/sh
 # shimgen: a shim generated from a spec traces mbox (a runtime written for this test) exactly as
 # its own log says; the one generated from refrt's spec counts what refrt counts and what the
-# hand-written shim records; the worked examples on Debian's GLib and libuv count exactly what
+# hand-written shim records, names its workers (register ... format) and keeps the glibc shim
+# quiet inside its parks (guard); the worked examples on Debian's GLib and libuv count exactly what
 # the programs count, and destroy functions get the program's data; a name no library defines
 # is said at start-up, a prototype the header contradicts is given at its spec line; --help,
 # actortrace list --shim and make install; every bad spec gets each of its mistakes, with its
@@ -79,14 +80,55 @@ for name in glib uv; do
     check "docs/SHIMGEN.md shows $name.spec as it is" [ $? -eq 0 ]
 done
 
-# ---- refrt: the generated shim counts what refrt and the hand-written shim count ----
-"$SHIMGEN" "$SPECS/refrt.spec" -o "$TMP/refrt" -I "$TOP/tests/targets/rt" >"$TMP/refrt.gen" 2>&1
+# ---- refrt: its spec is the test copy's shim (--linked); a shim of its own counts the same ----
+# The test copy of the library compiles what shimgen --linked writes from refrt's spec: its
+# wrappers are those of every test on refrt (refrt.sh, patch.sh, ...).
+(cd "$TOP" && "$SHIMGEN" --linked tests/targets/shimgen/refrt.spec -o "$TMP/linked") \
+    >"$TMP/linked.gen" 2>&1
+check "refrt --linked: writes the C and builds nothing" \
+    [ $? -eq 0 -a -f "$TMP/linked/shim-refrt.c" -a ! -s "$TMP/linked.gen" -a ! -e "$TMP/linked/libshim-refrt.so" ]
+check "refrt --linked: the test copy's shim is what shimgen writes from the spec" \
+    cmp -s "$TMP/linked/shim-refrt.c" "$B/gen/shim-refrt.c"
+equal "refrt --linked: the test copy exports the nine wrappers" \
+    "$(nm -D --defined-only "$LIB" | awk '$3 ~ /^rt_/ {print $3}' | sort | tr '\n' ' ')" \
+    "rt_exit rt_msg_type rt_park rt_receive rt_schedule rt_send rt_spawn rt_step rt_unpark "
+check "refrt --linked: the test copy is no generated shim of its own (actortrace list)" \
+    [ -z "$(nm -D --defined-only "$LIB" | grep actortrace_generated_shim)" ]
+equal "refrt --linked: patchable, the registers of each result (rax for a value, none for void)" \
+    "$(grep -o 'AT_PATCHABLE([a-z_]*, [A-Z_]*)' "$TMP/linked/shim-refrt.c" | tr '\n' ' ')" \
+    "AT_PATCHABLE(rt_msg_type, AT_RETURN_RAX) AT_PATCHABLE(rt_spawn, AT_RETURN_RAX) \
+AT_PATCHABLE(rt_send, AT_RETURNS_NOTHING) AT_PATCHABLE(rt_receive, AT_RETURN_RAX) \
+AT_PATCHABLE(rt_step, AT_RETURN_RAX) AT_PATCHABLE(rt_schedule, AT_RETURNS_NOTHING) \
+AT_PATCHABLE(rt_park, AT_RETURNS_NOTHING) AT_PATCHABLE(rt_unpark, AT_RETURNS_NOTHING) \
+AT_PATCHABLE(rt_exit, AT_RETURNS_NOTHING) "
+"$SHIMGEN" "$SPECS/refrt.spec" -o "$TMP/refused" >/dev/null 2>"$TMP/refused.err"
+equal "refrt's spec as a shim of its own: refused, its functions are patchable" "$?" 1
+check "refrt's spec as a shim of its own: says 'patchable' needs --linked" \
+    grep -q "refrt.spec:[0-9]*: 'patchable' needs a shim linked into the library" "$TMP/refused.err"
+
+# the same spec but for patchable, as a shim of its own, preloaded after the product
+grep -v '^ *patchable' "$SPECS/refrt.spec" >"$TMP/refrt.spec"
+"$SHIMGEN" "$TMP/refrt.spec" -o "$TMP/refrt" -I "$TOP/tests/targets/rt" >"$TMP/refrt.gen" 2>&1
 check "refrt: shimgen generates and builds the shim" [ $? -eq 0 -a -f "$TMP/refrt/libshim-refrt.so" ]
 
 # kinds JSONL: "kind count" per event kind, and sends per message name
 kinds() {
     jq -r 'select(.event) | .event' "$1" | sort | uniq -c
     jq -r 'select(.event == "send") | .msg_name' "$1" | sort | uniq -c
+}
+
+# unshared JSONL: the pairs of one exchange on a thread (a recv and the step_begin right after
+# it, a send and the schedule right after it, of one actor) with two timestamps
+unshared() {
+    jq -n '[inputs | select(.tid)] | group_by(.tid) | map([.[:-1], .[1:]] | transpose
+        | map(select([.[0].event, .[1].event] | IN(["recv", "step_begin"], ["send", "schedule"]))
+              | select(.[0].actor == .[1].actor and .[0].ts_ns != .[1].ts_ns)) | length) | add' "$1"
+}
+# blocks JSONL: the most unshared pairs there may be (as in refrt.sh): where the first event
+# opened a block, the slow path stamps it itself; a block holds more than 1000 events, and each
+# thread's first event opens one
+blocks() {
+    jq -n '[inputs | select(.tid) | .tid] | (length / 1000 | floor) + (unique | length)' "$1"
 }
 
 refrt_case() { # refrt_case NAME PROGRAM ARGS...
@@ -106,19 +148,59 @@ refrt_case() { # refrt_case NAME PROGRAM ARGS...
             "$(kind_count "$TMP/$name.jsonl" "$kind")" "$(truth "$TMP/$name.out" step)"
     done
     equal "refrt $name: dropped" "$(summary "$TMP/$name.jsonl" dropped)" 0
+    equal "refrt $name: every park and unpark names its worker, worker-N (register ... format)" \
+        "$(jq -n '[inputs | select(.event == "park" or .event == "unpark")
+                   | select(.actor_name != "worker-\(.actor - 1099511627776)")] | length' \
+            "$TMP/$name.jsonl")" 0
 
-    # the hand-written shim on the same run: the same events of each deterministic kind and
-    # the same sends per message name (schedule, park and unpark vary from run to run)
-    traced "$TMP/$name.hand.trace" "$@" >"$TMP/$name.hand.out" 2>&1
-    "$DECODE" -o "$TMP/$name.hand.jsonl" "$TMP/$name.hand.trace"
+    pairs=$(unshared "$TMP/$name.jsonl") most=$(blocks "$TMP/$name.jsonl")
+    check "refrt $name: events of one exchange share a timestamp (stamp; $pairs pairs not, at \
+most $most)" [ "$pairs" -le "$most" ]
+
+    # the test copy on the same run: the same events of each deterministic kind and the same
+    # sends per message name (schedule, park and unpark vary from run to run)
+    traced "$TMP/$name.linked.trace" "$@" >"$TMP/$name.linked.out" 2>&1
+    "$DECODE" -o "$TMP/$name.linked.jsonl" "$TMP/$name.linked.trace"
     kinds "$TMP/$name.jsonl" | grep -v ' schedule$\| park$\| unpark$' >"$TMP/$name.kinds"
-    kinds "$TMP/$name.hand.jsonl" | grep -v ' schedule$\| park$\| unpark$' >"$TMP/$name.hand.kinds"
-    check "refrt $name: same counts per kind and per message name as shim/refrt.c" \
-        cmp -s "$TMP/$name.kinds" "$TMP/$name.hand.kinds"
+    kinds "$TMP/$name.linked.jsonl" | grep -v ' schedule$\| park$\| unpark$' \
+        >"$TMP/$name.linked.kinds"
+    check "refrt $name: same counts per kind and per message name as the test copy" \
+        cmp -s "$TMP/$name.kinds" "$TMP/$name.linked.kinds"
 }
 refrt_case pingpong "$B/examples/pingpong" 10000
 refrt_case fanout "$B/examples/fanout" 4 20000
 refrt_case ring "$B/examples/ring" 16 500
+# guard: refrt's parks wait on a condition variable, which the glibc shim records unless an
+# outer wrapper runs; the spec's rt_park and rt_unpark guard their calls, so it records none
+glibc_parks() { # glibc_parks JSONL: refrt's parks that the glibc shim's park follows on the thread
+    jq -n '[inputs | select(.tid)] | group_by(.tid) | map([.[:-1], .[1:]] | transpose
+        | map(select(.[0].event == "park" and .[0].path == "worker" and .[1].event == "park"
+                     and .[1].path != "worker")) | length) | add' "$1"
+}
+generated "$TMP/guard.trace" "$TMP/refrt/libshim-refrt.so" env ACTORTRACE_GLIBC=1 \
+    "$B/examples/pingpong" 2000 >"$TMP/guard.out" 2>&1
+"$DECODE" -o "$TMP/guard.jsonl" "$TMP/guard.trace"
+equal "refrt guard: refrt's parks = ground truth, with the glibc shim on" \
+    "$(jq -n '[inputs | select(.event == "park" and .path == "worker")] | length' \
+        "$TMP/guard.jsonl")" "$(truth "$TMP/guard.out" park)"
+equal "refrt guard: the glibc shim records no park inside rt_park" \
+    "$(glibc_parks "$TMP/guard.jsonl")" 0
+grep -v '^ *guard' "$TMP/refrt.spec" >"$TMP/unguarded.spec"
+"$SHIMGEN" "$TMP/unguarded.spec" -o "$TMP/unguarded" -I "$TOP/tests/targets/rt" >/dev/null 2>&1
+generated "$TMP/unguarded.trace" "$TMP/unguarded/libshim-refrt.so" env ACTORTRACE_GLIBC=1 \
+    "$B/examples/pingpong" 2000 >"$TMP/unguarded.out" 2>&1
+"$DECODE" -o "$TMP/unguarded.jsonl" "$TMP/unguarded.trace"
+# (not in every one: rt_park waits only when no unpark came first)
+check "refrt without guard: the glibc shim records the waits inside rt_park" \
+    [ "$(glibc_parks "$TMP/unguarded.jsonl")" -gt 0 ]
+grep -v '^ *stamp' "$TMP/refrt.spec" >"$TMP/unstamped.spec"
+"$SHIMGEN" "$TMP/unstamped.spec" -o "$TMP/unstamped" -I "$TOP/tests/targets/rt" >/dev/null 2>&1
+generated "$TMP/unstamped.trace" "$TMP/unstamped/libshim-refrt.so" "$B/examples/pingpong" 2000 \
+    >/dev/null 2>&1
+"$DECODE" -o "$TMP/unstamped.jsonl" "$TMP/unstamped.trace"
+pairs=$(unshared "$TMP/unstamped.jsonl") most=$(blocks "$TMP/unstamped.jsonl")
+check "refrt without 'stamp' lines: exchanges do not share ($pairs pairs not, more than $most)" \
+    [ "$pairs" -gt "$most" ]
 check "refrt: the PONGs are sent by the actor that handled the PING" jq -n -e '
     [inputs] as $all
     | ($all | map(select(.event == "step_begin" and .msg_name == "PING")) | .[0].actor) as $pong
@@ -286,13 +368,20 @@ for spec in "$SPECS"/*.spec "$SPECS"/bad/*.spec; do
 done
 check "sanitized shimgen writes the same mbox shim" \
     cmp -s "$TMP/asan-mbox/shim-mbox.c" "$TMP/mbox/shim-mbox.c"
-check "sanitized shimgen writes the same refrt shim" \
-    cmp -s "$TMP/asan-refrt/shim-refrt.c" "$TMP/refrt/shim-refrt.c"
+(cd "$TOP" && ASAN_OPTIONS=detect_leaks=0 "$B/asan/shimgen" --linked \
+    tests/targets/shimgen/refrt.spec -o "$TMP/asan-linked" >/dev/null 2>"$TMP/asan-linked.err")
+equal "sanitized shimgen --linked on refrt: sanitizer reports" \
+    "$(grep -c 'Sanitizer\|runtime error' "$TMP/asan-linked.err")" 0
+check "sanitized shimgen writes the same linked refrt shim" \
+    cmp -s "$TMP/asan-linked/shim-refrt.c" "$TMP/linked/shim-refrt.c"
 
 # ---- bad specs: every mistake, with its line, and nothing else; nothing generated ----
+# (bad/linked-*.spec are written for a shim linked into the library: shimgen --linked)
 for spec in "$SPECS"/bad/*.spec; do
     name=bad/$(basename "$spec")
-    "$SHIMGEN" "$spec" -o "$TMP/bad" >/dev/null 2>"$TMP/bad.err"
+    linked=
+    case $name in bad/linked-*) linked=--linked ;; esac
+    "$SHIMGEN" "$spec" -o "$TMP/bad" $linked >/dev/null 2>"$TMP/bad.err"
     equal "$name: exit status" $? 1
     check "$name: nothing generated" [ ! -e "$TMP/bad" ]
     sed -n 's/^# error: //p' "$spec" >"$TMP/bad.want"

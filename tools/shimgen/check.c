@@ -188,6 +188,54 @@ static void check_name(struct spec *spec, struct block *b)
     check_result_use(spec, b, d->line, cx.uses_result);
 }
 
+/* The offset of a format's one conversion (d, u or x, after its %), or -1 when the format has
+ * none, more than one, or another kind. %% is a percent sign. */
+static int format_conversion(const char *format)
+{
+    int at = -1;
+    for (const char *c = format; *c; c++) {
+        if (*c != '%')
+            continue;
+        if (c[1] == '%') {
+            c++;
+            continue;
+        }
+        if (at >= 0 || !c[1] || !strchr("dux", c[1]))
+            return -1;
+        at = (int)(c + 1 - format);
+    }
+    return at;
+}
+
+/* register msg|actor ID format "FMT" EXPR: the name is FMT with EXPR's value, made the first
+ * time the id is seen (formatting costs more than the event it names). */
+static void check_register_format(struct spec *spec, struct block *b, int i, const char *text)
+{
+    const struct directive *d = &b->d_register[i];
+    const char *end = text + 1;
+    while (*end && *end != '"')
+        end += *end == '\\' && end[1] ? 2 : 1;
+    char *format = *end ? literal(xprintf("%.*s", (int)(end + 1 - text), text)) : NULL;
+    int conversion = format ? format_conversion(format) : -1;
+    if (conversion < 0) {
+        spec_error(spec, d->line,
+                   "a name format is one string in double quotes with one %%d, %%u or %%x, "
+                   "then the number's expression: format \"worker-%%d\" worker");
+        return;
+    }
+    int uses_result = 0;
+    char *arg = expr_whole(spec, d->line, &b->proto, end + 1, &uses_result);
+    if (!arg)
+        return;
+    check_result_use(spec, b, d->line, uses_result);
+    /* the argument is 64 bits wide: %d becomes %lld */
+    b->c_reg_format[i] = xprintf("%.*sll%s", conversion, format, format + conversion);
+    b->c_reg_format_arg[i] =
+        xprintf("(%s)%s", format[conversion] == 'd' ? "long long" : "unsigned long long", arg);
+    b->c_reg_name[i] = xstrdup("at_formatted");
+    b->uses_formatted_names |= b->reg_actor[i] ? FORMATTED_ACTORS : FORMATTED_MSGS;
+}
+
 /* register msg|actor ID NAME, where NAME is a string expression or "a constant". */
 static void check_register(struct spec *spec, struct block *b, int i)
 {
@@ -208,6 +256,10 @@ static void check_register(struct spec *spec, struct block *b, int i)
         cx.pos++;
     if (!*cx.pos) {
         spec_error(spec, d->line, "'register' needs a name after the id");
+        return;
+    }
+    if (strncmp(cx.pos, "format \"", 8) == 0) {
+        check_register_format(spec, b, i, cx.pos + 7);
         return;
     }
     char *name = *cx.pos == '"' ? literal(cx.pos)
@@ -418,6 +470,113 @@ static void check_current(struct spec *spec, struct block *b)
         spec_error(spec, d->line, "'current' is set before the call: 'result' is not known then");
 }
 
+/* guard: the call runs with the depth raised, every call recorded. */
+static void check_guard(struct spec *spec, const struct block *b)
+{
+    if (!b->guard)
+        return;
+    if (b->is_callback)
+        spec_error(spec, b->guard,
+                   "'guard' has no meaning for a callback: it runs the program's code, which "
+                   "starts at depth 0");
+    else if (b->outermost)
+        spec_error(spec, b->guard,
+                   "'guard' with 'outermost': the outermost call is guarded already (drop "
+                   "'guard')");
+}
+
+/* A return type the AT_RETURN_RAX register carries: a pointer or an integer of the C names
+ * or <stdint.h>'s. Another (a struct, a float, a typedef) needs its registers said. */
+static int returns_in_rax(const char *type)
+{
+    static const char *const integers[] = {"char",     "short",   "int",   "long",
+                                           "unsigned", "signed",  "_Bool", "bool",
+                                           "size_t",   "ssize_t", NULL};
+    size_t n = strlen(type);
+    if (type[n - 1] == '*')
+        return 1;
+    char *copy = xstrdup(type);
+    for (char *word = strtok(copy, " "); word; word = strtok(NULL, " ")) {
+        size_t w = strlen(word);
+        int known = strcmp(word, "const") == 0 ||
+                    (w > 2 && strcmp(word + w - 2, "_t") == 0 && strstr(word, "int"));
+        for (int i = 0; integers[i] && !known; i++)
+            known = strcmp(word, integers[i]) == 0;
+        if (!known)
+            return 0;
+    }
+    return 1;
+}
+
+/* patchable [REGISTER...]: the wrapper may stand in for the function's patched entry
+ * (AT_PATCH_TABLE), which gives back the registers of the result as the wrapper left them. */
+static void check_patchable(struct spec *spec, struct block *b)
+{
+    static const char *const words[] = {"none", "rax", "rdx", "xmm0", "xmm1", "x87", NULL};
+    static const char *const macros[] = {"AT_RETURNS_NOTHING", "AT_RETURN_RAX",  "AT_RETURN_RDX",
+                                         "AT_RETURN_XMM0",     "AT_RETURN_XMM1", "AT_RETURN_X87"};
+    const struct directive *d = &b->d_patchable;
+    if (!d->line)
+        return;
+    if (b->is_callback || !spec->linked) {
+        spec_error(spec, d->line,
+                   b->is_callback ? "'patchable' is for a function: a callback has no entry "
+                                    "to patch"
+                                  : "'patchable' needs a shim linked into the library (shimgen "
+                                    "--linked): entries are patched to its own wrappers only");
+        return;
+    }
+    spec->npatchable++;
+    if (!*d->text) {
+        if (strcmp(b->proto.ret, "void") == 0 || returns_in_rax(b->proto.ret))
+            b->c_patchable = xstrdup(strcmp(b->proto.ret, "void") == 0 ? macros[0] : macros[1]);
+        else
+            spec_error(spec, d->line,
+                       "'patchable': which registers return a '%s'? Say them: 'patchable rax' "
+                       "(an integer, a pointer, a small struct of them), with rdx, xmm0, xmm1 "
+                       "or x87 as the ABI has it (AT_PATCHABLE in actortrace.h)",
+                       b->proto.ret);
+        return;
+    }
+    char *copy = xstrdup(d->text);
+    b->c_patchable = NULL;
+    for (char *word = strtok(copy, " "); word; word = strtok(NULL, " ")) {
+        int i = 0;
+        while (words[i] && strcmp(words[i], word) != 0)
+            i++;
+        if (!words[i]) {
+            spec_error(spec, d->line,
+                       "'patchable' names the registers of the result: none, rax, rdx, xmm0, "
+                       "xmm1 or x87, not '%s'",
+                       word);
+            return;
+        }
+        b->c_patchable =
+            b->c_patchable ? xprintf("%s | %s", b->c_patchable, macros[i]) : xstrdup(macros[i]);
+    }
+}
+
+/* stamp keep NAME | stamp share NAME (the keeper is matched in check_stamps). */
+static void check_stamp(struct spec *spec, struct block *b)
+{
+    const struct directive *d = &b->d_stamp;
+    if (!d->line)
+        return;
+    int keeps = strncmp(d->text, "keep ", 5) == 0;
+    if ((!keeps && strncmp(d->text, "share ", 6) != 0) || !is_word(d->text + (keeps ? 5 : 6), "")) {
+        spec_error(spec, d->line, "'stamp' reads 'stamp keep NAME' or 'stamp share NAME'");
+        return;
+    }
+    if (b->kind == AT_EV_NONE || (keeps && b->kind == AT_EV_STEP_BEGIN)) {
+        spec_error(spec, d->line, "'stamp %s' needs one event to %s: not with %s",
+                   keeps ? "keep" : "share", keeps ? "keep" : "share",
+                   keeps ? "step (two events)" : "event none");
+        return;
+    }
+    b->stamp_keeps = keeps;
+    b->stamp_name = xstrdup(d->text + (keeps ? 5 : 6));
+}
+
 static void check_block(struct spec *spec, struct block *b)
 {
     if (!b->d_proto.line) {
@@ -442,6 +601,9 @@ static void check_block(struct spec *spec, struct block *b)
     for (int i = 0; i < b->nregisters; i++)
         check_register(spec, b, i);
     check_current(spec, b);
+    check_guard(spec, b);
+    check_patchable(spec, b);
+    check_stamp(spec, b);
     if (b->kind == AT_EV_NONE && b->nregisters == 0 && !b->d_current.line && !b->nwraps)
         spec_error(spec, b->d_event.line,
                    "event none records nothing: add a 'register', 'current' or 'wrap' line");
@@ -464,6 +626,42 @@ static void pair(struct spec *spec, struct block *first, struct block *second)
                "first recorded before the call, the second 'at after' (no step, no 'wrap' or "
                "'current' in the second)",
                second->symbol, first->line);
+}
+
+/* Each stamp kept by one block and shared by at least one; a sharer of a stamp kept after a
+ * call is matched by its message, so it has one. */
+static void check_stamps(struct spec *spec)
+{
+    for (int i = 0; i < spec->nblocks; i++) {
+        struct block *b = spec->blocks[i];
+        if (!b->stamp_name)
+            continue;
+        const struct block *keeper = NULL;
+        int shared = 0;
+        for (int j = 0; j < spec->nblocks; j++) {
+            const struct block *o = spec->blocks[j];
+            if (!o->stamp_name || strcmp(o->stamp_name, b->stamp_name) != 0)
+                continue;
+            if (o->stamp_keeps && !keeper)
+                keeper = o;
+            shared |= !o->stamp_keeps;
+        }
+        if (b->stamp_keeps && keeper != b)
+            spec_error(spec, b->d_stamp.line, "stamp %s is kept by %s already (line %d)",
+                       b->stamp_name, keeper->symbol, keeper->d_stamp.line);
+        else if (b->stamp_keeps && !shared)
+            spec_error(spec, b->d_stamp.line, "stamp %s is shared by no block ('stamp share %s')",
+                       b->stamp_name, b->stamp_name);
+        else if (!b->stamp_keeps && !keeper)
+            spec_error(spec, b->d_stamp.line, "no block keeps stamp %s ('stamp keep %s')",
+                       b->stamp_name, b->stamp_name);
+        else if (!b->stamp_keeps && keeper->after && !b->d_msg.line)
+            spec_error(spec, b->d_stamp.line,
+                       "stamp %s is kept after the call, with its message: a block that shares "
+                       "it has a 'msg' to match",
+                       b->stamp_name);
+        b->stamp_keeper = keeper;
+    }
 }
 
 /* Names used twice, callbacks and tables nothing uses: each would generate broken C. */
@@ -528,5 +726,6 @@ int spec_check(struct spec *spec)
             check_block(spec, b);
     }
     check_uses(spec);
+    check_stamps(spec);
     return spec->errors;
 }

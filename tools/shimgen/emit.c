@@ -1,7 +1,7 @@
 /* Writing the shim: the helpers the spec needs, a closure and a trampoline per callback, then
  * one wrapper per function, every one of the same shape:
  *
- *   resolve the real function; [outermost guard]; [closures for wrapped callbacks];
+ *   resolve the real function; [outermost or guard: at_enter]; [closures for wrapped callbacks];
  *   record (before) | record step_begin and make the actor current;
  *   forward;
  *   record (after) | record step_end and restore the current actor; [leave]; return.
@@ -18,7 +18,7 @@ static const char *const kind_names[] = {
 #undef KIND_NAME
 };
 
-static const char helpers[] =
+static const char standalone_resolve[] =
     "/* The next definition of `symbol` after this library. Not at_resolve: RTLD_NEXT is relative\n"
     " * to the library that calls dlsym, and at_resolve's is libactortrace.so, preloaded before\n"
     " * this one, so it would find these wrappers. */\n"
@@ -38,7 +38,9 @@ static const char helpers[] =
     "        if (AT_UNLIKELY((real) == NULL))              \\\n"
     "            *(void **)&(real) = shim_resolve(symbol); \\\n"
     "    } while (0)\n"
-    "\n"
+    "\n";
+
+static const char helpers[] =
     "/* The id a path or event kind name was registered under, registered on first use (0 when\n"
     " * the table is full). Races register the same name twice, which gives the same id. */\n"
     "static inline unsigned shim_registered_id(unsigned *id, unsigned (*reg)(const char *),\n"
@@ -185,6 +187,37 @@ static const char string_names[] =
     "    return id;\n"
     "}\n";
 
+static const char formatted_names[] =
+    "\n/* Names formatted from a number are made the first time each id is seen: the ids named so\n"
+    " * far, in a table of SHIM_FORMATTED per kind; past that, an id is named at each event. */\n"
+    "#define SHIM_FORMATTED 4096\n"
+    "\n"
+    "/* 1 the first time `id` is seen (and whenever the table is full), else 0. */\n"
+    "static int shim_first_name(uint64_t *table, uint64_t id)\n"
+    "{\n"
+    "    uint64_t key = id + 1; /* 0 marks a free slot */\n"
+    "    uint64_t hash = (key * 0x9e3779b97f4a7c15ULL) >> 52;\n"
+    "    for (uint64_t i = 0; key && i < SHIM_FORMATTED; i++) {\n"
+    "        uint64_t *slot = &table[(hash + i) % SHIM_FORMATTED];\n"
+    "        uint64_t seen = __atomic_load_n(slot, __ATOMIC_RELAXED);\n"
+    "        if (seen == 0 && __atomic_compare_exchange_n(slot, &seen, key, 0, __ATOMIC_RELAXED,\n"
+    "                                                     __ATOMIC_RELAXED))\n"
+    "            return 1;\n"
+    "        if (seen == key)\n"
+    "            return 0;\n"
+    "    }\n"
+    "    return 1;\n"
+    "}\n";
+
+static const char stamps[] =
+    "\n/* A stamp one event keeps for another of the same exchange, recorded by another wrapper\n"
+    " * call on this thread (at_timestamp_after); msg: the kept event's message, for a stamp kept\n"
+    " * after a call. */\n"
+    "struct shim_stamp {\n"
+    "    uint64_t msg;\n"
+    "    struct at_stamp stamp;\n"
+    "};\n";
+
 /* The C name stem of a block's statics: the symbol, or trampoline_NAME for a callback. */
 static char *stem(const struct block *b)
 {
@@ -261,7 +294,60 @@ static void emit_call_args(FILE *out, const char *pad, const char *fn, char *con
 
 /* The record statement: at_record and the name registrations, under the block's condition.
  * `v` holds the actor, peer, msg and name values (expressions, or locals for step). */
-static void emit_record(FILE *out, const struct block *b, int end, char *const v[4])
+/* The timestamp of an event that keeps or shares a stamp, as local `tsc`. */
+static void emit_stamp_time(FILE *out, const struct block *b, const char *pad, const char *tsc,
+                            char *const v[4])
+{
+    const struct block *keeper = b->stamp_keeper;
+    if (b->stamp_keeps)
+        fprintf(out, "%suint64_t %s = at_timestamp();\n", pad, tsc);
+    else if (keeper->after) /* kept by the event of one message: shared by that message's */
+        fprintf(out,
+                "%suint64_t %s = %s == stamp_%s.msg ? at_timestamp_after(stamp_%s.stamp) : "
+                "at_timestamp();\n",
+                pad, tsc, v[2], b->stamp_name, b->stamp_name);
+    else
+        fprintf(out, "%suint64_t %s = at_timestamp_after(stamp_%s.stamp);\n", pad, tsc,
+                b->stamp_name);
+}
+
+/* A stamp kept: after the call until the next, with its message; before it, during the call
+ * (emit_call puts the outer one back). */
+static void emit_stamp_keep(FILE *out, const struct block *b, const char *pad, const char *tsc,
+                            char *const v[4])
+{
+    if (b->after)
+        fprintf(out, "%sstamp_%s = (struct shim_stamp){%s, at_stamp_of(%s)};\n", pad, b->stamp_name,
+                v[2], tsc);
+    else
+        fprintf(out, "%sstamp_%s.stamp = at_stamp_of(%s);\n", pad, b->stamp_name, tsc);
+}
+
+/* The name registrations of a block: the formatted ones the first time their id is seen. */
+static void emit_registers(FILE *out, const struct spec *spec, const struct block *b,
+                           const char *pad)
+{
+    for (int i = 0; i < b->nregisters; i++) {
+        const char *kind = b->reg_actor[i] ? "actor" : "msg";
+        if (!b->c_reg_format[i]) {
+            fprintf(out, "%sif (%s)\n%s    at_name_%s(%s, %s);\n", pad, b->c_reg_name[i], pad, kind,
+                    b->c_reg_id[i], b->c_reg_name[i]);
+            continue;
+        }
+        char *format = xprintf("snprintf(at_formatted, sizeof at_formatted, %s, %s)",
+                               b->c_reg_format[i], b->c_reg_format_arg[i]);
+        if (spec->npatchable) /* the C library may use the vectors a patched entry left */
+            format = xprintf("AT_VECTORS_KEPT(%s)", format);
+        fprintf(out,
+                "%sif (shim_first_name(shim_formatted_%ss, %s)) {\n"
+                "%s    char at_formatted[64];\n%s    %s;\n"
+                "%s    at_name_%s(%s, at_formatted);\n%s}\n",
+                pad, kind, b->c_reg_id[i], pad, pad, format, pad, kind, b->c_reg_id[i], pad);
+    }
+}
+
+static void emit_record(FILE *out, const struct spec *spec, const struct block *b, int end,
+                        char *const v[4])
 {
     char *cond = xstrdup("");
     if (b->outermost)
@@ -280,7 +366,10 @@ static void emit_record(FILE *out, const struct block *b, int end, char *const v
                                     : xstrdup("0");
         char *kind = b->kind == KIND_CUSTOM ? "at_kind"
                                             : xstrdup(kind_names[end ? AT_EV_STEP_END : b->kind]);
-        const char *record_pad = pad;
+        const char *record_pad = pad, *tsc = b->is_after_half ? "at_tsc_after" : "at_tsc";
+        int stamped = b->stamp_name && !end;
+        if (stamped)
+            emit_stamp_time(out, b, pad, tsc, v);
         if (b->kind == KIND_CUSTOM) { /* kind 0 would mark the slot as never committed */
             fprintf(out,
                     "%sunsigned at_kind = shim_registered_id(&kind_%s, at_event_register, "
@@ -288,12 +377,14 @@ static void emit_record(FILE *out, const struct block *b, int end, char *const v
                     pad, stem(b), b->custom_kind, pad);
             record_pad = xprintf("%s    ", pad);
         }
-        char *args[6] = {kind, v[0], v[1], v[2], v[3], path};
-        emit_call_args(out, record_pad, "at_record", args, 6);
+        char *args[7] = {stamped ? xprintf("&%s", tsc) : NULL, kind, v[0], v[1], v[2], v[3], path};
+        emit_call_args(out, record_pad, stamped ? "at_record_at" : "at_record", args + !stamped,
+                       6 + stamped);
+        if (stamped && b->stamp_keeps)
+            emit_stamp_keep(out, b, pad, tsc, v);
     }
-    for (int i = 0; i < b->nregisters && !end; i++)
-        fprintf(out, "%sif (%s)\n%s    at_name_%s(%s, %s);\n", pad, b->c_reg_name[i], pad,
-                b->reg_actor[i] ? "actor" : "msg", b->c_reg_id[i], b->c_reg_name[i]);
+    if (!end)
+        emit_registers(out, spec, b, pad);
     if (*cond)
         fputs("    }\n", out);
 }
@@ -327,7 +418,8 @@ static void arguments(const struct block *b, char *args[MAX_PARAMS])
 }
 
 /* The body from the first record to the return, around the call `forward`. */
-static void emit_call(FILE *out, const struct block *b, const char *forward)
+static void emit_call(FILE *out, const struct spec *spec, const struct block *b,
+                      const char *forward)
 {
     int returns = strcmp(b->proto.ret, "void") != 0, step = b->kind == AT_EV_STEP_BEGIN;
     int resets = step || b->is_callback;
@@ -338,8 +430,11 @@ static void emit_call(FILE *out, const struct block *b, const char *forward)
         fprintf(out, "    uint64_t at_msg = %s;\n    uint32_t at_name = %s;\n", v[2], v[3]);
         v[0] = "at_actor", v[1] = "at_peer", v[2] = "at_msg", v[3] = "at_name";
     }
+    int keeps_during = b->stamp_keeps && !b->after;
+    if (keeps_during) /* a nested call keeps its own, then puts this one back */
+        fprintf(out, "    struct shim_stamp at_kept = stamp_%s;\n", b->stamp_name);
     if (step || !b->after)
-        emit_record(out, b, 0, v);
+        emit_record(out, spec, b, 0, v);
     if (step)
         fputs("    uint64_t at_previous = at_set_current_actor(at_actor);\n", out);
     else if (b->c_current)
@@ -354,21 +449,23 @@ static void emit_call(FILE *out, const struct block *b, const char *forward)
                    args, b->proto.nparams);
     if (resets)
         fputs("    at_depth_restore(at_depth);\n", out);
+    if (keeps_during)
+        fprintf(out, "    stamp_%s = at_kept;\n", b->stamp_name);
     if (step || b->c_current)
         fputs("    at_set_current_actor(at_previous);\n", out);
     const struct block *later = b->after_half;
     if (step || b->after || later) {
         fputs("    int at_errno = errno;\n", out);
         if (step || b->after)
-            emit_record(out, b, step, v);
+            emit_record(out, spec, b, step, v);
         char *lv[4];
         if (later) {
             values(later, lv);
-            emit_record(out, later, 0, lv);
+            emit_record(out, spec, later, 0, lv);
         }
         fputs("    errno = at_errno;\n", out);
     }
-    if (b->outermost || (later && later->outermost))
+    if (b->outermost || b->guard || (later && (later->outermost || later->guard)))
         fputs("    at_leave();\n", out);
     if (returns)
         fputs("    return at_result;\n", out);
@@ -382,7 +479,9 @@ static void emit_comment(FILE *out, const struct spec *spec, const struct block 
             b->kind == AT_EV_NONE ? "no event" : event,
             b->kind == AT_EV_STEP_BEGIN ? " (the actor is current during the call)" : "",
             b->after && b->kind != AT_EV_NONE ? ", recorded after the call" : "",
-            b->outermost ? ", outermost call only" : "");
+            b->outermost ? ", outermost call only"
+            : b->guard   ? ", the call guarded"
+                         : "");
 }
 
 static void emit_statics(FILE *out, const struct block *b)
@@ -416,7 +515,7 @@ static void emit_keyed_callback(FILE *out, const struct spec *spec, const struct
     emit_trampoline_head(out, p, name);
     fprintf(out, "    %s = (%s)shim_key_get(keys_%s, %s, \"%s\");\n", fn_pointer(p, "at_fn"),
             fn_pointer(p, ""), name, key, name);
-    emit_call(out, b, "at_fn");
+    emit_call(out, spec, b, "at_fn");
     fputs("}\n", out);
 }
 
@@ -453,14 +552,15 @@ static void emit_callback(FILE *out, const struct spec *spec, const struct block
     fprintf(out, "    struct closure_%s *at_closure = (struct closure_%s *)(void *)%s;\n", name,
             name, data->name);
     fprintf(out, "    %s = at_closure->head.data;\n", data->name);
-    emit_call(out, b, "at_closure->fn");
+    emit_call(out, spec, b, "at_closure->fn");
     fputs("}\n", out);
 }
 
 static void emit_function(FILE *out, const struct spec *spec, const struct block *b)
 {
     const char *name = b->symbol;
-    fprintf(out, "\nstatic %s;\n", fn_pointer(&b->proto, xprintf("real_%s", name)));
+    if (!spec->linked) /* linked: declared before the shim's table (emit_linked_table) */
+        fprintf(out, "\nstatic %s;\n", fn_pointer(&b->proto, xprintf("real_%s", name)));
     emit_statics(out, b);
     if (b->after_half)
         emit_statics(out, b->after_half);
@@ -468,9 +568,14 @@ static void emit_function(FILE *out, const struct spec *spec, const struct block
     if (b->after_half)
         emit_comment(out, spec, b->after_half);
     fprintf(out, "AT_EXPORT %s\n{\n", b->proto.text);
-    fprintf(out, "    SHIM_RESOLVE(real_%s, \"%s\");\n", name, name);
+    if (spec->linked)
+        fprintf(out, "    AT_SHIM_RESOLVE(&shim, real_%s);\n", name);
+    else
+        fprintf(out, "    SHIM_RESOLVE(real_%s, \"%s\");\n", name, name);
     if (b->outermost || (b->after_half && b->after_half->outermost))
         fputs("    int at_outer = at_enter();\n", out);
+    else if (b->guard || (b->after_half && b->after_half->guard))
+        fputs("    at_enter(); /* guard: lower layers record nothing during the call */\n", out);
     for (int w = 0; w < b->nwraps; w++) {
         const char *cb = b->wraps[w].callback->symbol;
         int destroy = b->wraps[w].destroy_param;
@@ -488,7 +593,7 @@ static void emit_function(FILE *out, const struct spec *spec, const struct block
             make = xprintf("%s ? %s : NULL", b->wraps[w].c_if, make);
         fprintf(out, "    struct closure_%s *at_closure_%d = %s;\n", cb, w, make);
     }
-    emit_call(out, b, xprintf("real_%s", name));
+    emit_call(out, spec, b, xprintf("real_%s", name));
     fputs("}\n", out);
 }
 
@@ -514,9 +619,21 @@ static void emit_head(const struct spec *spec, FILE *out)
         fprintf(out, "%s%s", sep, item);
         sep = ", ";
     }
-    fputs(". */\n#include <dlfcn.h>\n#include <errno.h>\n#include <stdint.h>\n#include <stdio.h>\n"
+    fputc('.', out);
+    if (spec->linked)
+        fputs("\n * Compiled into the library (shimgen --linked), with its other shims.", out);
+    fputs(" */\n", out);
+    if (spec->npatchable)
+        fputs("/* The wrappers may run behind patched entries, which save no vector register: "
+              "general\n * registers only, before any header's inline functions "
+              "(include/at_vectors.h). */\n#pragma GCC target(\"general-regs-only\")\n",
+              out);
+    fputs("#include <dlfcn.h>\n#include <errno.h>\n#include <stdint.h>\n#include <stdio.h>\n"
           "#include <stdlib.h>\n#include <string.h>\n\n#include \"actortrace.h\"\n",
           out);
+    if (spec->linked)
+        fprintf(out, "%s#include \"support.h\"\n",
+                spec->npatchable ? "#include \"at_vectors.h\"\n" : "");
     for (int i = 0; i < spec->nincludes; i++)
         fprintf(out, "#include %s\n", spec->includes[i].text);
     if (spec->nweak)
@@ -526,6 +643,38 @@ static void emit_head(const struct spec *spec, FILE *out)
     for (int i = 0; i < spec->nweak; i++)
         fprintf(out, "#pragma weak %s\n", spec->weak[i]);
     fputc('\n', out);
+}
+
+/* A linked shim's real functions, resolved by shim/support.c, and its patchable wrappers. */
+static void emit_linked_table(const struct spec *spec, FILE *out)
+{
+    fputc('\n', out);
+    for (int i = 0; i < spec->nblocks; i++)
+        if (!spec->blocks[i]->is_callback && !spec->blocks[i]->is_after_half)
+            fprintf(
+                out, "static %s;\n",
+                fn_pointer(&spec->blocks[i]->proto, xprintf("real_%s", spec->blocks[i]->symbol)));
+    fputs("\nstatic struct at_shim shim = {\n    .reals = AT_SHIM_REALS(", out);
+    const char *sep = "";
+    for (int i = 0; i < spec->nblocks; i++)
+        if (!spec->blocks[i]->is_callback && !spec->blocks[i]->is_after_half) {
+            fprintf(out, "%sAT_SHIM_REAL(%s)", sep, spec->blocks[i]->symbol);
+            sep = ",\n                           ";
+        }
+    fprintf(out, "),\n    .runtime = \"%s\",\n};\n", spec->runtime.text);
+    if (!spec->npatchable)
+        return;
+    fputs("\n/* Wrappers that may also stand in for a patched entry (the runtime linked into the "
+          "program,\n * or calling its own functions directly). */\nAT_PATCH_TABLE(",
+          out);
+    sep = "";
+    for (int i = 0; i < spec->nblocks; i++)
+        if (spec->blocks[i]->c_patchable) {
+            fprintf(out, "%sAT_PATCHABLE(%s, %s)", sep, spec->blocks[i]->symbol,
+                    spec->blocks[i]->c_patchable);
+            sep = ",\n               ";
+        }
+    fputs(");\n", out);
 }
 
 /* A constructor that says once which wrapped names no library defines. */
@@ -558,16 +707,33 @@ static void emit_name_check(const struct spec *spec, FILE *out)
             spec->runtime.text);
 }
 
+/* The thread's stamp of each name a block keeps. */
+static void emit_stamp_statics(const struct spec *spec, FILE *out)
+{
+    int any = 0;
+    for (int i = 0; i < spec->nblocks; i++)
+        any |= spec->blocks[i]->stamp_keeps;
+    if (any)
+        fputs(stamps, out);
+    for (int i = 0; i < spec->nblocks; i++)
+        if (spec->blocks[i]->stamp_keeps)
+            fprintf(out, "static __thread struct shim_stamp stamp_%s;\n",
+                    spec->blocks[i]->stamp_name);
+}
+
 int emit_shim(const struct spec *spec, FILE *out)
 {
-    int strings = 0, destroys = 0, keyed = 0;
+    int strings = 0, destroys = 0, keyed = 0, formatted = 0;
     for (int i = 0; i < spec->nblocks; i++) {
         strings |= spec->blocks[i]->uses_string_names;
+        formatted |= spec->blocks[i]->uses_formatted_names;
         keyed |= spec->blocks[i]->is_callback && spec->blocks[i]->key_param >= 0;
         for (int w = 0; w < spec->blocks[i]->nwraps; w++)
             destroys |= spec->blocks[i]->wraps[w].destroy_param >= 0;
     }
     emit_head(spec, out);
+    if (!spec->linked)
+        fputs(standalone_resolve, out);
     fputs(helpers, out);
     emit_reads(out);
     if (strings)
@@ -576,16 +742,27 @@ int emit_shim(const struct spec *spec, FILE *out)
         fputs(shim_destroy, out);
     if (keyed)
         fputs(keyed_callbacks, out);
+    if (formatted)
+        fputs(formatted_names, out);
+    if (formatted & FORMATTED_ACTORS)
+        fputs("static uint64_t shim_formatted_actors[SHIM_FORMATTED];\n", out);
+    if (formatted & FORMATTED_MSGS)
+        fputs("static uint64_t shim_formatted_msgs[SHIM_FORMATTED];\n", out);
     emit_tables(spec, out);
+    emit_stamp_statics(spec, out);
+    if (spec->linked)
+        emit_linked_table(spec, out);
     for (int i = 0; i < spec->nblocks; i++)
         if (spec->blocks[i]->is_callback)
             emit_callback(out, spec, spec->blocks[i]);
     for (int i = 0; i < spec->nblocks; i++)
         if (!spec->blocks[i]->is_callback && !spec->blocks[i]->is_after_half)
             emit_function(out, spec, spec->blocks[i]);
-    emit_name_check(spec, out);
-    fputs("\n/* What actortrace list looks for to tell a generated shim. */\n"
-          "AT_EXPORT const int actortrace_generated_shim = 1;\n",
-          out);
+    if (!spec->linked) { /* the library checks its own shims' names, and is no generated shim */
+        emit_name_check(spec, out);
+        fputs("\n/* What actortrace list looks for to tell a generated shim. */\n"
+              "AT_EXPORT const int actortrace_generated_shim = 1;\n",
+              out);
+    }
     return ferror(out) ? -1 : 0;
 }

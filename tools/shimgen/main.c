@@ -1,5 +1,6 @@
 /* shimgen SPEC -o DIR: validates a runtime's spec, writes its shim DIR/shim-NAME.c and builds
- * DIR/libshim-NAME.so, to preload after libactortrace.so (docs/SHIMGEN.md).
+ * DIR/libshim-NAME.so, to preload after libactortrace.so (docs/SHIMGEN.md); with --linked,
+ * writes only the C, which the library's build compiles into a copy of the library.
  *
  * Exit status: 0 done, 1 the spec has mistakes (each one on stderr as FILE:LINE: message, and
  * nothing was written, or the compiler's errors about wrappers, given at their spec lines),
@@ -25,7 +26,7 @@
 extern char **environ;
 
 static const char usage[] =
-    "usage: shimgen SPEC -o DIR [-I DIR]... [--program PROG] [--no-build]\n"
+    "usage: shimgen SPEC -o DIR [-I DIR]... [--program PROG] [--no-build | --linked]\n"
     "  Validates SPEC, writes DIR/shim-NAME.c (NAME from the spec's 'runtime' line) and builds\n"
     "  DIR/libshim-NAME.so with $CC (default cc). Every function is checked against the\n"
     "  libraries the spec names ('library', 'pkg'); the compiler checks each prototype\n"
@@ -33,6 +34,9 @@ static const char usage[] =
     "  -I DIR          a directory for the runtime's headers (the spec's own is searched too)\n"
     "  --program PROG  also check that PROG imports every function the spec wraps\n"
     "  --no-build      write the C and print the command that builds it\n"
+    "  --linked        write the C of a shim compiled into the library itself, beside its\n"
+    "                  own shims (shim/support.h), and build nothing; its functions may be\n"
+    "                  'patchable'\n"
     "Trace with\n"
     "    LD_PRELOAD=/path/to/libactortrace.so:DIR/libshim-NAME.so ./program\n"
     "or  actortrace record --shim DIR/libshim-NAME.so -- ./program\n"
@@ -44,7 +48,7 @@ static const char usage[] =
 struct options {
     const char *spec, *dir, *program;
     const char *includes[MAX_INCLUDE_DIRS];
-    int nincludes, no_build;
+    int nincludes, no_build, linked;
 };
 
 static int parse_args(int argc, char **argv, struct options *o)
@@ -60,6 +64,8 @@ static int parse_args(int argc, char **argv, struct options *o)
                 o->includes[o->nincludes++] = argv[++i];
         } else if (strcmp(a, "--no-build") == 0) {
             o->no_build = 1;
+        } else if (strcmp(a, "--linked") == 0) {
+            o->linked = 1;
         } else if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) {
             fputs(usage, stdout);
             exit(0);
@@ -201,6 +207,7 @@ int main(int argc, char **argv)
     struct spec spec = {0};
     if (spec_read(&spec, o.spec) < 0)
         return 2;
+    spec.linked = o.linked;
     int mistakes = spec_check(&spec);
     if (mistakes == 0)
         mistakes = check_libraries(&spec, o.program);
@@ -220,6 +227,8 @@ int main(int argc, char **argv)
     char *library = xprintf("%s/libshim-%s.so", o.dir, spec.runtime.text);
     if (write_shim(&spec, source) < 0)
         return 2;
+    if (o.linked)
+        return 0;
     char **command = build_command(&o, &spec, source, library);
     if (o.no_build) {
         print_command(command);

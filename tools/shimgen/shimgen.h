@@ -44,12 +44,14 @@ struct block {
     int is_callback;
     char *symbol; /* the runtime's function, or the callback's name in the spec */
     struct directive d_proto, d_event, d_at, d_actor, d_peer, d_msg, d_name, d_path, d_if, d_data;
-    struct directive d_current, d_key;
+    struct directive d_current, d_key, d_stamp;
+    struct directive d_patchable; /* text "" when the registers are left to the return type */
     struct directive d_register[MAX_REGISTERS];
     int nregisters;
     struct directive d_wrap[MAX_WRAPS];
     int nwraps;
     int outermost;
+    int guard; /* the call runs with the depth raised: lower layers' wrappers record nothing */
 
     /* filled by check.c */
     struct proto proto;
@@ -66,6 +68,8 @@ struct block {
     int is_after_half;
     char *name_table; /* the table whose names the message-name id refers to */
     char *c_reg_id[MAX_REGISTERS], *c_reg_name[MAX_REGISTERS];
+    /* register ... format "FMT" EXPR: the format for snprintf, and EXPR as its argument */
+    char *c_reg_format[MAX_REGISTERS], *c_reg_format_arg[MAX_REGISTERS];
     int reg_actor[MAX_REGISTERS]; /* 1: names an actor, 0: names a message id */
     int data_param;               /* callback: index of the user-data parameter */
     int key_param; /* callback: the parameter its closure is found by (`key`), -1 for none */
@@ -76,7 +80,15 @@ struct block {
         int destroy_param;     /* the destroy function of the data, -1 when there is none */
         struct block *callback;
     } wraps[MAX_WRAPS];
+    char *c_patchable; /* the AT_RETURN_* registers of its result, for AT_PATCHABLE */
+    /* stamp keep|share NAME: the event's timestamp kept for, or shared from, another event */
+    char *stamp_name;
+    int stamp_keeps;
+    const struct block *stamp_keeper; /* a sharer's: the block that keeps its stamp */
     int uses_string_names;
+    int uses_formatted_names;
+#define FORMATTED_ACTORS 1 /* bits of uses_formatted_names: what its formats name */
+#define FORMATTED_MSGS   2
 };
 
 struct table {
@@ -99,6 +111,10 @@ struct spec {
     struct directive pkgs[MAX_LIBRARIES]; /* `pkg NAME` lines: pkg-config packages */
     int npkgs;
     char *pkg_cflags; /* what pkg-config gives for them, for the compiler */
+    /* --linked: the shim is compiled into the library (shim/support.h) instead of being a
+     * library of its own; only then may its functions be patchable */
+    int linked;
+    int npatchable;
     /* The functions and globals expressions name: declared weak in the shim, so that it loads
      * (it is bound at load time) in a process without the runtime, such as a shell */
     char **weak;

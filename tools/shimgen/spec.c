@@ -114,9 +114,10 @@ const char *nearest_word(const char *word, const char *const *words)
 static void unknown_directive(struct spec *spec, int line, const char *word)
 {
     static const char *const words[] = {
-        "runtime", "include",  "library", "pkg",       "function", "callback", "table", "proto",
-        "event",   "at",       "actor",   "peer",      "msg",      "name",     "path",  "if",
-        "data",    "register", "wrap",    "outermost", "current",  "key",      NULL};
+        "runtime", "include", "library", "pkg",       "function", "callback",  "table",
+        "proto",   "event",   "at",      "actor",     "peer",     "msg",       "name",
+        "path",    "if",      "data",    "register",  "wrap",     "outermost", "current",
+        "key",     "guard",   "stamp",   "patchable", NULL};
     const char *near = nearest_word(word, words);
     if (near)
         spec_error(spec, line, "unknown directive '%s' (did you mean '%s'?)", word, near);
@@ -159,6 +160,7 @@ static struct directive *slot(struct block *b, const char *word)
         {"name", offsetof(struct block, d_name)},       {"path", offsetof(struct block, d_path)},
         {"if", offsetof(struct block, d_if)},           {"data", offsetof(struct block, d_data)},
         {"current", offsetof(struct block, d_current)}, {"key", offsetof(struct block, d_key)},
+        {"stamp", offsetof(struct block, d_stamp)},
     };
     for (size_t i = 0; i < sizeof slots / sizeof slots[0]; i++)
         if (strcmp(word, slots[i].word) == 0)
@@ -193,10 +195,15 @@ static void block_line(struct spec *spec, struct block *b, int line, const char 
         add_repeated(spec, line, b->d_register, &b->nregisters, MAX_REGISTERS, word, text);
     } else if (strcmp(word, "wrap") == 0) {
         add_repeated(spec, line, b->d_wrap, &b->nwraps, MAX_WRAPS, word, text);
-    } else if (strcmp(word, "outermost") == 0) {
+    } else if (strcmp(word, "patchable") == 0) {
+        if (b->d_patchable.line)
+            spec_error(spec, line, "'patchable' given twice (first on line %d)",
+                       b->d_patchable.line);
+        b->d_patchable = (struct directive){line, xstrdup(text)};
+    } else if (strcmp(word, "outermost") == 0 || strcmp(word, "guard") == 0) {
         if (*text)
-            spec_error(spec, line, "'outermost' takes no value");
-        b->outermost = 1;
+            spec_error(spec, line, "'%s' takes no value", word);
+        *(word[0] == 'o' ? &b->outermost : &b->guard) = line;
     } else {
         unknown_directive(spec, line, word);
     }
@@ -297,7 +304,8 @@ static void read_line(struct spec *spec, struct reader *r, int line, char *text)
     else if (r->table)
         table_line(spec, r->table, line, word, text);
     else if (slot(&(struct block){0}, word) || strcmp(word, "register") == 0 ||
-             strcmp(word, "wrap") == 0 || strcmp(word, "outermost") == 0)
+             strcmp(word, "wrap") == 0 || strcmp(word, "outermost") == 0 ||
+             strcmp(word, "guard") == 0 || strcmp(word, "patchable") == 0)
         spec_error(spec, line, "'%s' outside a function or callback block", word);
     else
         unknown_directive(spec, line, word);
