@@ -14,11 +14,12 @@
  *    call it interrupted). The current block changes only in the outermost call (nest == 1),
  *    with signals blocked, so a call that took a slot writes it into the block it took it from.
  *  - A nested call that finds the block full records into the thread's spare block instead
- *    (its own xadd on spare_next, in the thread's private state, preload/util.h); the outermost
- * call's next switch makes the spare current, so the thread's events stay in order. A full spare is
- * handed over (blocks are ordered by their number) when no call holds a slot of it (spare_busy), by
- * a call that finds it still the spare it saw full once signals are blocked (a handler may have
- * replaced it). No spare to be had: the event is dropped and counted.
+ *    (its own xadd on spare_next, in the thread's private state, preload/util.h); the
+ *    outermost call's next switch makes the spare current, so the thread's events stay in
+ *    order. A full spare is handed over (blocks are ordered by their number) when no call holds
+ *    a slot of it (spare_busy), by a call that finds it still the spare it saw full once
+ *    signals are blocked (a handler may have replaced it). No spare to be had: the event is
+ *    dropped and counted.
  *  - A slot is committed when the word holding `kind` is stored, last, with release; the
  *    writer (and a post-mortem reader of the ring file) uses only committed slots.
  *  - A block is handed over only by the outermost call, when no call of the thread is between
