@@ -26,6 +26,7 @@
 #include <Zydis/Zydis.h>
 
 #include "patch.h"
+#include "util.h"
 
 #define NEAR_JUMP_LEN  5  /* jmp rel32 */
 #define FAR_JUMP_LEN   14 /* jmp [rip+0]; .quad target */
@@ -178,23 +179,6 @@ static int open_page(uintptr_t page, int prot)
     return 0;
 }
 
-#ifdef AT_TEST_HOOKS
-/* The test copies only: ACTORTRACE_TEST_PATCH_DELAY_MS=N makes each write of code last N ms
- * longer, so that a test of threads running patched code meanwhile has them run into it. */
-static void test_patch_delay(void)
-{
-    const char *v = getenv("ACTORTRACE_TEST_PATCH_DELAY_MS");
-    long ms = v ? atol(v) : 0;
-    struct timespec delay = {ms / 1000, ms % 1000 * 1000 * 1000};
-    if (ms > 0)
-        nanosleep(&delay, NULL);
-}
-#else
-static void test_patch_delay(void)
-{
-}
-#endif
-
 /* Stores len bytes of code at `at`, which threads may be entering: in one aligned store when
  * they lie within an aligned 8 bytes (or 16, with lock cmpxchg16b), so that such a thread runs
  * the old bytes or the new ones, never a mix; else byte by byte. */
@@ -234,7 +218,8 @@ static int write_code(void *to, const void *from, size_t len, int prot)
             return err;
     }
     store_code((uintptr_t)to, from, len);
-    test_patch_delay();
+    /* threads running patched code meanwhile run into the write */
+    at__test_delay("ACTORTRACE_TEST_PATCH_DELAY_MS");
     if (!batching && mprotect((void *)first, end - first, prot) != 0)
         return -errno;
     return 0;

@@ -68,32 +68,9 @@ static size_t block_offset(uint32_t index)
     return sizeof(struct at_ring_header) + (size_t)index * at__ring.block_size;
 }
 
-#ifdef AT_TEST_HOOKS
-/* The test copies only: ACTORTRACE_TEST_GROW_DELAY_MS=N makes the writer sleep N ms in each
- * step of growth, holding the ring file's descriptor, so that a test can have threads find the
- * pool short while it can still grow, longer than they wait for it (record.c), and a program
- * close and reuse descriptors meanwhile. */
-static void test_grow_delay(void)
-{
-    static long ms = -1; /* the writer's alone */
-    if (ms < 0) {
-        const char *v = getenv("ACTORTRACE_TEST_GROW_DELAY_MS");
-        ms = v ? atol(v) : 0;
-    }
-    struct timespec delay = {ms / 1000, ms % 1000 * 1000 * 1000};
-    if (ms > 0)
-        nanosleep(&delay, NULL);
-}
-#else
-static void test_grow_delay(void)
-{
-}
-#endif
-
 static int is_ring_file(int fd)
 {
-    struct stat st;
-    return fd >= 0 && fstat(fd, &st) == 0 && st.st_dev == at__ring.dev && st.st_ino == at__ring.ino;
+    return at__fd_is(fd, at__ring.dev, at__ring.ino);
 }
 
 /* The ring file's descriptor, checked to be the ring file each time. The program may close
@@ -127,7 +104,10 @@ static int allocate(size_t offset, size_t len)
     if (fd < 0)
         return fd;
     if (at__ring.block_count > 0)
-        test_grow_delay(); /* the writer's steps, not the start's */
+        /* the writer's steps, not the start's: threads find the pool short while it can still
+         * grow, longer than they wait for it (record.c), and a program may close and reuse
+         * descriptors meanwhile */
+        at__test_delay("ACTORTRACE_TEST_GROW_DELAY_MS");
     int err = posix_fallocate(fd, (off_t)offset, (off_t)len);
     if (err == EBADF && (fd = ring_fd()) >= 0) /* closed by the program just now */
         err = posix_fallocate(fd, (off_t)offset, (off_t)len);

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "at_vectors.h"
@@ -87,3 +88,20 @@ int at__high_fd(int fd)
     int high = fcntl(fd, F_DUPFD_CLOEXEC, (int)floor);
     return high < 0 ? fd : high;
 }
+
+int at__fd_is(int fd, dev_t dev, ino_t ino)
+{
+    struct stat st;
+    return fd >= 0 && fstat(fd, &st) == 0 && st.st_dev == dev && st.st_ino == ino;
+}
+
+#ifdef AT_TEST_HOOKS
+void at__test_delay(const char *name)
+{
+    const char *v = getenv(name);
+    long ms = v ? atol(v) : 0;
+    struct timespec delay = {ms / 1000, ms % 1000 * 1000 * 1000};
+    if (ms > 0)
+        nanosleep(&delay, NULL);
+}
+#endif

@@ -92,6 +92,21 @@ static inline long at__futex(uint32_t *word, int op, uint32_t value, const struc
     return ret;
 }
 
+/* The test copies' delays (AT_TEST_HOOKS): sleeps the milliseconds that the environment
+ * variable `name` gives, if any. The product has none. */
+#ifdef AT_TEST_HOOKS
+void at__test_delay(const char *name);
+#else
+static inline void at__test_delay(const char *name)
+{
+    (void)name;
+}
+#endif
+
+/* Whether descriptor fd is open on the file (dev, ino): a descriptor the program may have closed
+ * and its number reused for a file of its own. */
+int at__fd_is(int fd, dev_t dev, ino_t ino);
+
 /* A copy of descriptor fd out of the way of the program's own, high up (open() hands out the
  * lowest free number), close-on-exec; fd itself when there is none. A program that closes the
  * descriptors it did not open and opens files of its own then gets other numbers than ours. */

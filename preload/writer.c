@@ -135,8 +135,7 @@ uint64_t at__threads_total; /* threads that took a block (record.c), for the end
 
 static int is_trace_file(int fd)
 {
-    struct stat st;
-    return fd >= 0 && fstat(fd, &st) == 0 && st.st_dev == w.dev && st.st_ino == w.ino;
+    return at__fd_is(fd, w.dev, w.ino);
 }
 
 /* Checked before each use of the descriptor: a program that closes the descriptors it did not
@@ -546,27 +545,6 @@ static void write_claimed(unsigned n)
         write_group(&g, 1);
 }
 
-#ifdef AT_TEST_HOOKS
-/* The test copies only: ACTORTRACE_TEST_WRITER_DELAY_MS=N makes the writer sleep N ms before
- * each pass that writes events, so that a test of drop mode can have it fall behind for
- * certain (threads wait for it a while, then drop). */
-static void test_writer_delay(void)
-{
-    static long ms = -1;
-    if (ms < 0) {
-        const char *v = getenv("ACTORTRACE_TEST_WRITER_DELAY_MS");
-        ms = v ? atol(v) : 0;
-    }
-    struct timespec delay = {ms / 1000, ms % 1000 * 1000 * 1000};
-    if (ms > 0)
-        nanosleep(&delay, NULL);
-}
-#else
-static void test_writer_delay(void)
-{
-}
-#endif
-
 /* Writes the metadata, and every FULL block unless overwrite mode keeps them in memory. */
 static void drain(int events)
 {
@@ -575,7 +553,8 @@ static void drain(int events)
         write_failed(err);
     if (!events)
         return;
-    test_writer_delay();
+    /* a test of drop mode has the writer fall behind for certain */
+    at__test_delay("ACTORTRACE_TEST_WRITER_DELAY_MS");
     unsigned n = 0; /* blocks claimed, a batch's worth at most before they are written */
     for (uint32_t i = 0; i < at__ring.block_count; i++) {
         if (claim(at__ring_block(i)))
