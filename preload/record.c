@@ -147,11 +147,11 @@ struct block_wait {
  * the trace ends; in the others while the writer can take back other threads' blocks
  * (takeback.c), and in overwrite mode while the writer can still grow the pool, 5 s at most:
  * the writer may be slow to come (starved of the CPU, growing the pool), but not forever;
- * else WRITER_WAIT_NS before the first event it drops. Overwrite mode loses the oldest events,
- * never the newest, so a pool short only because the writer has not grown it yet is waited
- * for. Drop mode waits for the writer at all because a thread that drops at once goes on using
- * the core the writer needs: 64 threads sending as fast as they can on 2 cores dropped 19% to
- * 86% of their events, where waiting for the writer lost none, in about the same time. Once
+ * else, in drop mode, WRITER_WAIT_NS before the first event it drops. Overwrite mode loses
+ * the oldest events, not the newest, so a pool short only because the writer has not grown it
+ * yet is waited for. Drop mode waits for the writer at all because a thread that drops at once goes
+ * on using the core the writer needs: 64 threads sending as fast as they can on 2 cores dropped 19%
+ * to 86% of their events, where waiting for the writer lost none, in about the same time. Once
  * dropping, a thread drops without waiting until a block is free again (dropping()). */
 static int may_wait(struct block_wait *wait, uint64_t *wait_ns)
 {
@@ -173,7 +173,7 @@ static int may_wait(struct block_wait *wait, uint64_t *wait_ns)
         return waited < TAKEBACK_GIVE_UP_NS &&
                /* acquire: pairs with at__finish's CAS to OFF: a stopped writer grows nothing */
                __atomic_load_n(&at__state, __ATOMIC_ACQUIRE) == AT_STATE_RUNNING;
-    if (waited >= WRITER_WAIT_NS)
+    if (at__config.mode != AT_MODE_DROP || waited >= WRITER_WAIT_NS)
         return 0;
     if (WRITER_WAIT_NS - waited < *wait_ns)
         *wait_ns = WRITER_WAIT_NS - waited;
