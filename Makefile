@@ -116,7 +116,8 @@ SHIMGEN_TEST := $(B)/shimgen $(B)/asan/shimgen \
 # Entry patching's programs (tests/e2e/patch.sh), refrt and Aether's stand-in linked in.
 STATIC := $(B)/static
 AETHER_STATIC := $(patsubst %,$(STATIC)/aether/%,pingpong forkjoin ask single panic)
-PATCH_CALLERS := $(B)/patch/ipara $(B)/patch/regs $(B)/patch/alias $(B)/patch/shadow
+PATCH_CALLERS := $(B)/patch/ipara $(B)/patch/regs $(B)/patch/alias $(B)/patch/shadow \
+                 $(B)/patch/direct
 PATCH_PROGS := $(patsubst $(B)/examples/%,$(STATIC)/%,$(EXAMPLES)) $(STATIC)/ring-rdynamic \
 	$(STATIC)/ring-rdynamic-stripped \
 	$(STATIC)/pingpong-stripped $(STATIC)/refused $(STATIC)/dlopen $(B)/symbolic/librefrt.so \

@@ -50,8 +50,9 @@ struct object {
 
 /* Patching runs in the constructor and in dlopen, under patch_mutex. */
 static pthread_mutex_t patch_mutex = PTHREAD_MUTEX_INITIALIZER;
-static int patching; /* on: a shim declares patchable functions, ACTORTRACE_PATCH is not 0 */
-static void *self;   /* this library, kept open: dlsym on it finds the wrappers */
+static int patching;  /* on: a shim declares patchable functions, ACTORTRACE_PATCH is not 0 */
+static int stub_only; /* ACTORTRACE_PATCH=stub: no entry goes to its wrapper directly */
+static void *self;    /* this library, kept open: dlsym on it finds the wrappers */
 static const char *self_path;
 static char exe_path[PATH_MAX];
 static int exe_stripped; /* the executable has no .symtab and exports no function in .dynsym:
@@ -167,9 +168,15 @@ static struct at_patchable *declared(const char *name)
 
 /* Says what happened to one function: a PATCH record for the trace, and a line on stderr for
  * a refusal. */
-static void report(const struct at_patchable *d, const struct object *o, const char *why)
+/* A patched function's record says how its calls reach the wrapper: "direct", or "" through
+ * the stub that keeps the caller's registers. */
+static void report(const struct at_patchable *d, const struct object *o, const char *why,
+                   int direct)
 {
-    at__meta_patch(why ? AT_PATCH_REFUSED : AT_PATCH_DONE, d->symbol, o->path, why ? why : "");
+    at__meta_patch(why ? AT_PATCH_REFUSED : AT_PATCH_DONE, d->symbol, o->path,
+                   why      ? why
+                   : direct ? "direct"
+                            : "");
     if (why)
         at__warn("not patching %s in %s: %s; its calls from inside that object are not traced",
                  d->symbol, o->path, why);
@@ -198,9 +205,10 @@ static void patch_one(struct at_patchable *d, const struct object *o, const Elf6
     p.wrapper = dlsym(self, d->symbol);
     p.returns = d->returns;
     p.prot = segment_prot(o, p.entry);
+    p.stub_only = stub_only;
     const char *same = patched_as(p.entry);
     if (d->patched_in) {
-        report(d, o, "already patched in another object");
+        report(d, o, "already patched in another object", 0);
         return;
     }
     if (same) { /* in the trace, not on stderr: its calls are traced, under the other name */
@@ -211,14 +219,14 @@ static void patch_one(struct at_patchable *d, const struct object *o, const Elf6
     if (!p.wrapper || p.wrapper == (void *)p.entry)
         return;
     if (at__patch_entry(&p) < 0) {
-        report(d, o, p.why);
+        report(d, o, p.why, 0);
         return;
     }
     *d->real = p.trampoline;
     d->patched_in = o->path;
     if (npatched < MAX_PATCHED)
         patched[npatched++] = (typeof(patched[0])){p.entry, d->symbol};
-    report(d, o, NULL);
+    report(d, o, NULL, p.direct);
 }
 
 /* 1 when object o imports one of the declared functions it defines: its own calls to its
@@ -397,6 +405,7 @@ void at__patch_init(void)
     const char *off = getenv("ACTORTRACE_PATCH");
     if (&__start_at_patchable[0] == &__stop_at_patchable[0] || (off && strcmp(off, "0") == 0))
         return;
+    stub_only = off && strcmp(off, "stub") == 0;
     pthread_mutex_lock(&patch_mutex);
     patching = patch_loaded() == 0;
     pthread_mutex_unlock(&patch_mutex);

@@ -24,7 +24,10 @@ struct at_patch {
     void *wrapper;    /* where calls to it go once patched (through patch_stubs.c) */
     unsigned returns; /* the registers of its return value: AT_RETURN_* (actortrace.h) */
     int prot;         /* the protection of its pages, restored after the write */
+    int stub_only;    /* every call through the stub (ACTORTRACE_PATCH=stub), never direct */
     void *trampoline; /* runs the displaced instructions and jumps back into the function */
+    int direct;       /* the entry goes to the wrapper without the stub: no caller keeps a
+                       * value in a call-clobbered register across a call to it (patch_x86.c) */
     char why[96];     /* why it was refused: "its 3 bytes are fewer than the jump needs" */
 };
 

@@ -13,6 +13,7 @@
  * ever made non-executable; a function's page stays executable while the jump is stored, in one
  * aligned store where its bytes allow. Not thread-safe: the caller serializes the calls (patch.c,
  * under its mutex). */
+#include <dlfcn.h>
 #include <errno.h>
 #include <link.h>
 #include <stdint.h>
@@ -35,8 +36,9 @@
 #define MAX_CHUNKS     64
 #define MAX_DISPLACED  32 /* displaced bytes: at most the far jump plus one instruction */
 #define TRAMPOLINE_MAX (MAX_DISPLACED * 2 + 4 * ZYDIS_MAX_INSTRUCTION_LENGTH + FAR_JUMP_LEN)
-#define STUB_LEN       11 /* push rax; lea rax, [rip + desc]; jmp [rax + desc.enter] */
-#define EMIT_MAX       (sizeof(struct at_patch_desc) + STUB_LEN + TRAMPOLINE_MAX)
+#define STUB_LEN       11           /* push rax; lea rax, [rip + desc]; jmp [rax + desc.enter] */
+#define STUB_MAX       FAR_JUMP_LEN /* room for the stub, or a direct entry's jump */
+#define EMIT_MAX       (sizeof(struct at_patch_desc) + STUB_MAX + TRAMPOLINE_MAX)
 #ifndef MFD_EXEC
 #define MFD_EXEC 0x10u /* Linux 6.3: asked for where a memfd would be made non-executable */
 #endif
@@ -367,6 +369,142 @@ static int check_branches(struct at_patch *p, size_t displaced)
     return 0;
 }
 
+/* ---- Entries without the stub --------------------------------------------------------------
+ * A caller may keep a value in a call-clobbered register across a call only when its compiler
+ * knows the callee leaves that register alone (GCC's -fipa-ra: the registers a function's code
+ * writes, with those of the functions it calls). A function that makes a call the compiler
+ * cannot see into (through a pointer, or through the PLT to another object) clobbers, as far as
+ * any compiler knows, every call-clobbered register, and so does any function that calls it. A
+ * caller of such a function keeps nothing in them, so its entry may jump straight to the
+ * wrapper, as the PLT does, and skip the stub that saves them (patch_stubs.c).
+ * The function's own body is read whole (its symbol gives its size), and so is that of a
+ * function it calls or jumps to that the dynamic symbol table sizes; any other only from its
+ * entry as far as the code runs on for certain: to the first return, jump or call of a
+ * function of the object (which may not return: what follows may be another function's).
+ * Anything that fails to decode, or lies outside the function's segment, proves nothing. */
+
+#define CALLEE_DEPTH    3  /* functions followed from the body, call within call */
+#define CALLEE_STRAIGHT 64 /* instructions read from a callee's entry */
+
+struct code_range {
+    uintptr_t start, end;
+};
+
+static int code_segment(struct dl_phdr_info *info, size_t size, void *range)
+{
+    (void)size;
+    struct code_range *r = range; /* in: start is the address; out: its segment */
+    for (unsigned i = 0; i < info->dlpi_phnum; i++) {
+        const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+        uintptr_t start = info->dlpi_addr + ph->p_vaddr;
+        if (ph->p_type == PT_LOAD && (ph->p_flags & PF_X) && r->start >= start &&
+            r->start < start + ph->p_memsz) {
+            *r = (struct code_range){start, start + ph->p_memsz};
+            return 1;
+        }
+    }
+    return 0;
+}
+
+/* A jump through a RIP-relative memory word, as a PLT entry makes. */
+static int jumps_through_memory(const ZydisDecodedInstruction *ins, const ZydisDecodedOperand *ops)
+{
+    return ins->mnemonic == ZYDIS_MNEMONIC_JMP && ops[0].type == ZYDIS_OPERAND_TYPE_MEMORY &&
+           ops[0].mem.base == ZYDIS_REGISTER_RIP && ops[0].mem.index == ZYDIS_REGISTER_NONE;
+}
+
+/* Whether the code at `at` is a PLT entry: (endbr64,) then a jump through a memory word. */
+static int is_plt_entry(const struct code_range *code, uintptr_t at)
+{
+    ZydisDecodedInstruction ins;
+    ZydisDecodedOperand ops[ZYDIS_MAX_OPERAND_COUNT];
+    for (int i = 0; i < 2 && at >= code->start && at < code->end; i++, at += ins.length) {
+        if (decode(at, code->end - at, &ins, ops) < 0)
+            return 0;
+        if (jumps_through_memory(&ins, ops))
+            return 1;
+        if (ins.mnemonic != ZYDIS_MNEMONIC_ENDBR64)
+            return 0;
+    }
+    return 0;
+}
+
+static int clobbers_from(const struct code_range *code, uintptr_t at, int depth);
+static int clobbers_in(const struct code_range *code, uintptr_t at, uintptr_t end, int depth);
+
+/* The size of the function that starts at `at`, from the dynamic symbol table; 0 when none
+ * starts there. */
+static size_t function_size(uintptr_t at)
+{
+    Dl_info info;
+    const ElfW(Sym) *sym = NULL;
+    if (!dladdr1((void *)at, &info, (void **)&sym, RTLD_DL_SYMENT) || !sym ||
+        (uintptr_t)info.dli_saddr != at || ELF64_ST_TYPE(sym->st_info) != STT_FUNC)
+        return 0;
+    return sym->st_size;
+}
+
+/* Whether a call or jump to `target` makes a call no compiler sees into. */
+static int target_clobbers(const struct code_range *code, uintptr_t target, int depth)
+{
+    if (target < code->start || target >= code->end)
+        return 0;
+    if (is_plt_entry(code, target))
+        return 1;
+    if (depth == 0)
+        return 0;
+    size_t size = function_size(target);
+    if (size > 0 && target + size <= code->end)
+        return clobbers_in(code, target, target + size, depth - 1);
+    return clobbers_from(code, target, depth - 1);
+}
+
+/* Reads the code from `at` to `end` (0: as far as it runs on for certain, from a callee's
+ * entry). Returns 1 when it makes a call that no compiler sees into. */
+static int clobbers_in(const struct code_range *code, uintptr_t at, uintptr_t end, int depth)
+{
+    ZydisDecodedInstruction ins;
+    ZydisDecodedOperand ops[ZYDIS_MAX_OPERAND_COUNT];
+    uintptr_t begin = at, stop = end ? end : code->end;
+    for (int n = 0; at < stop && (end || n < CALLEE_STRAIGHT); n++, at += ins.length) {
+        if (decode(at, stop - at, &ins, ops) < 0)
+            return 0;
+        uintptr_t target = branch_target(&ins, ops, at);
+        if (ins.mnemonic == ZYDIS_MNEMONIC_CALL) {
+            if (!target || target_clobbers(code, target, depth))
+                return 1; /* a call through a register or memory, or one that clobbers */
+            if (!end)
+                return 0; /* it may not return */
+        } else if (ins.mnemonic == ZYDIS_MNEMONIC_JMP) {
+            int outside = !end || target < begin || target >= end; /* a tail call, for the body */
+            if (target && outside && target_clobbers(code, target, depth))
+                return 1;
+            if (!end)
+                return 0;
+        } else if (!end &&
+                   (ins.mnemonic == ZYDIS_MNEMONIC_RET || ins.mnemonic == ZYDIS_MNEMONIC_UD2 ||
+                    ins.mnemonic == ZYDIS_MNEMONIC_INT3 || ins.mnemonic == ZYDIS_MNEMONIC_HLT)) {
+            return 0;
+        }
+    }
+    return 0;
+}
+
+static int clobbers_from(const struct code_range *code, uintptr_t at, int depth)
+{
+    return clobbers_in(code, at, 0, depth);
+}
+
+/* Whether every caller of the function already counts every call-clobbered register as lost
+ * across the call (see above). */
+static int callers_keep_nothing(const struct at_patch *p)
+{
+    struct code_range code = {p->entry, 0};
+    if (!dl_iterate_phdr(code_segment, &code) || p->entry + p->size > code.end)
+        return 0;
+    return clobbers_in(&code, p->entry, p->entry + p->size, CALLEE_DEPTH);
+}
+
 /* Re-encodes one instruction decoded at `from` to run at `to`: RIP-relative operands and
  * relative branches keep their absolute targets. Returns its new length, or 0 when it cannot
  * be encoded there (a target out of reach, an instruction with no longer form). */
@@ -457,18 +595,22 @@ static void put_stub(uint8_t *out, uintptr_t at, uintptr_t desc)
 }
 
 /* Writes the desc, the stub and the trampoline into chunk c; returns the stub's address, 0 on
- * failure. The entry does not jump there yet: no thread can run them while they are written. */
+ * failure. The stub of a direct entry (p->direct) is a jump to the wrapper. The entry does not
+ * jump there yet: no thread can run them while they are written. */
 static uintptr_t emit(struct at_patch *p, struct chunk *c, size_t displaced)
 {
     uint8_t code[EMIT_MAX];
     uintptr_t desc = (uintptr_t)c->base + c->used;
-    uintptr_t stub = desc + sizeof(struct at_patch_desc), tramp = stub + STUB_LEN;
+    uintptr_t stub = desc + sizeof(struct at_patch_desc), tramp = stub + STUB_MAX;
     size_t len = build_trampoline(p, displaced, tramp, code + (tramp - desc));
     if (len == 0)
         return 0;
     struct at_patch_desc d = {p->wrapper, (void *)tramp, p->returns, (void *)at__patch_enter};
     memcpy(code, &d, sizeof d);
-    put_stub(code + sizeof d, stub, desc);
+    if (p->direct)
+        put_far_jump(code + sizeof d, (uintptr_t)p->wrapper);
+    else
+        put_stub(code + sizeof d, stub, desc);
     len += tramp - desc;
     memcpy(c->write + c->used, code, len);
     c->used += (len + 15) & ~(size_t)15;
@@ -492,6 +634,7 @@ static int write_entry(struct at_patch *p, uintptr_t to, int far)
 int at__patch_entry(struct at_patch *p)
 {
     p->why[0] = 0;
+    p->direct = 0;
     p->trampoline = NULL;
     at__patch_stubs_init();
     struct chunk *c = chunk_for(p->entry, EMIT_MAX);
@@ -503,6 +646,7 @@ int at__patch_entry(struct at_patch *p)
     size_t displaced = displaced_len(p, far ? FAR_JUMP_LEN : NEAR_JUMP_LEN);
     if (displaced == 0 || check_branches(p, displaced) < 0)
         return -EINVAL;
+    p->direct = !p->stub_only && callers_keep_nothing(p);
     uintptr_t stub = emit(p, c, displaced);
     if (stub == 0)
         return -EINVAL;

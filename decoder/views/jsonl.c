@@ -200,7 +200,9 @@ static int put_patches(struct out *o, const struct decode *d)
             p = first ? AT_PUT(p, "{\"symbol\":") : AT_PUT(p, ",{\"symbol\":");
             p = at__fmt_json_str(p, r->symbol, ls);
             p = at__fmt_json_str(AT_PUT(p, ",\"object\":"), r->object, lo);
-            if (r->status == AT_PATCH_DONE)
+            if (r->status == AT_PATCH_DONE && strcmp(r->why, "direct") == 0)
+                p = AT_PUT(p, ",\"patched\":true,\"direct\":true");
+            else if (r->status == AT_PATCH_DONE)
                 p = AT_PUT(p, ",\"patched\":true");
             else
                 p = at__fmt_json_str(AT_PUT(p, ",\"patched\":false,\"why\":"), r->why, lw);

@@ -199,6 +199,31 @@ check "-fipa-ra caller: output as untraced" cmp -s "$TMP/ip.plain" "$TMP/ip.out"
 "$DECODE" -o "$TMP/ip.jsonl" "$TMP/ip.trace" 2>/dev/null
 equal "-fipa-ra caller: schedule events = calls" "$(kind_count "$TMP/ip.jsonl" schedule)" \
     "$(truth "$TMP/ip.plain" schedule)"
+equal "-fipa-ra caller: rt_schedule, which calls nothing, goes through the stub" \
+    "$(tail -n 1 "$TMP/ip.jsonl" | jq -c '.patches | map(select(.symbol == "rt_schedule") | .direct)')" \
+    '[null]'
+# Direct entries: a function that makes a call no compiler sees into (through a pointer, through
+# the PLT, itself or in a function it calls) leaves no caller anything in a call-clobbered
+# register, so its entry goes to the wrapper without the stub; ACTORTRACE_PATCH=stub sends every
+# entry through the stub. The calls are traced alike either way.
+"$P/direct" 1000 >"$TMP/di.plain"
+for how in direct stub; do
+    if [ $how = stub ]; then set -- ACTORTRACE_PATCH=stub; else set --; fi
+    env "$@" ACTORTRACE_OUT="$TMP/di-$how.trace" LD_PRELOAD="$LIB" timeout 20 "$P/direct" 1000 \
+        >"$TMP/di-$how.out" 2>&1
+    check "$how entries: ends" [ $? -eq 0 ]
+    check "$how entries: output as untraced" cmp -s "$TMP/di.plain" "$TMP/di-$how.out"
+    "$DECODE" -o "$TMP/di-$how.jsonl" "$TMP/di-$how.trace" 2>/dev/null
+    for kind in send schedule park; do
+        equal "$how entries: $kind events = calls" "$(kind_count "$TMP/di-$how.jsonl" $kind)" \
+            "$(truth "$TMP/di.plain" $kind)"
+    done
+done
+equal "direct entries: rt_send (a call through a pointer) and rt_schedule (getpid through the PLT, one call deep) are direct; rt_park (no call) is not" \
+    "$(tail -n 1 "$TMP/di-direct.jsonl" | jq -c '.patches | sort_by(.symbol) | map([.symbol, .direct])')" \
+    '[["rt_park",null],["rt_schedule",true],["rt_send",true]]'
+equal "ACTORTRACE_PATCH=stub: no entry is direct" \
+    "$(tail -n 1 "$TMP/di-stub.jsonl" | jq -c '[.patches[] | select(.direct)] | length')" 0
 # every general call-clobbered register, the flags and the vector state (up to zmm and the mask
 # registers, as the machine has them) loaded with patterns before a call to an rt_park that
 # writes none: all found unchanged after each of 300 calls, traced as untraced

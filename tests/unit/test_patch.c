@@ -25,6 +25,10 @@ CASE(case_short_branch)
 CASE(case_jrcxz)
 CASE(case_table)
 CASE(case_table_into)
+CASE(case_calls_pointer)
+CASE(case_calls_deep)
+CASE(case_calls_plt)
+CASE(case_calls_after_local)
 
 static fn real; /* the trampoline of the case under test */
 static int wrapper_calls;
@@ -58,6 +62,9 @@ static void patched_case(const char *name, fn f, const char *end, const int *xs,
     check(err == 0, label);
     if (err)
         return;
+    snprintf(label, sizeof label, "%s: through the stub (no call that no compiler sees into)",
+             name);
+    check(!p.direct, label);
     int right = 1;
     wrapper_calls = 0;
     for (int i = 0; i < n; i++)
@@ -65,6 +72,24 @@ static void patched_case(const char *name, fn f, const char *end, const int *xs,
     snprintf(label, sizeof label, "%s: returns the same values, each call through the wrapper",
              name);
     check(right && wrapper_calls == n, label);
+}
+
+/* Patches f and checks whether its entry goes to the wrapper directly (direct) or through the
+ * stub, and that f(x) == 3 * x through the wrapper either way. */
+static void direct_case(const char *name, fn f, const char *end, int direct)
+{
+    struct at_patch p;
+    char label[160];
+    int err = patch(f, end, &p);
+    snprintf(label, sizeof label, "%s: patched, %s", name, direct ? "direct" : "through the stub");
+    check(err == 0 && p.direct == direct, label);
+    if (err)
+        return;
+    wrapper_calls = 0;
+    int right = f(5) == 15 && f(-7) == -21;
+    snprintf(label, sizeof label, "%s: returns the same values, each call through the wrapper",
+             name);
+    check(right && wrapper_calls == 2, label);
 }
 
 /* Checks that patching f is refused with a reason containing `because` and changes nothing. */
@@ -197,6 +222,12 @@ int main(void)
     refused_case("loop back into the first bytes", case_loop, case_loop_end,
                  "goes into the bytes the jump replaces");
     refused_case("jrcxz in the first bytes", case_jrcxz, case_jrcxz_end, "cannot be relocated");
+    direct_case("a call through a register", case_calls_pointer, case_calls_pointer_end, 1);
+    direct_case("a call through a register, one call deep", case_calls_deep, case_calls_deep_end,
+                1);
+    direct_case("a call to a PLT entry", case_calls_plt, case_calls_plt_end, 1);
+    direct_case("a call through a register after a call that might not return",
+                case_calls_after_local, case_calls_after_local_end, 0);
     typed_cases();
     check(case_loop(4) == 12 && case_short(9) == 9 && case_table_into(0) == 1 &&
               case_table_into(2) == 2,

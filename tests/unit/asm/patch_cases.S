@@ -122,6 +122,67 @@ triple:
         lea eax, [rdi + rdi * 2]
         ret
 
+/* Direct entries (patch_x86.c): a function that makes a call no compiler sees into leaves its
+ * callers nothing in a call-clobbered register. Each returns triple(x). */
+
+/* A call through a register. */
+        .globl case_calls_pointer, case_calls_pointer_end
+case_calls_pointer:
+        sub rsp, 8
+        lea rax, [rip + triple]
+        call rax
+        add rsp, 8
+        ret
+case_calls_pointer_end:
+
+/* A call to a function of the file whose first call is through a register: one call deep. */
+        .globl case_calls_deep, case_calls_deep_end
+case_calls_deep:
+        sub rsp, 8
+        call through_pointer
+        add rsp, 8
+        ret
+case_calls_deep_end:
+
+through_pointer:
+        sub rsp, 8
+        lea rax, [rip + triple]
+        call rax
+        add rsp, 8
+        ret
+
+/* A call to a PLT entry's shape: endbr64, then a jump through a memory word. */
+        .globl case_calls_plt, case_calls_plt_end
+case_calls_plt:
+        sub rsp, 8
+        call plt_shaped
+        add rsp, 8
+        ret
+case_calls_plt_end:
+
+plt_shaped:
+        endbr64
+        jmp QWORD PTR [rip + triple_pointer]
+
+/* Proves nothing: its callee calls a function of the file first, which might not return, so
+ * the bytes after that call might be another function's (here they run on: a call through a
+ * register, to triple again). */
+        .globl case_calls_after_local, case_calls_after_local_end
+case_calls_after_local:
+        sub rsp, 8
+        call local_then_pointer
+        add rsp, 8
+        ret
+case_calls_after_local_end:
+
+local_then_pointer:
+        sub rsp, 8
+        call triple
+        lea rax, [rip + triple]
+        call rax
+        add rsp, 8
+        ret
+
 /* The return value's registers, which the way back from a wrapper keeps (AT_RETURN_*), and
  * arguments on the stack, where the wrapper finds them. None writes any other register. */
 /* long case_stack(long, long, long, long, long, long, struct six s): the sum of s's six words,
@@ -170,4 +231,7 @@ table_into:
 
         .data
 value:  .long 42
+        .p2align 3
+triple_pointer:
+        .quad triple
         .section .note.GNU-stack, "", @progbits
