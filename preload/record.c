@@ -133,26 +133,31 @@ static void note_overwritten(const struct at_lost *lost)
 }
 
 #define TAKEBACK_WAIT_NS    (50 * 1000 * 1000ull)       /* a thread waits this long at a time, */
-#define TAKEBACK_GIVE_UP_NS (5 * 1000 * 1000 * 1000ull) /* this long at most, then drops */
+#define TAKEBACK_GIVE_UP_NS (5 * 1000 * 1000 * 1000ull) /* the pool stalled this long: drops */
 #define WRITER_WAIT_NS      (100 * 1000 * 1000ull) /* drop mode: waits this long for the writer */
 #define GROW_WAIT_NS        (2 * 1000 * 1000ull) /* a thread waits this long for the pool to grow, ... */
 #define GROW_WAITS          10                   /* ... this many times, before it gives up */
 
 struct block_wait {
     uint64_t since;  /* the first wait, CLOCK_MONOTONIC */
+    uint64_t moved;  /* when the pool last moved (at__writer_pool_moves), CLOCK_MONOTONIC */
+    uint32_t freed;  /* at__writer_pool_moves() then */
     uint32_t barren; /* for at__takeback_ask */
 };
 
 /* Whether to wait (again) for a block, and how long this time (*wait_ns): in block mode until
  * the trace ends; in the others while the writer can take back other threads' blocks
- * (takeback.c), and in overwrite mode while the writer can still grow the pool, 5 s at most:
- * the writer may be slow to come (starved of the CPU, growing the pool), but not forever;
- * else, in drop mode, WRITER_WAIT_NS before the first event it drops. Overwrite mode loses
- * the oldest events, not the newest, so a pool short only because the writer has not grown it
- * yet is waited for. Drop mode waits for the writer at all because a thread that drops at once goes
- * on using the core the writer needs: 64 threads sending as fast as they can on 2 cores dropped 19%
- * to 86% of their events, where waiting for the writer lost none, in about the same time. Once
- * dropping, a thread drops without waiting until a block is free again (dropping()). */
+ * (takeback.c), and in overwrite mode while the writer can still grow the pool, until the pool
+ * has not moved (no block freed or added) for 5 s: the writer may be slow to come (starved of
+ * the CPU, growing the pool), but not forever. It is the pool's stall that counts, not this
+ * thread's wait: with more threads than blocks, a thread may lose the race for the blocks
+ * freed many times over while the others record (200 threads on 16 blocks: the last ones wait
+ * most of the run). Else, in drop mode, WRITER_WAIT_NS before the first event it drops. Overwrite
+ * mode loses the oldest events, not the newest, so a pool short only because the writer has not
+ * grown it yet is waited for. Drop mode waits for the writer at all because a thread that drops at
+ * once goes on using the core the writer needs: 64 threads sending as fast as they can on 2 cores
+ * dropped 19% to 86% of their events, where waiting for the writer lost none, in about the same
+ * time. Once dropping, a thread drops without waiting until a block is free again (dropping()). */
 static int may_wait(struct block_wait *wait, uint64_t *wait_ns)
 {
     int wake = 0;
@@ -164,13 +169,20 @@ static int may_wait(struct block_wait *wait, uint64_t *wait_ns)
         /* acquire: pairs with at__finish's CAS to OFF, which ends the wait */
         return __atomic_load_n(&at__state, __ATOMIC_ACQUIRE) == AT_STATE_RUNNING;
     uint64_t now = at__clock_ns(CLOCK_MONOTONIC);
+    uint32_t freed = at__writer_pool_moves();
     if (wait->since == 0)
         wait->since = now;
+    if (wait->moved == 0 || freed != wait->freed) {
+        wait->moved = now;
+        wait->freed = freed;
+    }
     uint64_t waited = now - wait->since;
+    uint64_t stalled = now - wait->moved;
+    uint64_t give_up_ns = at__test_limit_ns("ACTORTRACE_TEST_GIVE_UP_MS", TAKEBACK_GIVE_UP_NS);
     if (can_take_back)
-        return waited < TAKEBACK_GIVE_UP_NS;
+        return stalled < give_up_ns;
     if (at__config.mode == AT_MODE_OVERWRITE && at__ring_can_grow())
-        return waited < TAKEBACK_GIVE_UP_NS &&
+        return stalled < give_up_ns &&
                /* acquire: pairs with at__finish's CAS to OFF: a stopped writer grows nothing */
                __atomic_load_n(&at__state, __ATOMIC_ACQUIRE) == AT_STATE_RUNNING;
     if (at__config.mode != AT_MODE_DROP || waited >= WRITER_WAIT_NS)

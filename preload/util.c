@@ -104,4 +104,10 @@ void at__test_delay(const char *name)
     if (ms > 0)
         nanosleep(&delay, NULL);
 }
+
+uint64_t at__test_limit_ns(const char *name, uint64_t ns)
+{
+    const char *v = getenv(name);
+    return v ? (uint64_t)atol(v) * 1000 * 1000 : ns;
+}
 #endif

@@ -92,14 +92,21 @@ static inline long at__futex(uint32_t *word, int op, uint32_t value, const struc
     return ret;
 }
 
-/* The test copies' delays (AT_TEST_HOOKS): sleeps the milliseconds that the environment
- * variable `name` gives, if any. The product has none. */
+/* The test copies' delays and limits (AT_TEST_HOOKS). at__test_delay sleeps the milliseconds
+ * that the environment variable `name` gives, if any; at__test_limit_ns is the milliseconds it
+ * gives, in ns, or `ns` when it gives none. The product has neither. */
 #ifdef AT_TEST_HOOKS
 void at__test_delay(const char *name);
+uint64_t at__test_limit_ns(const char *name, uint64_t ns);
 #else
 static inline void at__test_delay(const char *name)
 {
     (void)name;
+}
+static inline uint64_t at__test_limit_ns(const char *name, uint64_t ns)
+{
+    (void)name;
+    return ns;
 }
 #endif
 

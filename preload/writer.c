@@ -884,6 +884,12 @@ void at__writer_wait_free(uint64_t timeout_ns)
     __atomic_fetch_sub(&w.free_waiters, 1, __ATOMIC_SEQ_CST);
 }
 
+uint32_t at__writer_pool_moves(void)
+{
+    /* relaxed: a sign of progress; which block is free, at__ring_take finds */
+    return __atomic_load_n(&w.freed, __ATOMIC_RELAXED);
+}
+
 void at__writer_wake(void)
 {
     __atomic_fetch_add(&w.pending, 1, __ATOMIC_SEQ_CST); /* as in at__writer_submit */

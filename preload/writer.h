@@ -13,6 +13,9 @@ void at__writer_submit(struct at_ring_block *block, uint32_t used);
 /* Waits until the writer frees a block or `timeout_ns` passes (record.c, in every mode: see
  * may_wait there). */
 void at__writer_wait_free(uint64_t timeout_ns);
+/* A number that changes whenever the writer frees blocks or adds blocks to the pool: a thread
+ * waiting for a block tells by it that the pool moves, however long its own wait has been. */
+uint32_t at__writer_pool_moves(void);
 /* Asks the writer to drain everything and write the end record, and waits up to timeout_ns
  * for it. Only sets a flag, wakes the writer and waits (async-signal-safe): it never joins,
  * closes, frees or takes a lock, so it may be called from a signal handler or _exit whatever

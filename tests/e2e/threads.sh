@@ -67,6 +67,18 @@ exact steady "1000 threads at 100 events/s, drop mode" drop steady 1000 100 2
         overwrite barrier 200 10
 )
 (
+    # A thread waiting for a take-back gives up only when the pool has stalled (no block freed
+    # for the give-up time), not when its own wait is that long: 200 threads share 16 blocks,
+    # so the last to get one wait most of the run while blocks are freed every few tens of ms.
+    # The test copy's give-up is 500 ms (5 s in the product), shorter than that run; before,
+    # every run of either mode dropped the events of the threads that waited longest.
+    export LIVE_LIB="$LIB_NOP_HOOKS" ACTORTRACE_TEST_GIVE_UP_MS=500 ACTORTRACE_BUFFER_MB=1
+    for mode in drop overwrite; do
+        exact long_wait_$mode "200 threads on 16 blocks, $mode mode, waits longer than the give-up" \
+            $mode barrier 200 10
+    done
+)
+(
     # Block mode: a thread waits for a block rather than drop, so any event missing is lost.
     # In drop mode a thread that asks while the writer grows the ring waits for it 20 ms at
     # most: with 600 threads starting at once on a loaded machine, that can drop a first event.
