@@ -818,10 +818,10 @@ static size_t zstd_need(int level, size_t most, int stream)
 }
 
 /* A zstd context in `size` bytes set aside now: a static one, which never allocates, so that
- * the finish allocates nothing. Before, one frame's worth of zeros was compressed at the start
- * to make zstd size its workspace, as large: 1.1 M instructions and a fault on each page of the
- * encode buffer, in the thread of the program's first event, while its other threads waited.
- * The memory is touched only as frames use it. */
+ * the finish allocates nothing without a frame's worth compressed ahead to make zstd size its
+ * workspace (1.1 M instructions and a fault on each page of the encode buffer, at every start,
+ * while the program's threads wait for their first event). The memory is touched only as
+ * frames use it. */
 static ZSTD_CCtx *static_cctx(void **space, size_t size)
 {
     *space = malloc(size);
