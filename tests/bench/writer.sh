@@ -8,6 +8,8 @@
 #   added     traced minus untraced CPU time, per event: what tracing costs in all
 #   writer    the writer thread's own CPU time per event (libthreadcpu.so measures it)
 #   bytes     trace file bytes per event
+#   F         the floor (hotpath --floor: one rdtsc and a 16-byte store), measured beside each
+#             traced run, and the writer in units of it
 # and, under each, the writer's encoding and zstd of the last traced run's events measured apart
 # from the program (tests/bench/codec.c): the least the writer can cost with this format; and
 # the same for the predicted encoding.
@@ -48,8 +50,11 @@ floor() { # floor: the writer's encoding and zstd on the last traced run's event
 report() { # report LABEL NAME: the medians of $TMP/LABEL against $TMP/plain
     paste -d ' ' "$TMP/plain" "$TMP/$1" | awk '{ print $2 / $4, ($2 - $1) / $4, $3 / $4, $5 / $4 }' >"$TMP/$1.per"
     col() { cut -d ' ' -f "$1" "$TMP/$2.per" | median; }
-    printf "  %-28s process %5.1f ns/event, added %5.1f, writer %5.1f; %5.2f bytes/event\n" \
-        "$2" "$(col 1 "$1")" "$(col 2 "$1")" "$(col 3 "$1")" "$(col 4 "$1")"
+    local f
+    f=$(median <"$TMP/F")
+    printf "  %-28s process %5.1f ns/event, added %5.1f, writer %5.1f (%.2f F); %5.2f bytes/event; F %.1f ns\n" \
+        "$2" "$(col 1 "$1")" "$(col 2 "$1")" "$(col 3 "$1")" "$(col 3 "$1" | awk -v f="$f" '{ print $1 / f }')" \
+        "$(col 4 "$1")" "$f"
 }
 
 measure() { # measure NAME LIB OTHER_LIB COMMAND...: OTHER_LIB "" compares with nothing
@@ -59,9 +64,10 @@ measure() { # measure NAME LIB OTHER_LIB COMMAND...: OTHER_LIB "" compares with 
         printf "  %-28s not measured: %s is not built (make bench builds it)\n" "$name" "$1"
         return
     fi
-    rm -f "$TMP/plain" "$TMP/this" "$TMP/other"
+    rm -f "$TMP/plain" "$TMP/this" "$TMP/other" "$TMP/F"
     for i in $(seq "$RUNS"); do
         cpu_ns "$@" >>"$TMP/plain"
+        "$B/bench/hotpath" --floor >>"$TMP/F"
         if [ -n "$other" ] && [ $((i % 2)) = 0 ]; then traced_run "$other" other "$@"; fi
         traced_run "$lib" this "$@"
         if [ -n "$other" ] && [ $((i % 2)) = 1 ]; then traced_run "$other" other "$@"; fi
