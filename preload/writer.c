@@ -35,6 +35,7 @@
 #include <sys/uio.h>
 #include <time.h>
 #include <unistd.h>
+#define ZSTD_STATIC_LINKING_ONLY /* ZSTD_initStaticCCtx, ZSTD_estimateCCtxSize_usingCParams */
 #include <zstd.h>
 
 #include "at_codec.h"
@@ -102,6 +103,7 @@ static struct {
     char path[4096];
     ZSTD_CCtx *cctx;
     ZSTD_CCtx *huffman;    /* the entropy stage of the predicted encoding (at_events_entropy) */
+    void *cctx_space, *huffman_space; /* their memory (static_cctx) */
     uint8_t *raw, *packed; /* encode and compress buffers, owned by the writer thread */
     uint8_t *batch;        /* EVENTS frames gathered for one write */
     size_t batch_len, batch_cap;
@@ -797,11 +799,40 @@ static int write_file_header(void)
     return 0;
 }
 
+/* The most memory zstd needs at `level` for an input of at most `most` bytes, compressed in
+ * one call or (stream) in the buffered mode ZSTD_compressSequences uses. zstd picks its
+ * parameters by the input's size, in four classes; the largest class does not always need the
+ * most. */
+static size_t zstd_need(int level, size_t most, int stream)
+{
+    static const size_t classes[] = {16u << 10, 128u << 10, 256u << 10};
+    size_t need = 0;
+    for (unsigned i = 0; i <= 3; i++) {
+        size_t size = i < 3 && classes[i] < most ? classes[i] : most;
+        ZSTD_compressionParameters p = ZSTD_getCParams(level, size, 0);
+        size_t n = stream ? ZSTD_estimateCStreamSize_usingCParams(p)
+                          : ZSTD_estimateCCtxSize_usingCParams(p);
+        need = n > need ? n : need;
+    }
+    return need;
+}
+
+/* A zstd context in `size` bytes set aside now: a static one, which never allocates, so that
+ * the finish allocates nothing without a frame's worth compressed ahead to make zstd size its
+ * workspace (1.1 M instructions and a fault on each page of the encode buffer, at every start,
+ * while the program's threads wait for their first event). The memory is touched only as
+ * frames use it. */
+static ZSTD_CCtx *static_cctx(void **space, size_t size)
+{
+    *space = malloc(size);
+    return *space ? ZSTD_initStaticCCtx(*space, size) : NULL;
+}
+
 /* Allocates ahead everything the writer uses, the end included. */
 static int allocate(void)
 {
-    w.cctx = ZSTD_createCCtx();
     w.raw_cap = at_events_encode_bound(at__ring.capacity * frame_blocks_max());
+    w.cctx = static_cctx(&w.cctx_space, zstd_need(at__config.zstd_level, w.raw_cap, 0));
     w.raw = calloc(1, w.raw_cap);
     w.meta = malloc(AT_META_MAX_PENDING + END_RECORD_MAX);
     w.batch_cap = BATCH_BYTES + sizeof(struct at_frame_header) + sizeof(struct table) +
@@ -811,15 +842,12 @@ static int allocate(void)
     if (!w.cctx || !w.raw || !w.meta || !w.batch || !w.taken)
         return -ENOMEM;
     AT_RETURN_IF_ERROR(at_events_compression(w.cctx, at__config.zstd_level));
+    /* level 1: at_events_entropy_init's */
     if (at__config.predicted &&
-        (!(w.huffman = ZSTD_createCCtx()) || at_events_entropy_init(w.huffman) < 0))
+        (!(w.huffman = static_cctx(&w.huffman_space, zstd_need(1, w.raw_cap, 1))) ||
+         at_events_entropy_init(w.huffman) < 0))
         return -ENOMEM;
-    AT_RETURN_IF_ERROR(grow(&w.packed, &w.packed_cap, ZSTD_compressBound(w.raw_cap)));
-    /* one frame's worth compressed once sizes zstd's workspace for the frames to come */
-    ZSTD_compress2(w.cctx, w.packed, w.packed_cap, w.raw, w.raw_cap);
-    if (w.huffman)
-        at_events_entropy(w.huffman, w.packed, w.packed_cap, w.raw, w.raw_cap);
-    return 0;
+    return grow(&w.packed, &w.packed_cap, ZSTD_compressBound(w.raw_cap));
 }
 
 static int start_writer(const char *trace_path)
@@ -939,8 +967,8 @@ void at__writer_after_fork(void)
 {
     if (is_trace_file(w.fd))
         close(w.fd);
-    ZSTD_freeCCtx(w.cctx);
-    ZSTD_freeCCtx(w.huffman);
+    free(w.cctx_space); /* static contexts: their memory is all there is to free */
+    free(w.huffman_space);
     free(w.raw);
     free(w.packed);
     free(w.batch);
