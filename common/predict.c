@@ -25,10 +25,10 @@
  * per actor, not per kind. A value's prediction, the last one plus how it changed from the one
  * before, is kept worked out, so that the encoder compares with one load. */
 struct actor_memory {
-    uint64_t peer, peer_guess; /* the last event's peer, and the next one predicted */
-    uint64_t msg, msg_guess;   /* the same for msg */
-    uint64_t gap;              /* the tsc delta from the event before it to it */
-    uint64_t others;           /* its name, core and path: the low 56 bits of its last word */
+    uint64_t peer_guess, gap; /* the next peer predicted; the tsc delta from the event before */
+    uint64_t peer, others;    /* the last event's peer; its name, core and path (the low 56
+                               * bits of its last word) */
+    uint64_t msg_guess, msg;  /* the next msg predicted, and the last event's */
 };
 
 #define ACTOR_SLOTS 256
