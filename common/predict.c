@@ -33,7 +33,7 @@ struct actor_memory {
 
 #define ACTOR_SLOTS 256
 
-/* A block's memory, cleared for each block (19 KiB, less than encoding 300 events costs).
+/* A block's memory, cleared for each block (18 KiB, less than encoding 300 events costs).
  * Per kind: the actor of its last event and the next one predicted (that actor plus how it
  * changed from the one before), and the kind of the event that followed it.
  * follows[slot of (kind, actor)]: the actor of the last event of that kind after an event
