@@ -97,8 +97,12 @@ static uint64_t scan(const struct at_event *slots, uint32_t n, struct regions *r
             first = lo = hi = tsc;
         } else {
             tsc_out = put(tsc_out, at_zigzag(tsc - prev_tsc));
-            lo = tsc < lo ? tsc : lo;
-            hi = tsc > hi ? tsc : hi;
+            /* a thread's timestamps mostly grow, so the smallest is the first or one just
+             * after a fall, and the largest the last or one just before a fall */
+            if (tsc < prev_tsc) {
+                lo = tsc < lo ? tsc : lo;
+                hi = prev_tsc > hi ? prev_tsc : hi;
+            }
         }
         struct last_of_kind *same = &last[tail >> 56];
         actor = put(actor, at_zigzag(ev->actor - same->actor));
@@ -109,6 +113,7 @@ static uint64_t scan(const struct at_event *slots, uint32_t n, struct regions *r
         *same = (struct last_of_kind){ev->actor, ev->peer, ev->msg};
         count++;
     }
+    hi = prev_tsc > hi ? prev_tsc : hi;
     *r = (struct regions){kind, path, core, tsc_out, actor, peer, msg, name};
     *info = (struct at_block_info){.count = count, .torn = torn, .first_tsc = lo, .last_tsc = hi};
     return first;
