@@ -19,19 +19,22 @@
 
 #include "at_codec.h"
 
-/* What the encoder and the decoder remember of the last event of a kind about an actor: found
- * by a hash of the two, so that two actors (or two pairs) that share a slot only make
- * predictions miss. The events of a thread that alternates between actors (a ping-pong) repeat
- * per actor, not per kind. A value's prediction, the last one plus how it changed from the one
- * before, is kept worked out, so that the encoder compares with one load. */
-struct actor_memory {
-    uint64_t peer_guess, gap; /* the next peer predicted; the tsc delta from the event before */
-    uint64_t peer, others;    /* the last event's peer; its name, core and path (the low 56
-                               * bits of its last word) */
-    uint64_t msg_guess, msg;  /* the next msg predicted, and the last event's */
-};
-
 #define ACTOR_SLOTS 256
+
+/* What the encoder and the decoder remember of the last event of a kind about an actor, in the
+ * slot found by a hash of the two, so that two actors (or two pairs) that share a slot only
+ * make predictions miss. The events of a thread that alternates between actors (a ping-pong)
+ * repeat per actor, not per kind. A value's prediction, the last one plus how it changed from
+ * the one before, is kept worked out, so that the encoder compares with one load. One array
+ * per field, indexed by the slot: an 8-byte scaled index addresses each without arithmetic. */
+struct actor_memory {
+    uint64_t peer_guess[ACTOR_SLOTS]; /* the next peer predicted */
+    uint64_t gap[ACTOR_SLOTS];        /* the tsc delta from the event before it to it */
+    uint64_t msg_guess[ACTOR_SLOTS];  /* the next msg predicted */
+    uint64_t peer[ACTOR_SLOTS];       /* the last event's peer */
+    uint64_t others[ACTOR_SLOTS]; /* its name, core and path: the low 56 bits of its last word */
+    uint64_t msg[ACTOR_SLOTS];    /* its msg */
+};
 
 /* A block's memory, cleared for each block (18 KiB, less than encoding 300 events costs).
  * Per kind: the actor of its last event and the next one predicted (that actor plus how it
@@ -42,7 +45,7 @@ struct actor_memory {
 struct memory {
     uint64_t kind_actor[256], kind_guess[256];
     uint64_t follows[ACTOR_SLOTS];
-    struct actor_memory actor[ACTOR_SLOTS];
+    struct actor_memory slot;
     uint8_t next[256];
 };
 
@@ -141,15 +144,16 @@ static inline uint8_t *put_event(uint8_t *restrict p, const struct at_event *ev,
     if (mode == ACTOR_MISSED)
         q = put(q, at_zigzag(actor_delta));
 
-    struct actor_memory *a = &m->actor[hash ^ kind];
+    struct actor_memory *a = &m->slot;
+    unsigned i = hash ^ kind;
     uint64_t others = tail & 0x00ffffffffffffffull;
     memcpy(q, &others, 8); /* 7 bytes kept: the next byte overwrites the 8th */
-    head |= others != a->others ? OTHERS_FOLLOW : 0;
-    q += others != a->others ? 7 : 0;
-    a->others = others;
+    head |= others != a->others[i] ? OTHERS_FOLLOW : 0;
+    q += others != a->others[i] ? 7 : 0;
+    a->others[i] = others;
 
-    uint64_t gap = ev->tsc - prev->tsc, tsc = at_zigzag(gap - a->gap);
-    a->gap = gap;
+    uint64_t gap = ev->tsc - prev->tsc, tsc = at_zigzag(gap - a->gap[i]);
+    a->gap[i] = gap;
     if (tsc < 0x100) {
         *q++ = (uint8_t)tsc;
     } else {
@@ -157,15 +161,15 @@ static inline uint8_t *put_event(uint8_t *restrict p, const struct at_event *ev,
         q = put(q, tsc);
     }
 
-    uint64_t peer = ev->peer, peer_delta = peer - a->peer_guess;
-    a->peer_guess = step_on(peer, a->peer), a->peer = peer;
+    uint64_t peer = ev->peer, peer_delta = peer - a->peer_guess[i];
+    a->peer_guess[i] = step_on(peer, a->peer[i]), a->peer[i] = peer;
     if (peer_delta) {
         head |= PEER_MISSED;
         q = put(q, at_zigzag(peer_delta));
     }
 
-    uint64_t msg = ev->msg, msg_delta = msg - a->msg_guess;
-    a->msg_guess = step_on(msg, a->msg), a->msg = msg;
+    uint64_t msg = ev->msg, msg_delta = msg - a->msg_guess[i];
+    a->msg_guess[i] = step_on(msg, a->msg[i]), a->msg[i] = msg;
     if (msg_delta) {
         head |= msg == prev->msg ? MSG_PREVIOUS : MSG_MISSED;
         if (msg != prev->msg)
@@ -293,23 +297,24 @@ static int decode_event(struct reader *r, struct memory *m, struct previous *pre
     uint8_t head;
     if (get_bytes(r, &head, 1) < 0 || get_kind_actor(r, head, m, prev, ev) < 0)
         return -1;
-    struct actor_memory *a = &m->actor[slot_of(ev->kind, ev->actor)];
+    struct actor_memory *a = &m->slot;
+    unsigned i = slot_of(ev->kind, ev->actor);
     uint64_t z;
-    if (((head & OTHERS_FOLLOW) && get_bytes(r, &a->others, 7) < 0) || get_tsc(r, head, &z) < 0)
+    if (((head & OTHERS_FOLLOW) && get_bytes(r, &a->others[i], 7) < 0) || get_tsc(r, head, &z) < 0)
         return -1;
-    a->gap += at_unzigzag(z);
-    ev->tsc = prev->tsc + a->gap;
+    a->gap[i] += at_unzigzag(z);
+    ev->tsc = prev->tsc + a->gap[i];
     if ((head & MSG_PREVIOUS) && (head & MSG_MISSED))
         return -1;
-    if (get_field(r, head & PEER_MISSED, a->peer_guess, &ev->peer) < 0 ||
-        get_field(r, head & MSG_MISSED, (head & MSG_PREVIOUS) ? prev->msg : a->msg_guess,
+    if (get_field(r, head & PEER_MISSED, a->peer_guess[i], &ev->peer) < 0 ||
+        get_field(r, head & MSG_MISSED, (head & MSG_PREVIOUS) ? prev->msg : a->msg_guess[i],
                   &ev->msg) < 0)
         return -1;
-    a->peer_guess = step_on(ev->peer, a->peer), a->peer = ev->peer;
-    a->msg_guess = step_on(ev->msg, a->msg), a->msg = ev->msg;
-    ev->name = (uint32_t)a->others;
-    ev->core = (uint16_t)(a->others >> 32);
-    ev->path = (uint8_t)(a->others >> 48);
+    a->peer_guess[i] = step_on(ev->peer, a->peer[i]), a->peer[i] = ev->peer;
+    a->msg_guess[i] = step_on(ev->msg, a->msg[i]), a->msg[i] = ev->msg;
+    ev->name = (uint32_t)a->others[i];
+    ev->core = (uint16_t)(a->others[i] >> 32);
+    ev->path = (uint8_t)(a->others[i] >> 48);
     *prev = (struct previous){ev->tsc, ev->actor, ev->msg, ev->kind, actor_hash(ev->actor)};
     return 0;
 }
