@@ -137,10 +137,11 @@ static inline uint8_t *put_event(uint8_t *restrict p, const struct at_event *ev,
     *follows = actor;
     m->kind_guess[kind] = step_on(actor, m->kind_actor[kind]);
     m->kind_actor[kind] = actor;
-    *q = kind;
-    q += m->next[prev->kind] != kind;
-    head |= q - p == 2 ? KIND_FOLLOWS : 0;
+    unsigned kind_missed = m->next[prev->kind] != kind;
     m->next[prev->kind] = kind;
+    *q = kind;
+    q += kind_missed;
+    head |= kind_missed * KIND_FOLLOWS;
     if (mode == ACTOR_MISSED)
         q = put(q, at_zigzag(actor_delta));
 
