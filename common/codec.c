@@ -51,7 +51,7 @@ static uint64_t slot_tail(const struct at_event *slot)
  * encoded against: a thread's events cycle through a few kinds (send, park, recv, ...) whose
  * fields change little from one of a kind to the next, and much from one kind to another. */
 struct last_of_kind {
-    uint64_t actor, peer, msg;
+    uint64_t actor[256], peer[256], msg[256]; /* one array per field: the kind indexes each */
 };
 
 /* Writes v as a varint at p; returns the end. Most values take one byte, and tsc deltas
@@ -77,11 +77,14 @@ static inline uint8_t *put(uint8_t *p, uint64_t v)
 static uint64_t scan(const struct at_event *slots, uint32_t n, struct regions *r,
                      struct at_block_info *info)
 {
-    uint8_t *kind = r->kind, *path = r->path, *core = r->core, *tsc_out = r->tsc;
+    /* the kind and path columns take a byte an event each, so the kind cursor also counts the
+     * events and finds the path's byte at a fixed distance */
+    uint8_t *const kinds = r->kind, *kind = kinds, *core = r->core, *tsc_out = r->tsc;
     uint8_t *actor = r->actor, *peer = r->peer, *msg = r->msg, *name = r->name;
+    size_t to_path = (size_t)(r->path - r->kind);
     uint64_t first = 0, prev_tsc = 0, lo = 0, hi = 0;
-    uint32_t count = 0, torn = 0;
-    struct last_of_kind last[256] = {0};
+    uint32_t torn = 0;
+    struct last_of_kind last = {0};
     for (uint32_t i = 0; i < n; i++) {
         uint64_t tail = slot_tail(&slots[i]);
         if ((tail >> 56) == 0) {
@@ -90,26 +93,31 @@ static uint64_t scan(const struct at_event *slots, uint32_t n, struct regions *r
         }
         const struct at_event *ev = &slots[i];
         uint64_t tsc = ev->tsc;
-        *kind++ = (uint8_t)(tail >> 56);
-        *path++ = (uint8_t)(tail >> 48);
-        core = put(core, (tail >> 32) & 0xffff);
-        if (count == 0) {
+        uint8_t k = (uint8_t)(tail >> 56);
+        if (kind == kinds) {
             first = lo = hi = tsc;
         } else {
             tsc_out = put(tsc_out, at_zigzag(tsc - prev_tsc));
-            lo = tsc < lo ? tsc : lo;
-            hi = tsc > hi ? tsc : hi;
+            /* a thread's timestamps mostly grow, so the smallest is the first or one just
+             * after a fall, and the largest the last or one just before a fall */
+            if (tsc < prev_tsc) {
+                lo = tsc < lo ? tsc : lo;
+                hi = prev_tsc > hi ? prev_tsc : hi;
+            }
         }
-        struct last_of_kind *same = &last[tail >> 56];
-        actor = put(actor, at_zigzag(ev->actor - same->actor));
-        peer = put(peer, at_zigzag(ev->peer - same->peer));
-        msg = put(msg, at_zigzag(ev->msg - same->msg));
+        kind[to_path] = (uint8_t)(tail >> 48);
+        *kind++ = k;
+        core = put(core, (tail >> 32) & 0xffff);
+        actor = put(actor, at_zigzag(ev->actor - last.actor[k]));
+        peer = put(peer, at_zigzag(ev->peer - last.peer[k]));
+        msg = put(msg, at_zigzag(ev->msg - last.msg[k]));
         name = put(name, (uint32_t)tail);
         prev_tsc = tsc;
-        *same = (struct last_of_kind){ev->actor, ev->peer, ev->msg};
-        count++;
+        last.actor[k] = ev->actor, last.peer[k] = ev->peer, last.msg[k] = ev->msg;
     }
-    *r = (struct regions){kind, path, core, tsc_out, actor, peer, msg, name};
+    uint32_t count = (uint32_t)(kind - kinds);
+    hi = prev_tsc > hi ? prev_tsc : hi;
+    *r = (struct regions){kind, kind + to_path, core, tsc_out, actor, peer, msg, name};
     *info = (struct at_block_info){.count = count, .torn = torn, .first_tsc = lo, .last_tsc = hi};
     return first;
 }

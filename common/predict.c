@@ -19,37 +19,52 @@
 
 #include "at_codec.h"
 
-/* What the encoder and the decoder remember of the last event of each kind in the block. */
-struct kind_memory {
-    uint64_t actor, actor_step; /* its actor, and how that changed from the one before */
-    uint8_t next;               /* the kind of the event that followed it */
-};
-
-/* What they remember of the last event of a kind about an actor: found by a hash of the two,
- * so that two actors (or two pairs) that share a slot only make predictions miss. The events
- * of a thread that alternates between actors (a ping-pong) repeat per actor, not per kind. */
-struct actor_memory {
-    uint64_t peer, msg;           /* the last event's values */
-    uint64_t peer_step, msg_step; /* how they changed from the one before */
-    uint64_t gap;                 /* the tsc delta from the event before it to it */
-    uint64_t others;              /* its name, core and path: the low 56 bits of its last word */
-};
-
 #define ACTOR_SLOTS 256
 
-/* A block's memory, cleared for each block (14 KiB, less than encoding 300 events costs).
+/* What the encoder and the decoder remember of the last event of a kind about an actor, in the
+ * slot found by a hash of the two, so that two actors (or two pairs) that share a slot only
+ * make predictions miss. The events of a thread that alternates between actors (a ping-pong)
+ * repeat per actor, not per kind. A value's prediction, the last one plus how it changed from
+ * the one before, is kept worked out, so that the encoder compares with one load. One array
+ * per field, indexed by the slot: an 8-byte scaled index addresses each without arithmetic. */
+struct actor_memory {
+    uint64_t peer_guess[ACTOR_SLOTS]; /* the next peer predicted */
+    uint64_t gap[ACTOR_SLOTS];        /* the tsc delta from the event before it to it */
+    uint64_t msg_guess[ACTOR_SLOTS];  /* the next msg predicted */
+    uint64_t peer[ACTOR_SLOTS];       /* the last event's peer */
+    uint64_t others[ACTOR_SLOTS]; /* its name, core and path: the low 56 bits of its last word */
+    uint64_t msg[ACTOR_SLOTS];    /* its msg */
+};
+
+/* A block's memory, cleared for each block (18 KiB, less than encoding 300 events costs).
+ * Per kind: the actor of its last event and the next one predicted (that actor plus how it
+ * changed from the one before), and the kind of the event that followed it.
  * follows[slot of (kind, actor)]: the actor of the last event of that kind after an event
  * about that actor. A thread's actors follow one another in a pattern (a ping-pong alternates,
  * a loop over actors counts up), which this learns where the last actor of the kind does not. */
 struct memory {
-    struct kind_memory kind[256];
+    uint64_t kind_actor[256], kind_guess[256];
     uint64_t follows[ACTOR_SLOTS];
-    struct actor_memory actor[ACTOR_SLOTS];
+    struct actor_memory slot;
+    uint8_t next[256];
 };
+
+/* The prediction after value, which came after last: the same step again. */
+static inline uint64_t step_on(uint64_t value, uint64_t last)
+{
+    return value + (value - last);
+}
+
+/* An actor's part of slot(kind, actor) (FORMAT.md 4.2), which the encoder works out once per
+ * event: the event's own slot takes it, and the next event's follows entry. */
+static inline unsigned actor_hash(uint64_t actor)
+{
+    return (unsigned)((actor * 0x9E3779B97F4A7C15ull) >> 56);
+}
 
 static inline unsigned slot_of(uint8_t kind, uint64_t actor)
 {
-    return (unsigned)((actor * 0x9E3779B97F4A7C15ull) >> 56) ^ kind;
+    return actor_hash(actor) ^ kind;
 }
 
 /* An event's first byte (FORMAT.md 4.2). */
@@ -73,87 +88,97 @@ enum {
     ACTOR_MISSED = 3,
 };
 
-/* Writes v as a varint at p; returns the end. One-byte values skip the loop. */
+/* Writes v as a varint at p; returns the end. Residuals mostly take one byte, and a missed tsc
+ * or msg two: those cases are stores, without at_varint_put's loop. */
 static inline uint8_t *put(uint8_t *p, uint64_t v)
 {
     if (v < 0x80) {
         *p = (uint8_t)v;
         return p + 1;
     }
+    if (v < 0x4000) {
+        p[0] = (uint8_t)(v | 0x80);
+        p[1] = (uint8_t)(v >> 7);
+        return p + 2;
+    }
     return p + at_varint_put(p, v);
 }
 
-/* The previous event of the block, of any kind. */
+/* The previous event of the block, of any kind; hash is actor_hash(actor). */
 struct previous {
     uint64_t tsc, actor, msg;
     uint8_t kind;
+    unsigned hash;
 };
 
-/* What predict found of one event, before any byte of it is written. */
-struct predicted {
-    unsigned head, actor;
-    uint64_t actor_delta, tsc, peer, msg, others;
-};
-
-/* Compares each field of one committed event with its prediction and remembers the event.
- * Nothing is written here: a byte store may alias the memory, to the compiler, which would
- * then reload it after every store. */
-static inline struct predicted predict(const struct at_event *ev, uint64_t tail, struct memory *m,
-                                       struct previous *prev)
+/* Which prediction of the actor held (ACTOR_*), worked out without branches, since irregular
+ * traffic alternates between them. */
+static inline unsigned actor_mode(uint64_t actor, uint64_t follows, uint64_t previous,
+                                  uint64_t stepped)
 {
-    uint8_t kind = (uint8_t)(tail >> 56);
-    struct kind_memory *before = &m->kind[prev->kind], *k = &m->kind[kind];
-    uint64_t *follows = &m->follows[slot_of(kind, prev->actor)];
-    struct actor_memory *a = &m->actor[slot_of(kind, ev->actor)];
-    uint64_t others = tail & 0x00ffffffffffffffull, gap = ev->tsc - prev->tsc;
-    struct predicted e = {
-        .actor = ev->actor == *follows                   ? ACTOR_FOLLOWS
-                 : ev->actor == prev->actor              ? ACTOR_PREVIOUS
-                 : ev->actor == k->actor + k->actor_step ? ACTOR_STEP
-                                                         : ACTOR_MISSED,
-        .actor_delta = at_zigzag(ev->actor - *follows),
-        .tsc = at_zigzag(gap - a->gap),
-        .peer = at_zigzag(ev->peer - (a->peer + a->peer_step)),
-        .msg = at_zigzag(ev->msg - (a->msg + a->msg_step)),
-        .others = others,
-    };
-    unsigned msg = !e.msg ? 0 : ev->msg == prev->msg ? MSG_PREVIOUS : MSG_MISSED;
-    e.msg = msg == MSG_MISSED ? e.msg : 0;
-    e.head = e.actor | (e.peer ? PEER_MISSED : 0) | msg |
-             (kind != before->next ? KIND_FOLLOWS : 0) | (others != a->others ? OTHERS_FOLLOW : 0) |
-             (e.tsc >= 0x100 ? TSC_VARINT : 0);
-    before->next = kind;
-    *follows = ev->actor;
-    k->actor_step = ev->actor - k->actor, k->actor = ev->actor;
-    a->peer_step = ev->peer - a->peer, a->peer = ev->peer;
-    a->msg_step = ev->msg - a->msg, a->msg = ev->msg;
-    a->gap = gap;
-    a->others = others;
-    *prev = (struct previous){ev->tsc, ev->actor, ev->msg, kind};
-    return e;
+    unsigned later = actor == previous ? ACTOR_PREVIOUS : ACTOR_MISSED - (actor == stepped);
+    return actor == follows ? ACTOR_FOLLOWS : later;
 }
 
-/* Writes what predict found of an event of kind `kind`; returns the end. */
-static inline uint8_t *put_event(uint8_t *restrict p, const struct predicted *e, uint8_t kind)
+/* Writes one committed event at p, its first byte last, and remembers it; returns the end.
+ * Each field is compared with its prediction, its memory updated and its residual written in
+ * turn, so that little is held at once. The kind and the name, core and path are stored
+ * whether they follow or not, and the cursor moves past them only when they do, which spares
+ * two branches that irregular traffic mispredicts: those stores stay within what
+ * at_events_encode_bound allows, 50 bytes a slot against the 49 an event takes at most. */
+static inline uint8_t *put_event(uint8_t *restrict p, const struct at_event *ev, uint64_t tail,
+                                 struct memory *m, struct previous *prev)
 {
-    *p++ = (uint8_t)e->head;
-    if (e->head & KIND_FOLLOWS)
-        *p++ = kind;
-    if (e->actor == ACTOR_MISSED)
-        p = put(p, e->actor_delta);
-    if (e->head & OTHERS_FOLLOW) {
-        memcpy(p, &e->others, 8); /* 7 bytes kept: the next byte overwrites the 8th */
-        p += 7;
+    uint8_t kind = (uint8_t)(tail >> 56), *q = p + 1;
+    uint64_t actor = ev->actor;
+    unsigned hash = actor_hash(actor);
+    uint64_t *follows = &m->follows[prev->hash ^ kind], actor_delta = actor - *follows;
+    unsigned mode = actor_mode(actor, *follows, prev->actor, m->kind_guess[kind]), head = mode;
+    *follows = actor;
+    m->kind_guess[kind] = step_on(actor, m->kind_actor[kind]);
+    m->kind_actor[kind] = actor;
+    unsigned kind_missed = m->next[prev->kind] != kind;
+    m->next[prev->kind] = kind;
+    *q = kind;
+    q += kind_missed;
+    head |= kind_missed * KIND_FOLLOWS;
+    if (mode == ACTOR_MISSED)
+        q = put(q, at_zigzag(actor_delta));
+
+    struct actor_memory *a = &m->slot;
+    unsigned i = hash ^ kind;
+    uint64_t others = tail & 0x00ffffffffffffffull;
+    memcpy(q, &others, 8); /* 7 bytes kept: the next byte overwrites the 8th */
+    head |= others != a->others[i] ? OTHERS_FOLLOW : 0;
+    q += others != a->others[i] ? 7 : 0;
+    a->others[i] = others;
+
+    uint64_t gap = ev->tsc - prev->tsc, tsc = at_zigzag(gap - a->gap[i]);
+    a->gap[i] = gap;
+    if (tsc < 0x100) {
+        *q++ = (uint8_t)tsc;
+    } else {
+        head |= TSC_VARINT;
+        q = put(q, tsc);
     }
-    if (e->head & TSC_VARINT)
-        p = put(p, e->tsc);
-    else
-        *p++ = (uint8_t)e->tsc;
-    if (e->peer)
-        p = put(p, e->peer);
-    if (e->msg)
-        p = put(p, e->msg);
-    return p;
+
+    uint64_t peer = ev->peer, peer_delta = peer - a->peer_guess[i];
+    a->peer_guess[i] = step_on(peer, a->peer[i]), a->peer[i] = peer;
+    if (peer_delta) {
+        head |= PEER_MISSED;
+        q = put(q, at_zigzag(peer_delta));
+    }
+
+    uint64_t msg = ev->msg, msg_delta = msg - a->msg_guess[i];
+    a->msg_guess[i] = step_on(msg, a->msg[i]), a->msg[i] = msg;
+    if (msg_delta) {
+        head |= msg == prev->msg ? MSG_PREVIOUS : MSG_MISSED;
+        if (msg != prev->msg)
+            q = put(q, at_zigzag(msg_delta));
+    }
+    *p = (uint8_t)head;
+    *prev = (struct previous){ev->tsc, actor, msg, kind, hash};
+    return q;
 }
 
 size_t at_events_predict(const struct at_event *slots, uint32_t n, uint8_t *restrict out,
@@ -161,10 +186,10 @@ size_t at_events_predict(const struct at_event *slots, uint32_t n, uint8_t *rest
 {
     struct memory m;
     memset(&m, 0, sizeof m);
-    struct previous prev = {0};
+    struct previous prev = {.hash = actor_hash(0)};
     uint8_t *p = out;
     uint64_t lo = UINT64_MAX, hi = 0;
-    uint32_t count = 0, torn = 0;
+    uint32_t torn = 0;
     for (uint32_t i = 0; i < n; i++) {
         /* kind, path, core and name are stored as one word with release, after the rest */
         uint64_t tail =
@@ -173,13 +198,18 @@ size_t at_events_predict(const struct at_event *slots, uint32_t n, uint8_t *rest
             torn++;
             continue;
         }
-        uint64_t tsc = slots[i].tsc;
-        lo = tsc < lo ? tsc : lo;
-        hi = tsc > hi ? tsc : hi;
-        struct predicted e = predict(&slots[i], tail, &m, &prev);
-        p = put_event(p, &e, (uint8_t)(tail >> 56));
-        count++;
+        uint64_t before = prev.tsc;
+        uint8_t *start = p;
+        p = put_event(p, &slots[i], tail, &m, &prev);
+        /* a thread's timestamps mostly grow, so the smallest is the first or one just after a
+         * fall, and the largest the last or one just before a fall: only those need a look */
+        if (prev.tsc < before || start == out) {
+            lo = prev.tsc < lo ? prev.tsc : lo;
+            hi = before > hi ? before : hi;
+        }
     }
+    hi = prev.tsc > hi ? prev.tsc : hi;
+    uint32_t count = n - torn;
     *info = (struct at_block_info){
         .count = count, .torn = torn, .first_tsc = count ? lo : 0, .last_tsc = hi};
     return (size_t)(p - out);
@@ -211,15 +241,12 @@ static inline int get_bytes(struct reader *r, void *to, size_t n)
 }
 
 /* A peer or msg: its prediction, plus the residual that follows when `missed`. */
-static inline int get_field(struct reader *r, int missed, uint64_t *last, uint64_t *step,
-                            uint64_t *out)
+static inline int get_field(struct reader *r, int missed, uint64_t guess, uint64_t *out)
 {
     uint64_t z = 0;
     if (missed && get_varint(r, &z) < 0)
         return -1;
-    *out = *last + *step + at_unzigzag(z);
-    *step = *out - *last;
-    *last = *out;
+    *out = guess + at_unzigzag(z);
     return 0;
 }
 
@@ -227,15 +254,14 @@ static inline int get_field(struct reader *r, int missed, uint64_t *last, uint64
 static int get_kind_actor(struct reader *r, unsigned head, struct memory *m,
                           const struct previous *prev, struct at_event *ev)
 {
-    struct kind_memory *before = &m->kind[prev->kind];
-    uint8_t kind = before->next;
-    if ((head & KIND_FOLLOWS) && (get_bytes(r, &kind, 1) < 0 || kind == before->next))
+    uint8_t *next = &m->next[prev->kind], kind = *next;
+    if ((head & KIND_FOLLOWS) && (get_bytes(r, &kind, 1) < 0 || kind == *next))
         return -1;
     if (kind == 0)
         return -1;
-    before->next = kind;
+    *next = kind;
     ev->kind = kind;
-    uint64_t *follows = &m->follows[slot_of(kind, prev->actor)], z;
+    uint64_t *follows = &m->follows[prev->hash ^ kind], z;
     switch (head & ACTOR_MODE) {
     case ACTOR_FOLLOWS:
         ev->actor = *follows;
@@ -244,7 +270,7 @@ static int get_kind_actor(struct reader *r, unsigned head, struct memory *m,
         ev->actor = prev->actor;
         break;
     case ACTOR_STEP:
-        ev->actor = m->kind[kind].actor + m->kind[kind].actor_step;
+        ev->actor = m->kind_guess[kind];
         break;
     case ACTOR_MISSED:
         if (get_varint(r, &z) < 0)
@@ -253,8 +279,8 @@ static int get_kind_actor(struct reader *r, unsigned head, struct memory *m,
         break;
     }
     *follows = ev->actor;
-    struct kind_memory *k = &m->kind[kind];
-    k->actor_step = ev->actor - k->actor, k->actor = ev->actor;
+    m->kind_guess[kind] = step_on(ev->actor, m->kind_actor[kind]);
+    m->kind_actor[kind] = ev->actor;
     return 0;
 }
 
@@ -272,26 +298,25 @@ static int decode_event(struct reader *r, struct memory *m, struct previous *pre
     uint8_t head;
     if (get_bytes(r, &head, 1) < 0 || get_kind_actor(r, head, m, prev, ev) < 0)
         return -1;
-    struct actor_memory *a = &m->actor[slot_of(ev->kind, ev->actor)];
+    struct actor_memory *a = &m->slot;
+    unsigned i = slot_of(ev->kind, ev->actor);
     uint64_t z;
-    if (((head & OTHERS_FOLLOW) && get_bytes(r, &a->others, 7) < 0) || get_tsc(r, head, &z) < 0)
+    if (((head & OTHERS_FOLLOW) && get_bytes(r, &a->others[i], 7) < 0) || get_tsc(r, head, &z) < 0)
         return -1;
-    a->gap += at_unzigzag(z);
-    ev->tsc = prev->tsc + a->gap;
-    if (get_field(r, head & PEER_MISSED, &a->peer, &a->peer_step, &ev->peer) < 0 ||
-        get_field(r, head & MSG_MISSED, &a->msg, &a->msg_step, &ev->msg) < 0)
+    a->gap[i] += at_unzigzag(z);
+    ev->tsc = prev->tsc + a->gap[i];
+    if ((head & MSG_PREVIOUS) && (head & MSG_MISSED))
         return -1;
-    if (head & MSG_PREVIOUS) {
-        if (head & MSG_MISSED)
-            return -1;
-        ev->msg = prev->msg;
-        a->msg_step -= a->msg - prev->msg;
-        a->msg = prev->msg;
-    }
-    ev->name = (uint32_t)a->others;
-    ev->core = (uint16_t)(a->others >> 32);
-    ev->path = (uint8_t)(a->others >> 48);
-    *prev = (struct previous){ev->tsc, ev->actor, ev->msg, ev->kind};
+    if (get_field(r, head & PEER_MISSED, a->peer_guess[i], &ev->peer) < 0 ||
+        get_field(r, head & MSG_MISSED, (head & MSG_PREVIOUS) ? prev->msg : a->msg_guess[i],
+                  &ev->msg) < 0)
+        return -1;
+    a->peer_guess[i] = step_on(ev->peer, a->peer[i]), a->peer[i] = ev->peer;
+    a->msg_guess[i] = step_on(ev->msg, a->msg[i]), a->msg[i] = ev->msg;
+    ev->name = (uint32_t)a->others[i];
+    ev->core = (uint16_t)(a->others[i] >> 32);
+    ev->path = (uint8_t)(a->others[i] >> 48);
+    *prev = (struct previous){ev->tsc, ev->actor, ev->msg, ev->kind, actor_hash(ev->actor)};
     return 0;
 }
 
