@@ -102,10 +102,10 @@ static struct {
     ino_t ino;
     char path[4096];
     ZSTD_CCtx *cctx;
-    ZSTD_CCtx *huffman;    /* the entropy stage of the predicted encoding (at_events_entropy) */
+    ZSTD_CCtx *huffman; /* the entropy stage of the predicted encoding (at_events_entropy) */
     void *cctx_space, *huffman_space; /* their memory (static_cctx) */
-    uint8_t *raw, *packed; /* encode and compress buffers, owned by the writer thread */
-    uint8_t *batch;        /* EVENTS frames gathered for one write */
+    uint8_t *raw, *packed;            /* encode and compress buffers, owned by the writer thread */
+    uint8_t *batch;                   /* EVENTS frames gathered for one write */
     size_t batch_len, batch_cap;
     struct batched_frame batched[BATCH_FRAMES];
     unsigned batch_count, batch_blocks;
@@ -388,7 +388,7 @@ static size_t table_size(const struct table *t)
 
 /* Whether blocks pile up: the pool is at its largest, and threads wait for a free block or
  * less than a quarter of it is free. Then the writer stores predicted frames without their
- * entropy stage, about a quarter of its work on them (the frame's encoding says so), and the
+ * entropy stage, about a third of its work on them (the frame's encoding says so), and the
  * file grows faster for a while, rather than the threads waiting (block mode) or dropping
  * events. While the pool can grow it grows instead. Columns keep zstd: stored as they are they
  * take four to ten times the bytes. */
