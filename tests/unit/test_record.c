@@ -43,6 +43,12 @@ void at__writer_wait_free(uint64_t timeout_ns)
     nanosleep(&t, NULL);
 }
 
+/* ... nor adds any: the pool never moves */
+uint32_t at__writer_pool_moves(void)
+{
+    return 0;
+}
+
 void at__writer_wake(void)
 {
     wakes++;
