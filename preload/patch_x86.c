@@ -429,7 +429,6 @@ static int is_plt_entry(const struct code_range *code, uintptr_t at)
     return 0;
 }
 
-static int clobbers_from(const struct code_range *code, uintptr_t at, int depth);
 static int clobbers_in(const struct code_range *code, uintptr_t at, uintptr_t end, int depth);
 
 /* The size of the function that starts at `at`, from the dynamic symbol table; 0 when none
@@ -456,7 +455,7 @@ static int target_clobbers(const struct code_range *code, uintptr_t target, int 
     size_t size = function_size(target);
     if (size > 0 && target + size <= code->end)
         return clobbers_in(code, target, target + size, depth - 1);
-    return clobbers_from(code, target, depth - 1);
+    return clobbers_in(code, target, 0, depth - 1);
 }
 
 /* Reads the code from `at` to `end` (0: as far as it runs on for certain, from a callee's
@@ -488,11 +487,6 @@ static int clobbers_in(const struct code_range *code, uintptr_t at, uintptr_t en
         }
     }
     return 0;
-}
-
-static int clobbers_from(const struct code_range *code, uintptr_t at, int depth)
-{
-    return clobbers_in(code, at, 0, depth);
 }
 
 /* Whether every caller of the function already counts every call-clobbered register as lost

@@ -141,7 +141,7 @@ static void note_overwritten(const struct at_lost *lost)
 struct block_wait {
     uint64_t since;  /* the first wait, CLOCK_MONOTONIC */
     uint64_t moved;  /* when the pool last moved (at__writer_pool_moves), CLOCK_MONOTONIC */
-    uint32_t freed;  /* at__writer_pool_moves() then */
+    uint32_t moves;  /* at__writer_pool_moves() then */
     uint32_t barren; /* for at__takeback_ask */
 };
 
@@ -169,12 +169,12 @@ static int may_wait(struct block_wait *wait, uint64_t *wait_ns)
         /* acquire: pairs with at__finish's CAS to OFF, which ends the wait */
         return __atomic_load_n(&at__state, __ATOMIC_ACQUIRE) == AT_STATE_RUNNING;
     uint64_t now = at__clock_ns(CLOCK_MONOTONIC);
-    uint32_t freed = at__writer_pool_moves();
+    uint32_t moves = at__writer_pool_moves();
     if (wait->since == 0)
         wait->since = now;
-    if (wait->moved == 0 || freed != wait->freed) {
+    if (wait->moved == 0 || moves != wait->moves) {
         wait->moved = now;
-        wait->freed = freed;
+        wait->moves = moves;
     }
     uint64_t waited = now - wait->since;
     uint64_t stalled = now - wait->moved;
