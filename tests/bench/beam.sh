@@ -1,17 +1,20 @@
 #!/bin/sh
 # The BEAM (issue 26): a ring of 100 Erlang processes, 1000 rounds (tests/targets/beam/ring.erl,
 # 200,000 messages and their receives), untraced, traced by actortrace, and traced by the BEAM's
-# own tracer (erlang:trace with send and 'receive', to a process that only counts them). Each
-# round runs the three in turn, in an order that rotates, so that all see the same background
-# load; the figures are medians of BEAM_ROUNDS rounds (default 3 x RUNS) of the ring's own time,
-# from its first spawn to its last message, which leaves the emulator's start-up out. Target:
+# own tracer (erlang:trace with send and 'receive', to a process that only counts them), and
+# traced by the library's floor variant (build/bench/floor: the same shims and patched entries,
+# each event one rdtsc and a 16-byte store, no writer): what any rdtsc-per-event tracer with
+# these wrappers can reach. Each round runs the four in turn, in an order that rotates, so that
+# all see the same background load; the figures are medians of BEAM_ROUNDS rounds (default 3 x
+# RUNS) of the ring's own time, from its first spawn to its last message, which leaves the
+# emulator's start-up out, with F (hotpath --floor) measured after each round. Target:
 # actortrace at most 1.15 times untraced, with nothing dropped. Then the CPU time of the whole
 # emulator (medians), and what tracing adds per event recorded.
 . "$(dirname "$0")/lib.sh"
 
 ROUNDS=${BEAM_ROUNDS:-$((3 * RUNS))}
 N=100 M=1000
-echo "== BEAM: ring of $N processes x $M rounds, untraced / actortrace / erlang:trace, $ROUNDS rounds"
+echo "== BEAM: ring of $N processes x $M rounds, untraced / actortrace / erlang:trace / floor variant, $ROUNDS rounds"
 if ! command -v erlc >/dev/null; then
     echo "  skipped: erl is not installed (scripts/install-deps.sh installs erlang-base)"
     return 0 2>/dev/null || exit 0
@@ -37,19 +40,31 @@ actortrace() {
     rm -f "$TMP/beam.trace"
 }
 erlang_trace() { ring erlang_trace beam.erlang; }
+floor() {
+    if [ -f "$B/bench/floor/libactortrace.so" ]; then
+        ring plain beam.floor LD_PRELOAD="$B/bench/floor/libactortrace.so"
+    fi
+}
 
+: >>"$TMP/beam.floor" # stays empty when the floor variant is not built
 for i in $(seq "$ROUNDS"); do
-    case $((i % 3)) in
-    0) plain; actortrace; erlang_trace ;;
-    1) actortrace; erlang_trace; plain ;;
-    2) erlang_trace; plain; actortrace ;;
+    case $((i % 4)) in
+    0) plain; actortrace; erlang_trace; floor ;;
+    1) actortrace; erlang_trace; floor; plain ;;
+    2) erlang_trace; floor; plain; actortrace ;;
+    3) floor; plain; actortrace; erlang_trace ;;
     esac
+    "$B/bench/hotpath" --floor 2000000 >>"$TMP/beam.F"
 done
 awk -v p="$(median <"$TMP/beam.plain")" -v t="$(median <"$TMP/beam.traced")" \
-    -v e="$(median <"$TMP/beam.erlang")" -v d="$(sort -n "$TMP/beam.dropped" | tail -n 1)" 'BEGIN {
+    -v e="$(median <"$TMP/beam.erlang")" -v d="$(sort -n "$TMP/beam.dropped" | tail -n 1)" \
+    -v f="$(median <"$TMP/beam.floor")" -v F="$(median <"$TMP/beam.F")" 'BEGIN {
     printf "  untraced %.1f ms; actortrace %.1f ms (%.2fx, target <= 1.15), most dropped in a run: %d;\n",
         p / 1000, t / 1000, t / p, d
-    printf "  erlang:trace %.1f ms (%.2fx)\n", e / 1000, e / p }'
+    printf "  erlang:trace %.1f ms (%.2fx); ", e / 1000, e / p
+    if (f > 0) printf "floor variant %.1f ms (%.2fx); ", f / 1000, f / p
+    else printf "floor variant not measured (make bench builds bench/floor/libactortrace.so); "
+    printf "F %.1f ns\n", F }'
 # CPU time is less at the mercy of other work than wall time: what tracing adds, per event
 awk -v p="$(median <"$TMP/beam.plain.cpu")" -v t="$(median <"$TMP/beam.traced.cpu")" \
     -v e="$(median <"$TMP/beam.erlang.cpu")" -v n="$(median <"$TMP/beam.events")" 'BEGIN {
