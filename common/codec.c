@@ -10,6 +10,7 @@
 #include <errno.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 #define ZSTD_STATIC_LINKING_ONLY /* ZSTD_c_literalCompressionMode */
 #include <zstd.h>
@@ -17,7 +18,10 @@
 #include "at_codec.h"
 
 /* Worst case bytes per event: kind 1, path 1, core 3 (u16), tsc, actor, peer and msg 10 each,
- * name 5 (u32). FORMAT.md repeats this bound for readers. */
+ * name 5 (u32): 50. With a clock step a quotient takes 9 bytes at most, and an event off the
+ * step 4 more (its index's gap, 3 bytes below 2^17 events, and its remainder); a block with a
+ * step also has the step's byte and the count of those events (3 bytes), which 54 bytes an
+ * event cover. FORMAT.md repeats this bound for readers. */
 enum {
     COL_KIND = 0,
     COL_PATH = 1,
@@ -27,7 +31,8 @@ enum {
     COL_PEER = 25,
     COL_MSG = 35,
     COL_NAME = 45,
-    BYTES_PER_EVENT = 50,
+    COL_OFF_STEP = 50,
+    BYTES_PER_EVENT = 54,
 };
 
 size_t at_events_encode_bound(uint32_t n)
@@ -35,10 +40,40 @@ size_t at_events_encode_bound(uint32_t n)
     return (size_t)n * BYTES_PER_EVENT;
 }
 
-/* Write cursors of the eight column regions during the encoding pass. */
+/* Write cursors of the column regions during the encoding pass, and with a step the events off
+ * it (their number in off_step_count). */
 struct regions {
-    uint8_t *kind, *path, *core, *tsc, *actor, *peer, *msg, *name;
+    uint8_t *kind, *path, *core, *tsc, *actor, *peer, *msg, *name, *off_step;
+    uint32_t off_step_count;
 };
+
+/* A divisor for step_split: the step and its reciprocal, 2^64 / step rounded up. */
+struct step {
+    uint64_t step, reciprocal;
+};
+
+static struct step step_of(uint32_t step)
+{
+    return (struct step){step, UINT64_MAX / step + 1};
+}
+
+/* delta = q * step + r with 0 <= r < step (q rounded down, delta read as signed); returns q,
+ * which is exact or one over from the multiplication by the reciprocal, and then corrected:
+ * a 64-bit division costs more than the rest of an event's encoding. */
+static inline uint64_t step_split(uint64_t delta, struct step s, uint8_t *r)
+{
+    int negative = (int64_t)delta < 0;
+    uint64_t a = negative ? 0 - delta : delta;
+    uint64_t q = (uint64_t)(((unsigned __int128)a * s.reciprocal) >> 64);
+    q -= q * s.step > a;
+    uint64_t rest = a - q * s.step;
+    if (negative && rest) {
+        q++;
+        rest = s.step - rest;
+    }
+    *r = (uint8_t)rest;
+    return negative ? 0 - q : q;
+}
 
 static uint64_t slot_tail(const struct at_event *slot)
 {
@@ -74,13 +109,17 @@ static inline uint8_t *put(uint8_t *p, uint64_t v)
  * counts and bounds live in locals for the length of the loop: every byte stored through a
  * uint8_t pointer may alias anything, so fields reached through r or info would be reloaded
  * and stored again around each of the eight columns' stores. */
-static uint64_t scan(const struct at_event *slots, uint32_t n, struct regions *r,
-                     struct at_block_info *info)
+static inline __attribute__((always_inline)) uint64_t scan(const struct at_event *slots, uint32_t n,
+                                                           struct regions *r,
+                                                           struct at_block_info *info, int stepped,
+                                                           struct step step)
 {
     /* the kind and path columns take a byte an event each, so the kind cursor also counts the
      * events and finds the path's byte at a fixed distance */
     uint8_t *const kinds = r->kind, *kind = kinds, *core = r->core, *tsc_out = r->tsc;
     uint8_t *actor = r->actor, *peer = r->peer, *msg = r->msg, *name = r->name;
+    uint8_t *off_step = r->off_step;
+    uint32_t off_step_count = 0, last_off_step = 0;
     size_t to_path = (size_t)(r->path - r->kind);
     uint64_t first = 0, prev_tsc = 0, lo = 0, hi = 0;
     uint32_t torn = 0;
@@ -97,7 +136,18 @@ static uint64_t scan(const struct at_event *slots, uint32_t n, struct regions *r
         if (kind == kinds) {
             first = lo = hi = tsc;
         } else {
-            tsc_out = put(tsc_out, at_zigzag(tsc - prev_tsc));
+            uint64_t delta = tsc - prev_tsc;
+            uint8_t rest = 0;
+            if (stepped)
+                delta = step_split(delta, step, &rest);
+            tsc_out = put(tsc_out, at_zigzag(delta));
+            if (__builtin_expect(rest != 0, 0)) { /* a clock off its step now and then */
+                uint32_t index = (uint32_t)(kind - kinds);
+                off_step = put(off_step, index - last_off_step);
+                *off_step++ = rest;
+                last_off_step = index;
+                off_step_count++;
+            }
             /* a thread's timestamps mostly grow, so the smallest is the first or one just
              * after a fall, and the largest the last or one just before a fall */
             if (tsc < prev_tsc) {
@@ -117,7 +167,8 @@ static uint64_t scan(const struct at_event *slots, uint32_t n, struct regions *r
     }
     uint32_t count = (uint32_t)(kind - kinds);
     hi = prev_tsc > hi ? prev_tsc : hi;
-    *r = (struct regions){kind, kind + to_path, core, tsc_out, actor, peer, msg, name};
+    *r = (struct regions){kind, kind + to_path, core,     tsc_out,       actor, peer,
+                          msg,  name,           off_step, off_step_count};
     *info = (struct at_block_info){.count = count, .torn = torn, .first_tsc = lo, .last_tsc = hi};
     return first;
 }
@@ -132,24 +183,31 @@ static void move_down(uint8_t *out, size_t *len, const uint8_t *start, const uin
 }
 
 size_t at_events_encode(const struct at_event *slots, uint32_t n, uint8_t *out,
-                        struct at_block_info *info)
+                        struct at_block_info *info, uint32_t step)
 {
     *info = (struct at_block_info){0};
     if (n == 0)
         return 0;
     size_t cap = n;
+    int stepped = step > 1 && step <= UINT8_MAX;
+    uint8_t *base = out + stepped; /* the step's byte, then the columns */
     struct regions start = {
-        out + COL_KIND * cap,  out + COL_PATH * cap,
-        out + COL_CORE * cap,  out + COL_TSC * cap + AT_VARINT_MAX,
-        out + COL_ACTOR * cap, out + COL_PEER * cap,
-        out + COL_MSG * cap,   out + COL_NAME * cap,
+        base + COL_KIND * cap,     base + COL_PATH * cap,
+        base + COL_CORE * cap,     base + COL_TSC * cap + AT_VARINT_MAX,
+        base + COL_ACTOR * cap,    base + COL_PEER * cap,
+        base + COL_MSG * cap,      base + COL_NAME * cap,
+        base + COL_OFF_STEP * cap, 0,
     };
     struct regions r = start;
-    uint64_t first = scan(slots, n, &r, info);
+    /* two copies of the pass, each with `stepped` a constant */
+    uint64_t first = stepped ? scan(slots, n, &r, info, 1, step_of(step))
+                             : scan(slots, n, &r, info, 0, (struct step){1, 0});
     if (info->count == 0)
         return 0;
 
-    size_t len = info->count; /* the kind column is already in place */
+    if (stepped)
+        out[0] = (uint8_t)step;
+    size_t len = stepped + info->count; /* the kind column is already in place */
     move_down(out, &len, start.path, r.path);
     move_down(out, &len, start.core, r.core);
     len += at_varint_put(out + len, at_zigzag(first - info->first_tsc));
@@ -158,7 +216,50 @@ size_t at_events_encode(const struct at_event *slots, uint32_t n, uint8_t *out,
     move_down(out, &len, start.peer, r.peer);
     move_down(out, &len, start.msg, r.msg);
     move_down(out, &len, start.name, r.name);
+    if (stepped) { /* the count of events off the step, then their list */
+        uint8_t count[AT_VARINT_MAX];
+        size_t count_len = at_varint_put(count, r.off_step_count);
+        size_t list_len = (size_t)(r.off_step - start.off_step);
+        memmove(out + len + count_len, start.off_step, list_len);
+        memcpy(out + len, count, count_len);
+        len += count_len + list_len;
+    }
     return len;
+}
+
+static int by_value(const void *a, const void *b)
+{
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return (x > y) - (x < y);
+}
+
+static uint64_t gcd(uint64_t a, uint64_t b)
+{
+    while (b) {
+        uint64_t rest = a % b;
+        a = b;
+        b = rest;
+    }
+    return a;
+}
+
+uint32_t at_tsc_step(uint64_t *deltas, size_t n)
+{
+    qsort(deltas, n, sizeof *deltas, by_value);
+    size_t often = n / 32 > 2 ? n / 32 : 2;
+    uint64_t step = 0;
+    for (size_t i = 0, j; i < n; i = j) {
+        for (j = i; j < n && deltas[j] == deltas[i]; j++)
+            ;
+        if (deltas[i] != 0 && j - i >= often)
+            step = gcd(deltas[i], step);
+    }
+    if (step < 2 || step > UINT8_MAX)
+        return 1;
+    size_t multiples = 0;
+    for (size_t i = 0; i < n; i++)
+        multiples += deltas[i] % step == 0;
+    return multiples * 4 >= n * 3 ? (uint32_t)step : 1;
 }
 
 /* At the fast levels (1 and 2, 1 the default) literals are stored as they are: what the
@@ -218,11 +319,56 @@ static int plain_column(const uint8_t **p, const uint8_t *end, uint32_t count, u
     return 0;
 }
 
+/* The tsc column with a step: the first varint as without one, then the quotients, kept in
+ * out[i].tsc (i >= 1) until the events off the step are read (add_off_step). */
+static int quotient_column(const uint8_t **p, const uint8_t *end, uint32_t count,
+                           uint64_t first_tsc, struct at_event *out)
+{
+    for (uint32_t i = 0; i < count; i++) {
+        uint64_t z;
+        if (get(p, end, &z) < 0)
+            return -EINVAL;
+        out[i].tsc = i == 0 ? first_tsc + at_unzigzag(z) : at_unzigzag(z);
+    }
+    return 0;
+}
+
+/* The events off the step, last in the block: how many, then each one's index (a gap from the
+ * previous one's, from 0) and remainder, 1 to step - 1. Then tsc[i] = tsc[i-1] + quotient *
+ * step + remainder, wrapping. */
+static int add_off_step(const uint8_t **p, const uint8_t *end, uint32_t count, uint8_t step,
+                        struct at_event *out)
+{
+    for (uint32_t i = 1; i < count; i++)
+        out[i].tsc *= step;
+    uint64_t n, index = 0;
+    if (get(p, end, &n) < 0 || n >= count)
+        return -EINVAL;
+    for (uint64_t k = 0; k < n; k++) {
+        uint64_t gap;
+        if (get(p, end, &gap) < 0 || gap == 0 || gap >= count - index || *p == end || **p == 0 ||
+            **p >= step)
+            return -EINVAL;
+        index += gap;
+        out[index].tsc += *(*p)++;
+    }
+    for (uint32_t i = 1; i < count; i++)
+        out[i].tsc += out[i - 1].tsc;
+    return 0;
+}
+
 int at_events_decode(const uint8_t *in, size_t len, uint32_t count, uint64_t first_tsc,
-                     enum at_delta_base base, struct at_event *out)
+                     enum at_delta_base base, struct at_event *out, int stepped)
 {
     if (count == 0)
         return len == 0 ? 0 : -EINVAL;
+    uint8_t step = 1;
+    if (stepped) {
+        if (len < 1 || in[0] < 2)
+            return -EINVAL;
+        step = in[0];
+        in++, len--;
+    }
     if (len < 2 * (size_t)count)
         return -EINVAL;
     for (uint32_t i = 0; i < count; i++) {
@@ -233,12 +379,14 @@ int at_events_decode(const uint8_t *in, size_t len, uint32_t count, uint64_t fir
     }
     const uint8_t *p = in + 2 * (size_t)count, *end = in + len;
     if (plain_column(&p, end, count, UINT16_MAX, out, 1) < 0 ||
-        delta_column(&p, end, count, first_tsc, AT_DELTA_PREVIOUS, out,
-                     offsetof(struct at_event, tsc)) < 0 ||
+        (stepped ? quotient_column(&p, end, count, first_tsc, out)
+                 : delta_column(&p, end, count, first_tsc, AT_DELTA_PREVIOUS, out,
+                                offsetof(struct at_event, tsc))) < 0 ||
         delta_column(&p, end, count, 0, base, out, offsetof(struct at_event, actor)) < 0 ||
         delta_column(&p, end, count, 0, base, out, offsetof(struct at_event, peer)) < 0 ||
         delta_column(&p, end, count, 0, base, out, offsetof(struct at_event, msg)) < 0 ||
-        plain_column(&p, end, count, UINT32_MAX, out, 0) < 0)
+        plain_column(&p, end, count, UINT32_MAX, out, 0) < 0 ||
+        (stepped && add_off_step(&p, end, count, step, out) < 0))
         return -EINVAL;
     return p == end ? 0 : -EINVAL;
 }

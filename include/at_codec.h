@@ -65,9 +65,17 @@ size_t at_events_encode_bound(uint32_t n);
 /* Encodes the committed slots (kind != 0) of slots[0..n) as the columns of an EVENTS payload,
  * its deltas AT_DELTA_SAME_KIND, into out, which holds at least at_events_encode_bound(n) bytes.
  * Each slot's last word is read with acquire, so slots still being written by their thread are
- * either whole or skipped. Returns the bytes written; fills info. */
+ * either whole or skipped. step 2 to 255: the tsc deltas in units of it, with their remainders
+ * (FORMAT.md 4.3, encodings 4 and 5); else as they are (4.1, encodings 0 and 1). Returns the
+ * bytes written; fills info. */
 size_t at_events_encode(const struct at_event *slots, uint32_t n, uint8_t *out,
-                        struct at_block_info *info);
+                        struct at_block_info *info, uint32_t step);
+
+/* The step the clock moves in, from deltas[0..n) of back-to-back rdtsc reads: the greatest
+ * common divisor of the nonzero deltas that make 1/32 of them or more each (a clock that moves
+ * in steps is off them by a tick now and then), when 2 to 255 and at least 3 deltas in 4 are
+ * its multiples; else 1 (none). Sorts deltas. */
+uint32_t at_tsc_step(uint64_t *deltas, size_t n);
 
 /* Sets cctx (a ZSTD_CCtx) to compress EVENTS payloads at zstd level `level` as the writer
  * does, for every frame it compresses. 0, or -EINVAL for a level zstd refuses. */
@@ -82,11 +90,12 @@ enum at_delta_base {
     AT_DELTA_PREVIOUS,
 };
 
-/* Decodes `count` events from the columns in[0..len) into out[0..count). first_tsc is the
- * frame header's. Returns 0, or -EINVAL when the columns are malformed: a varint runs past the
- * end, bytes remain after the last column, or a kind is 0. */
+/* Decodes `count` events from the columns in[0..len) into out[0..count), with a clock step
+ * when `stepped` (encodings 4 and 5). first_tsc is the frame header's. Returns 0, or -EINVAL
+ * when the columns are malformed: a varint runs past the end, bytes remain after the last
+ * column, a kind is 0, or a step or a remainder is out of range. */
 int at_events_decode(const uint8_t *in, size_t len, uint32_t count, uint64_t first_tsc,
-                     enum at_delta_base base, struct at_event *out);
+                     enum at_delta_base base, struct at_event *out, int stepped);
 
 /* The predicted encoding (FORMAT.md section 4.2): encodes the committed slots of slots[0..n)
  * into out, which holds at least at_events_encode_bound(n) bytes, reading each slot's last word

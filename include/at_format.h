@@ -13,7 +13,7 @@
     "ATRACE\n" /* 8 bytes; the high byte catches 7-bit mangling */
 #define AT_FILE_MAGIC_LEN      8
 #define AT_FORMAT_MAJOR        2 /* a reader refuses a file whose major version it does not know */
-#define AT_FORMAT_MINOR        4 /* additions a reader of the same major may ignore */
+#define AT_FORMAT_MINOR        5 /* additions a reader of the same major may ignore */
 #define AT_FORMAT_MAJOR_OLDEST 1 /* the oldest major version tracedecode still reads */
 
 struct at_file_header {
@@ -48,6 +48,11 @@ enum at_frame_encoding {
      * zstd frame without matches (at_events_entropy) */
     AT_ENC_PREDICTED = 2,
     AT_ENC_PREDICTED_ZSTD = 3,
+    /* (minor version 5, EVENTS frames only) columns whose tsc deltas are in units of the step
+     * the clock moves in, with their remainders (at_events_encode with a step): stored as they
+     * are, or as one zstd frame */
+    AT_ENC_STEPPED = 4,
+    AT_ENC_STEPPED_ZSTD = 5,
 };
 
 struct at_frame_header {

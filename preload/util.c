@@ -110,4 +110,10 @@ uint64_t at__test_limit_ns(const char *name, uint64_t ns)
     const char *v = getenv(name);
     return v ? (uint64_t)atol(v) * 1000 * 1000 : ns;
 }
+
+uint64_t at__test_value(const char *name, uint64_t value)
+{
+    const char *v = getenv(name);
+    return v ? (uint64_t)atol(v) : value;
+}
 #endif

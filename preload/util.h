@@ -92,12 +92,14 @@ static inline long at__futex(uint32_t *word, int op, uint32_t value, const struc
     return ret;
 }
 
-/* The test copies' delays and limits (AT_TEST_HOOKS). at__test_delay sleeps the milliseconds
- * that the environment variable `name` gives, if any; at__test_limit_ns is the milliseconds it
- * gives, in ns, or `ns` when it gives none. The product has neither. */
+/* The test copies' delays, limits and values (AT_TEST_HOOKS). at__test_delay sleeps the
+ * milliseconds that the environment variable `name` gives, if any; at__test_limit_ns is the
+ * milliseconds it gives, in ns, or `ns` when it gives none; at__test_value the number it gives,
+ * or `value`. The product has none of them. */
 #ifdef AT_TEST_HOOKS
 void at__test_delay(const char *name);
 uint64_t at__test_limit_ns(const char *name, uint64_t ns);
+uint64_t at__test_value(const char *name, uint64_t value);
 #else
 static inline void at__test_delay(const char *name)
 {
@@ -107,6 +109,11 @@ static inline uint64_t at__test_limit_ns(const char *name, uint64_t ns)
 {
     (void)name;
     return ns;
+}
+static inline uint64_t at__test_value(const char *name, uint64_t value)
+{
+    (void)name;
+    return value;
 }
 #endif
 

@@ -131,6 +131,8 @@ static struct {
     uint32_t sleeping;      /* the writer is (about to be) in futex wait; seq_cst */
     uint32_t freed;         /* futex word: bumped when blocks are freed; atomic */
     uint32_t free_waiters;  /* threads in at__writer_wait_free; atomic */
+    uint32_t tsc_step;      /* the clock's step (at_tsc_step), 0 until the writer measured it;
+                               atomic: the end may be written from another thread */
 } w = {.fd = -1};
 
 uint64_t at__threads_total; /* threads that took a block (record.c), for the end; atomic */
@@ -223,9 +225,9 @@ static int grow(uint8_t **buf, size_t *cap, size_t need)
 }
 
 /* Packs raw[0..len) into out (cap bytes) by what h->encoding says raw holds: zstd for columns
- * and records (AT_ENC_RAW), the entropy stage for predicted events (AT_ENC_PREDICTED). Returns
- * the packed size and sets h->encoding to match, or returns 0: stored as it is, because packing
- * failed, would not make it smaller, or has no room. */
+ * and records (AT_ENC_RAW, AT_ENC_STEPPED), the entropy stage for predicted events
+ * (AT_ENC_PREDICTED). Returns the packed size and sets h->encoding to match, or returns 0: stored
+ * as it is, because packing failed, would not make it smaller, or has no room. */
 static size_t pack(struct at_frame_header *h, const uint8_t *raw, size_t len, uint8_t *out,
                    size_t cap)
 {
@@ -239,13 +241,13 @@ static size_t pack(struct at_frame_header *h, const uint8_t *raw, size_t len, ui
     size_t n = ZSTD_compress2(w.cctx, out, cap, raw, len);
     if (ZSTD_isError(n) || n >= len)
         return 0;
-    h->encoding = AT_ENC_ZSTD;
+    h->encoding = h->encoding == AT_ENC_STEPPED ? AT_ENC_STEPPED_ZSTD : AT_ENC_ZSTD;
     return n;
 }
 
 /* Packs raw[0..raw_len) into out (cap bytes) when that makes it smaller and `packed` says to,
  * and fills in the sizes, encoding and checksums of h, whose encoding says how raw is encoded
- * (AT_ENC_RAW or AT_ENC_PREDICTED). Returns the payload: out, or raw as it is. */
+ * (AT_ENC_RAW, AT_ENC_STEPPED or AT_ENC_PREDICTED). Returns the payload: out, or raw as it is. */
 static const uint8_t *seal(struct at_frame_header *h, const uint8_t *raw, size_t raw_len,
                            uint8_t *out, size_t cap, int packed)
 {
@@ -359,7 +361,8 @@ static void add_info(struct at_block_info *total, const struct at_block_info *on
 
 /* Encodes the group's slots into w.raw, block after block; fills the table with the blocks
  * that have anything to write and *info with their totals. Returns the length. */
-static size_t encode_group(const struct group *g, struct table *t, struct at_block_info *info)
+static size_t encode_group(const struct group *g, uint32_t step, struct table *t,
+                           struct at_block_info *info)
 {
     size_t len = 0;
     *info = (struct at_block_info){0};
@@ -369,8 +372,9 @@ static size_t encode_group(const struct group *g, struct table *t, struct at_blo
         uint32_t used = g->used[i], from = b->written < used ? b->written : used; /* a dump's */
         struct at_block_info one;
         const struct at_event *slots = at__block_slots(b) + from;
-        size_t n = at__config.predicted ? at_events_predict(slots, used - from, w.raw + len, &one)
-                                        : at_events_encode(slots, used - from, w.raw + len, &one);
+        size_t n = at__config.predicted
+                       ? at_events_predict(slots, used - from, w.raw + len, &one)
+                       : at_events_encode(slots, used - from, w.raw + len, &one, step);
         if (one.count == 0 && one.torn == 0)
             continue;
         t->entry[t->head.count++] = (struct at_frame_block){
@@ -403,7 +407,7 @@ static int behind(void)
 
 /* Appends w.raw[0..len) to the batch as one EVENTS frame of thread tid, with the block table
  * when it holds several blocks. */
-static void append_frame(uint32_t tid, struct table *t, size_t len,
+static void append_frame(uint32_t tid, uint32_t step, struct table *t, size_t len,
                          const struct at_block_info *info)
 {
     size_t extra = table_size(t);
@@ -415,7 +419,9 @@ static void append_frame(uint32_t tid, struct table *t, size_t len,
                                 .first_tsc = info->first_tsc,
                                 .last_tsc = info->last_tsc,
                                 .torn = info->torn,
-                                .encoding = at__config.predicted ? AT_ENC_PREDICTED : AT_ENC_RAW};
+                                .encoding = at__config.predicted ? AT_ENC_PREDICTED
+                                            : step > 1           ? AT_ENC_STEPPED
+                                                                 : AT_ENC_RAW};
     if (extra)
         t->head.crc = at_crc32c(0, t->entry, extra - sizeof t->head);
     uint8_t *frame = w.batch + w.batch_len;
@@ -434,7 +440,9 @@ static void write_group(const struct group *g, int give_back)
 {
     struct table t;
     struct at_block_info info;
-    size_t len = encode_group(g, &t, &info);
+    /* relaxed: one value, set once; 0 before the writer measured it (the columns without) */
+    uint32_t step = __atomic_load_n(&w.tsc_step, __ATOMIC_RELAXED);
+    size_t len = encode_group(g, step, &t, &info);
     size_t need = sizeof(struct at_frame_header) + table_size(&t) + ZSTD_compressBound(len);
     if (w.batch_count == BATCH_FRAMES || w.batch_blocks + g->n > batch_blocks() ||
         w.batch_len + need > w.batch_cap)
@@ -448,7 +456,7 @@ static void write_group(const struct group *g, int give_back)
     memcpy(f->blocks, g->blocks, f->nblocks * sizeof *f->blocks);
     w.batch_blocks += f->nblocks;
     if (framed)
-        append_frame(g->blocks[0]->tid, &t, len, &info);
+        append_frame(g->blocks[0]->tid, step, &t, len, &info);
 }
 
 /* Adds slots[0..used) of one block to the batch as an EVENTS frame (see write_group). */
@@ -752,11 +760,33 @@ static void lower_priority(void)
                  strerror(errno));
 }
 
+/* The step the clock moves in (at_tsc_step), from back-to-back reads spaced by a varying
+ * number of pauses, so that a clock that moves by one tick does not show the loop's own length
+ * as a step. Where the clock moves in steps (26 ticks, 10 ns, on the VM the README's figures
+ * come from), the columns take tsc deltas in units of it (FORMAT.md 4.3): the timestamps are
+ * most of zstd's work and of the bytes, and a quotient has fewer distinct values. About 0.1 ms,
+ * once, on the writer's thread. The test copies take ACTORTRACE_TEST_TSC_STEP instead. */
+static uint32_t measure_tsc_step(void)
+{
+    enum { SAMPLES = 512 };
+    uint64_t deltas[SAMPLES], previous = at__rdtsc();
+    for (unsigned i = 0; i < SAMPLES; i++) {
+        for (unsigned pause = i % 13; pause > 0; pause--)
+            __builtin_ia32_pause();
+        uint64_t now = at__rdtsc();
+        deltas[i] = now - previous;
+        previous = now;
+    }
+    uint64_t step = at__test_value("ACTORTRACE_TEST_TSC_STEP", at_tsc_step(deltas, SAMPLES));
+    return step >= 2 && step <= UINT8_MAX ? (uint32_t)step : 1; /* what a block can say */
+}
+
 static void *writer_main(void *unused)
 {
     (void)unused;
     pthread_setname_np(pthread_self(), "actortrace-w");
     lower_priority();
+    __atomic_store_n(&w.tsc_step, measure_tsc_step(), __ATOMIC_RELAXED);
     at__thread.internal = 1; /* what this thread does (futex waits, writes) is not the program's */
     w.next_clock_ns = at__clock_ns(CLOCK_MONOTONIC) + 1000 * 1000ull;
     for (;;) {

@@ -1,6 +1,7 @@
 /* The writer's own work on a trace's events, apart from the program: each EVENTS frame of a
  * trace (format 2, in any encoding) is decoded, then encoded again as the writer encodes it
- * (at_events_encode, block after block) and compressed as the writer compresses it
+ * (at_events_encode, block after block, with the clock step the frame was written with, if
+ * any) and compressed as the writer compresses it
  * (at_events_compression, at the zstd level given, 1 by default), each timed in this thread's
  * CPU time, the best of REPEATS per frame. The events are warm in this core's cache, where the
  * writer reads them as other cores left them: the figures are the least the writer can cost
@@ -60,6 +61,7 @@ struct frame_events {
     struct at_event *events;
     uint32_t count[AT_FRAME_MAX_BLOCKS];
     unsigned blocks;
+    uint32_t step; /* the clock step the writer encoded the frame with (encodings 4, 5); 1: none */
 };
 
 /* Decodes the EVENTS frame at h into fe; returns its events. */
@@ -67,7 +69,8 @@ static uint64_t decode_frame(const char *path, const struct at_frame_header *h, 
                              struct frame_events *fe)
 {
     const uint8_t *payload = (const uint8_t *)h + h->header_size;
-    if (h->encoding == AT_ENC_ZSTD || h->encoding == AT_ENC_PREDICTED_ZSTD) {
+    if (h->encoding == AT_ENC_ZSTD || h->encoding == AT_ENC_PREDICTED_ZSTD ||
+        h->encoding == AT_ENC_STEPPED_ZSTD) {
         size_t n = ZSTD_decompress(raw, h->raw_size, payload, h->payload_size);
         if (ZSTD_isError(n) || n != h->raw_size)
             die(path, "a frame does not decompress");
@@ -86,11 +89,13 @@ static uint64_t decode_frame(const char *path, const struct at_frame_header *h, 
     }
     const uint8_t *columns = raw;
     struct at_event *out = fe->events;
+    int stepped = h->encoding == AT_ENC_STEPPED || h->encoding == AT_ENC_STEPPED_ZSTD;
+    fe->step = stepped && h->raw_size > 0 ? raw[0] : 1;
     for (unsigned b = 0; b < fe->blocks; b++) {
-        int err = h->encoding >= AT_ENC_PREDICTED
+        int err = h->encoding == AT_ENC_PREDICTED || h->encoding == AT_ENC_PREDICTED_ZSTD
                       ? at_events_unpredict(columns, entry[b].raw_size, entry[b].count, out)
                       : at_events_decode(columns, entry[b].raw_size, entry[b].count,
-                                         entry[b].first_tsc, AT_DELTA_SAME_KIND, out);
+                                         entry[b].first_tsc, AT_DELTA_SAME_KIND, out, stepped);
         if (err < 0)
             die(path, "a block does not decode");
         fe->count[b] = entry[b].count;
@@ -121,7 +126,7 @@ static size_t encode(const struct way *w, const struct frame_events *fe)
     for (unsigned b = 0; b < fe->blocks; b++) {
         struct at_block_info info;
         n += w->predicted ? at_events_predict(slots, fe->count[b], w->encoded + n, &info)
-                          : at_events_encode(slots, fe->count[b], w->encoded + n, &info);
+                          : at_events_encode(slots, fe->count[b], w->encoded + n, &info, fe->step);
         slots += fe->count[b];
     }
     return n;
@@ -227,9 +232,11 @@ int main(int argc, char **argv)
         measure(path, &w, &fe, h->header_size, &t);
     }
     if (encodings) {
-        printf("EVENTS frames: %u columns, %u columns+zstd, %u predicted, %u predicted+huffman\n",
+        printf("EVENTS frames: %u columns, %u columns+zstd, %u predicted, %u predicted+huffman, "
+               "%u columns with a clock step, %u the same+zstd\n",
                by_encoding[AT_ENC_RAW], by_encoding[AT_ENC_ZSTD], by_encoding[AT_ENC_PREDICTED],
-               by_encoding[AT_ENC_PREDICTED_ZSTD]);
+               by_encoding[AT_ENC_PREDICTED_ZSTD], by_encoding[AT_ENC_STEPPED],
+               by_encoding[AT_ENC_STEPPED_ZSTD]);
         return 0;
     }
     if (t.events == 0)

@@ -33,6 +33,10 @@ seed() { # seed NAME ARGS...: a trace of the example NAME (up to a '-'), and the
 }
 seed pingpong 40
 seed ring 4 100
+# the columns without a clock step and with one that most deltas are off (the test copy's
+# ACTORTRACE_TEST_TSC_STEP), whatever this machine's clock moves in
+ACTORTRACE_TEST_TSC_STEP=1 seed pingpong-nostep 40
+ACTORTRACE_TEST_TSC_STEP=7 seed ring-step7 4 100
 # in the predicted encoding (ACTORTRACE_ENCODING=predicted), each frame's blocks decoded by
 # at_events_unpredict
 ACTORTRACE_ENCODING=predicted seed pingpong-predicted 40

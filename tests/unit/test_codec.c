@@ -1,12 +1,14 @@
 /* Unit tests of common/: varints, zigzag, crc32c, the columnar event block and the predicted one
- * (encode, decode, torn slots, wraps, bounds, malformed input). Prints "ok - name" or
- * "not ok - name" per check; exits 1 if any failed. */
+ * (encode, decode, torn slots, wraps, bounds, malformed input), with and without a clock step.
+ * Prints "ok - name" or "not ok - name" per check; exits 1 if any failed. */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <zstd.h>
 
 #include "unit.h"
+
 #include "at_codec.h"
 
 static void test_varint(void)
@@ -116,11 +118,32 @@ static int same_event(const struct at_event *a, const struct at_event *b)
            a->name == b->name && a->core == b->core && a->path == b->path && a->kind == b->kind;
 }
 
-/* Decodes what at_events_encode writes. */
+/* Decodes what at_events_encode writes without a step. */
 static int decode(const uint8_t *in, size_t len, uint32_t count, uint64_t first_tsc,
                   struct at_event *out)
 {
-    return at_events_decode(in, len, count, first_tsc, AT_DELTA_SAME_KIND, out);
+    return at_events_decode(in, len, count, first_tsc, AT_DELTA_SAME_KIND, out, 0);
+}
+
+static size_t encode(const struct at_event *slots, uint32_t n, uint8_t *out,
+                     struct at_block_info *info)
+{
+    return at_events_encode(slots, n, out, info, 1);
+}
+
+/* The columns with a clock step (encodings 4 and 5): test_step is the step. */
+static uint32_t test_step;
+
+static size_t encode_stepped(const struct at_event *slots, uint32_t n, uint8_t *out,
+                             struct at_block_info *info)
+{
+    return at_events_encode(slots, n, out, info, test_step);
+}
+
+static int decode_stepped(const uint8_t *in, size_t len, uint32_t count, uint64_t first_tsc,
+                          struct at_event *out)
+{
+    return at_events_decode(in, len, count, first_tsc, AT_DELTA_SAME_KIND, out, 1);
 }
 
 /* Decodes what at_events_predict writes, with the columns' signature. */
@@ -136,7 +159,8 @@ struct codec {
     size_t (*encode)(const struct at_event *, uint32_t, uint8_t *, struct at_block_info *);
     int (*decode)(const uint8_t *, size_t, uint32_t, uint64_t, struct at_event *);
 };
-static const struct codec columns = {at_events_encode, decode};
+static const struct codec columns = {encode, decode};
+static const struct codec stepped = {encode_stepped, decode_stepped};
 static const struct codec predicted = {at_events_predict, unpredict};
 
 /* Encodes slots[0..n) with c, decodes, and compares with the committed slots. */
@@ -207,7 +231,7 @@ static void test_round_trip(const struct codec *c, const char *name)
     for (uint32_t i = 0; i < 10; i++)
         slots[i].kind = 0;
     struct at_block_info info;
-    uint8_t buf[500];
+    uint8_t buf[520];
     check_as(c->encode(slots, 10, buf, &info) == 0 && info.count == 0 && info.torn == 10, name,
              "a block of only torn slots encodes to nothing");
     check_as(c->encode(slots, 0, buf, &info) == 0 && info.count == 0, name,
@@ -231,12 +255,126 @@ static void test_bound(void)
                                      .path = 255,
                                      .kind = 255};
     }
-    uint8_t buf[N * 50];
+    uint8_t buf[N * 54];
     struct at_block_info info;
-    size_t len = at_events_encode(slots, N, buf, &info);
-    check(at_events_encode_bound(N) == N * 50, "bound is 50 bytes an event");
-    check(len == at_events_encode_bound(N), "worst-case events fill the bound exactly");
+    size_t len = encode(slots, N, buf, &info);
+    check(at_events_encode_bound(N) == N * 54, "bound is 54 bytes an event");
+    check(len == N * 50, "worst-case events take 50 bytes an event without a step");
     check(round_trip(slots, N), "worst-case events round trip");
+    int within = 1;
+    for (test_step = 2; test_step <= 255; test_step++)
+        within &= encode_stepped(slots, N, buf, &info) <= at_events_encode_bound(N) &&
+                  round_trip_with(&stepped, slots, N);
+    check(within, "with every step from 2 to 255, worst-case events stay within the bound and "
+                  "round trip");
+}
+
+/* Timestamps in a clock's steps: exact whatever the deltas (quotient and remainder, negative
+ * deltas rounded down), smaller where they are the step's multiples. */
+static void test_stepped(void)
+{
+    enum { N = 600 };
+    struct at_event slots[N];
+    int exact = 1;
+    for (test_step = 2; test_step <= 255; test_step++) {
+        uint64_t tsc = rnd();
+        for (uint32_t i = 0; i < N; i++) {
+            slots[i] = random_event();
+            /* steps up and down, large and small, on and off the step */
+            uint64_t pick = rnd() % 6;
+            tsc += pick == 0   ? rnd()
+                   : pick == 1 ? 0 - (rnd() % 100000)
+                   : pick == 2 ? (rnd() % 1000) * test_step
+                   : pick == 3 ? 0 - (rnd() % 1000) * test_step
+                   : pick == 4 ? (uint64_t)test_step - 1
+                               : 0;
+            slots[i].tsc = tsc;
+        }
+        exact &= round_trip_with(&stepped, slots, N);
+    }
+    check(exact, "steps 2 to 255: every tsc comes back, across +-2^63, off the step and below 0");
+
+    uint64_t tsc = 1ull << 40;
+    for (uint32_t i = 0; i < N; i++) {
+        slots[i] = (struct at_event){.tsc = tsc, .actor = 1, .kind = 1};
+        tsc += 26 * (10 + rnd() % 200); /* deltas of 260 to 5434: two varint bytes each */
+    }
+    uint8_t plain[N * 54], in_steps[N * 54];
+    struct at_block_info info;
+    size_t plain_len = encode(slots, N, plain, &info);
+    test_step = 26;
+    size_t stepped_len = encode_stepped(slots, N, in_steps, &info);
+    uint8_t packed[2][ZSTD_COMPRESSBOUND(N * 54)];
+    size_t plain_packed = ZSTD_compress(packed[0], sizeof packed[0], plain, plain_len, 1);
+    size_t stepped_packed = ZSTD_compress(packed[1], sizeof packed[1], in_steps, stepped_len, 1);
+    check(!ZSTD_isError(plain_packed) && !ZSTD_isError(stepped_packed) &&
+              stepped_packed * 4 < plain_packed * 3 && round_trip_with(&stepped, slots, N),
+          "multiples of the step: a quarter smaller after zstd (quotients of a byte)");
+
+    struct at_event out[N + 1];
+    int truncated = 1;
+    for (size_t cut = 0; cut < stepped_len; cut++)
+        truncated &= decode_stepped(in_steps, cut, N, info.first_tsc, out) == -EINVAL;
+    check(truncated, "stepped: every truncation is rejected");
+    check(in_steps[stepped_len - 1] == 0, "stepped: no event off the step, a count of 0 last");
+
+    /* two events off the step, at indexes 5 and 9: remainders 3 and 25 */
+    for (uint32_t i = 5; i < N; i++)
+        slots[i].tsc += 3 + (i >= 9 ? 25 : 0);
+    size_t off_len = encode_stepped(slots, N, in_steps, &info);
+    const uint8_t *tail = in_steps + off_len - 5;
+    check(round_trip_with(&stepped, slots, N) && tail[0] == 2 && tail[1] == 5 && tail[2] == 3 &&
+              tail[3] == 4 && tail[4] == 25,
+          "stepped: events off the step listed last, as count, then gap and remainder each");
+    uint8_t saved = in_steps[off_len - 1];
+    int refused = 1;
+    in_steps[off_len - 1] = 26;
+    refused &= decode_stepped(in_steps, off_len, N, info.first_tsc, out) == -EINVAL;
+    in_steps[off_len - 1] = 0;
+    refused &= decode_stepped(in_steps, off_len, N, info.first_tsc, out) == -EINVAL;
+    in_steps[off_len - 1] = saved;
+    in_steps[off_len - 2] = 0; /* a gap of 0 */
+    refused &= decode_stepped(in_steps, off_len, N, info.first_tsc, out) == -EINVAL;
+    check(refused, "stepped: a remainder of 0 or not below the step, a gap of 0 are rejected");
+
+    /* two events by hand: step 26, kinds 1 1, paths 0 0, cores 0 0, tsc first 0 and quotient 2,
+     * actor, peer, msg and name 0 each, then one event off the step: gap 1, remainder 5 */
+    uint8_t hand[] = {26, 1, 1, 0, 0, 0, 0, 0, 4, 0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 5};
+    int hand_ok = decode_stepped(hand, sizeof hand, 2, 1000, out) == 0 && out[0].tsc == 1000 &&
+                  out[1].tsc == 1000 + 2 * 26 + 5;
+    hand[18] = 2; /* past the last event */
+    hand_ok &= decode_stepped(hand, sizeof hand, 2, 1000, out) == -EINVAL;
+    check(hand_ok, "stepped: a hand-written block decodes to the documented tsc; an index past "
+                   "the last event is rejected");
+    int steps_refused = 1;
+    for (uint8_t bad = 0; bad < 2; bad++) {
+        in_steps[0] = bad;
+        steps_refused &= decode_stepped(in_steps, stepped_len, N, info.first_tsc, out) == -EINVAL;
+    }
+    check(steps_refused, "stepped: a step of 0 or 1 is rejected");
+}
+
+/* The clock's step from back-to-back deltas (at_tsc_step). */
+static void test_tsc_step(void)
+{
+    enum { N = 512 };
+    uint64_t d[N];
+    for (int i = 0; i < N; i++) /* as on a VM whose clock moves 26 at a time, 1 off now and then */
+        d[i] = 26 * (uint64_t)(1 + i % 8) + (i % 9 == 0 ? 1 : i % 11 == 0 ? (uint64_t)-1 : 0);
+    check(at_tsc_step(d, N) == 26, "a clock moving in steps of 26, 80% of deltas on them: 26");
+    for (int i = 0; i < N; i++) /* a clock moving by one tick */
+        d[i] = 60 + rnd() % 40;
+    check(at_tsc_step(d, N) == 1, "deltas spread over 60 to 99: no step");
+    for (int i = 0; i < N; i++) /* the frequent ones share 26, but 40% are off it, spread */
+        d[i] = i % 5 < 2 ? 26 * (uint64_t)(3 + i % 4) + 1 + (uint64_t)i % 25
+                         : 26 * (uint64_t)(3 + i % 4);
+    check(at_tsc_step(d, N) == 1, "fewer than 3 deltas in 4 on the step: no step");
+    for (int i = 0; i < N; i++)
+        d[i] = 300 * (uint64_t)(1 + i % 3);
+    check(at_tsc_step(d, N) == 1, "a step above 255 is not kept (a remainder takes a byte)");
+    for (int i = 0; i < N; i++)
+        d[i] = 0;
+    check(at_tsc_step(d, N) == 1, "no nonzero delta: no step");
 }
 
 static void test_malformed(void)
@@ -246,7 +384,7 @@ static void test_malformed(void)
         slots[i] = random_event();
     uint8_t buf[20 * 50 + 8];
     struct at_block_info info;
-    size_t len = at_events_encode(slots, 20, buf, &info);
+    size_t len = encode(slots, 20, buf, &info);
 
     int truncated = 1;
     for (size_t cut = 0; cut < len; cut++)
@@ -298,11 +436,11 @@ static void test_delta_base(void)
         0, 0, 0, /* name */
     };
     struct at_event out[3];
-    check(at_events_decode(columns, sizeof columns, 3, 10, AT_DELTA_SAME_KIND, out) == 0 &&
+    check(at_events_decode(columns, sizeof columns, 3, 10, AT_DELTA_SAME_KIND, out, 0) == 0 &&
               out[0].actor == 2 && out[1].actor == 3 && out[2].actor == 3 && out[0].msg == 4 &&
               out[1].msg == 0 && out[2].msg == 5 && out[2].tsc == 12,
           "same-kind deltas: the second send continues from the first, past the park");
-    check(at_events_decode(columns, sizeof columns, 3, 10, AT_DELTA_PREVIOUS, out) == 0 &&
+    check(at_events_decode(columns, sizeof columns, 3, 10, AT_DELTA_PREVIOUS, out, 0) == 0 &&
               out[0].actor == 2 && out[1].actor == 5 && out[2].actor == 6 && out[0].msg == 4 &&
               out[1].msg == 4 && out[2].msg == 5 && out[2].tsc == 12,
           "format 1 deltas: each event continues from the one before");
@@ -318,7 +456,7 @@ static void test_delta_base(void)
     }
     uint8_t buf[300 * 50];
     struct at_block_info info;
-    size_t len = at_events_encode(cycle, 300, buf, &info);
+    size_t len = encode(cycle, 300, buf, &info);
     /* kind, path, core, tsc, actor, peer, name: 1 byte each; msg 1 except each kind's first */
     check(len <= 300 * 8 + 3 * 4, "msg deltas of a send/park/recv cycle take one byte each");
     check(round_trip(cycle, 300), "a send/park/recv cycle round trips");
@@ -475,8 +613,16 @@ int main(void)
     test_zigzag();
     test_crc();
     test_round_trip(&columns, "");
+    test_step = 26;
+    test_round_trip(&stepped, "step 26");
+    test_step = 255;
+    test_round_trip(&stepped, "step 255");
+    test_step = 64;
+    test_round_trip(&stepped, "step 64");
     test_round_trip(&predicted, "predicted");
     test_bound();
+    test_stepped();
+    test_tsc_step();
     test_malformed();
     test_delta_base();
     test_predicted_patterns();
