@@ -169,7 +169,8 @@ static inline __attribute__((always_inline)) uint64_t scan(const struct at_event
     hi = prev_tsc > hi ? prev_tsc : hi;
     *r = (struct regions){kind, kind + to_path, core,     tsc_out,       actor, peer,
                           msg,  name,           off_step, off_step_count};
-    *info = (struct at_block_info){.count = count, .torn = torn, .first_tsc = lo, .last_tsc = hi};
+    *info = (struct at_block_info){
+        .count = count, .torn = torn, .first_tsc = lo, .last_tsc = hi, .off_step = off_step_count};
     return first;
 }
 

@@ -57,6 +57,7 @@ struct at_block_info {
     uint32_t count;               /* committed events encoded */
     uint32_t torn;                /* slots skipped because their kind was 0 */
     uint64_t first_tsc, last_tsc; /* smallest and largest tsc of the encoded events */
+    uint32_t off_step;            /* with a clock step, events listed off it (FORMAT.md 4.3) */
 };
 
 /* The most bytes at_events_encode can write for n slots. */

@@ -63,6 +63,9 @@
 /* Up to FRAME_BLOCKS full blocks of one thread go into one frame: zstd's fixed cost per call
  * is large beside what one 64 KiB block holds. */
 #define FRAME_BLOCKS 8
+/* Frames written without the clock's step after one with too many events off it (write_group):
+ * then one in STEP_REST + 1 frames tries the step again, in case the traffic changed. */
+#define STEP_REST 64
 
 /* An EVENTS frame gathered for the next write, with the blocks it came from (none: a block the
  * writer does not give back, a dump's or the end's), which go back to the pool only once their
@@ -133,6 +136,7 @@ static struct {
     uint32_t free_waiters;  /* threads in at__writer_wait_free; atomic */
     uint32_t tsc_step;      /* the clock's step (at_tsc_step), 0 until the writer measured it;
                                atomic: the end may be written from another thread */
+    unsigned step_rest;     /* frames left to write without the step (write_group) */
 } w = {.fd = -1};
 
 uint64_t at__threads_total; /* threads that took a block (record.c), for the end; atomic */
@@ -357,6 +361,7 @@ static void add_info(struct at_block_info *total, const struct at_block_info *on
         total->last_tsc = one->last_tsc;
     total->count += one->count;
     total->torn += one->torn;
+    total->off_step += one->off_step;
 }
 
 /* Encodes the group's slots into w.raw, block after block; fills the table with the blocks
@@ -441,8 +446,16 @@ static void write_group(const struct group *g, int give_back)
     struct table t;
     struct at_block_info info;
     /* relaxed: one value, set once; 0 before the writer measured it (the columns without) */
-    uint32_t step = __atomic_load_n(&w.tsc_step, __ATOMIC_RELAXED);
+    uint32_t step = w.step_rest ? 1 : __atomic_load_n(&w.tsc_step, __ATOMIC_RELAXED);
     size_t len = encode_group(g, step, &t, &info);
+    /* Events whose delta is off the step cost a place in a list each: where one in 32 or more
+     * is (a thread recording as fast as it can reads the clock between its steps, at 10 ns an
+     * event), the step makes the frame larger and its encoding slower than without, so the next
+     * STEP_REST frames go without it. */
+    if (step > 1 && info.off_step * 32 > info.count)
+        w.step_rest = STEP_REST;
+    else if (w.step_rest)
+        w.step_rest--;
     size_t need = sizeof(struct at_frame_header) + table_size(&t) + ZSTD_compressBound(len);
     if (w.batch_count == BATCH_FRAMES || w.batch_blocks + g->n > batch_blocks() ||
         w.batch_len + need > w.batch_cap)

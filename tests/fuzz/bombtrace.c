@@ -44,7 +44,7 @@ int main(int argc, char **argv)
     if (!raw || cap > AT_FRAME_MAX_PAYLOAD)
         return 1;
     size_t len = meta ? clock_records(raw, count) : event_columns(raw, count);
-    const struct at_block_info info = {count, 0, 1000, 1000 + count};
+    const struct at_block_info info = {count, 0, 1000, 1000 + count, 0};
     struct tg g;
     tg_init(&g);
     for (unsigned i = 0; i < frames; i++)

@@ -323,9 +323,10 @@ static void test_stepped(void)
         slots[i].tsc += 3 + (i >= 9 ? 25 : 0);
     size_t off_len = encode_stepped(slots, N, in_steps, &info);
     const uint8_t *tail = in_steps + off_len - 5;
-    check(round_trip_with(&stepped, slots, N) && tail[0] == 2 && tail[1] == 5 && tail[2] == 3 &&
-              tail[3] == 4 && tail[4] == 25,
-          "stepped: events off the step listed last, as count, then gap and remainder each");
+    check(round_trip_with(&stepped, slots, N) && info.off_step == 2 && tail[0] == 2 &&
+              tail[1] == 5 && tail[2] == 3 && tail[3] == 4 && tail[4] == 25,
+          "stepped: events off the step listed last, as count, then gap and remainder each, "
+          "and counted");
     uint8_t saved = in_steps[off_len - 1];
     int refused = 1;
     in_steps[off_len - 1] = 26;
