@@ -18,10 +18,11 @@
 #include "at_codec.h"
 
 /* Worst case bytes per event: kind 1, path 1, core 3 (u16), tsc, actor, peer and msg 10 each,
- * name 5 (u32): 50. With a clock step a quotient takes 9 bytes at most, and an event off the
- * step 4 more (its index's gap, 3 bytes below 2^17 events, and its remainder); a block with a
- * step also has the step's byte and the count of those events (3 bytes), which 54 bytes an
- * event cover. FORMAT.md repeats this bound for readers. */
+ * name 5 (u32): 50. An event off a clock's step or lattice costs 4 more (its index's gap, 3
+ * bytes below 2^17 events, and its remainder), and the first event never is; a block with a
+ * step or a lattice also has its head (a step's byte; a lattice's period, count and at most 8
+ * residues) and the count of the events off it (3 bytes): 64 bytes an event cover all of it,
+ * a block of one event included. FORMAT.md repeats this bound for readers. */
 enum {
     COL_KIND = 0,
     COL_PATH = 1,
@@ -32,7 +33,7 @@ enum {
     COL_MSG = 35,
     COL_NAME = 45,
     COL_OFF_STEP = 50,
-    BYTES_PER_EVENT = 54,
+    BYTES_PER_EVENT = 64,
 };
 
 size_t at_events_encode_bound(uint32_t n)
@@ -47,7 +48,7 @@ struct regions {
     uint32_t off_step_count;
 };
 
-/* A divisor for step_split: the step and its reciprocal, 2^64 / step rounded up. */
+/* A divisor: the step or a lattice's period, and its reciprocal, 2^64 / divisor rounded up. */
 struct step {
     uint64_t step, reciprocal;
 };
@@ -57,15 +58,21 @@ static struct step step_of(uint32_t step)
     return (struct step){step, UINT64_MAX / step + 1};
 }
 
-/* delta = q * step + r with 0 <= r < step (q rounded down, delta read as signed); returns q,
- * which is exact or one over from the multiplication by the reciprocal, and then corrected:
- * a 64-bit division costs more than the rest of an event's encoding. */
+/* a / s.step rounded down, from the multiplication by the reciprocal, which is exact or one
+ * over, and then corrected: a 64-bit division costs more than the rest of an event's
+ * encoding. */
+static inline uint64_t step_quotient(uint64_t a, struct step s)
+{
+    uint64_t q = (uint64_t)(((unsigned __int128)a * s.reciprocal) >> 64);
+    return q - (q * s.step > a);
+}
+
+/* delta = q * step + r with 0 <= r < step (q rounded down, delta read as signed); returns q. */
 static inline uint64_t step_split(uint64_t delta, struct step s, uint8_t *r)
 {
     int negative = (int64_t)delta < 0;
     uint64_t a = negative ? 0 - delta : delta;
-    uint64_t q = (uint64_t)(((unsigned __int128)a * s.reciprocal) >> 64);
-    q -= q * s.step > a;
+    uint64_t q = step_quotient(a, s);
     uint64_t rest = a - q * s.step;
     if (negative && rest) {
         q++;
@@ -73,6 +80,60 @@ static inline uint64_t step_split(uint64_t delta, struct step s, uint8_t *r)
     }
     *r = (uint8_t)rest;
     return negative ? 0 - q : q;
+}
+
+/* A lattice as the encoder and the decoder use it (FORMAT.md 4.4): with u = tsc - residue[0]
+ * (wrapping), u mod period is at or past the class index[u mod period]'s residue, by
+ * rest[u mod period] ticks; the lattice index of tsc is (u / period) * count + that class. */
+struct lattice {
+    struct step period, count;      /* count: the classes */
+    uint64_t first;                 /* residue[0] */
+    uint8_t index[256], rest[256];  /* by u mod period */
+    uint8_t offset[AT_LATTICE_MAX]; /* residue[j] - residue[0] */
+};
+
+/* Whether the lattice is one a block can hold: period 2 to 255, 2 to AT_LATTICE_MAX residues,
+ * ascending and below the period. */
+static int lattice_valid(const struct at_tsc_lattice *l)
+{
+    if (l->period < 2 || l->period > UINT8_MAX || l->count < 2 || l->count > AT_LATTICE_MAX)
+        return 0;
+    for (uint32_t j = 0; j < l->count; j++)
+        if (l->residue[j] >= l->period || (j > 0 && l->residue[j] <= l->residue[j - 1]))
+            return 0;
+    return 1;
+}
+
+static void lattice_of(const struct at_tsc_lattice *l, struct lattice *out)
+{
+    out->period = step_of(l->period);
+    out->count = step_of(l->count);
+    out->first = l->residue[0];
+    uint32_t j = 0;
+    for (uint32_t j2 = 0; j2 < l->count; j2++)
+        out->offset[j2] = (uint8_t)(l->residue[j2] - l->residue[0]);
+    for (uint32_t u = 0; u < l->period; u++) {
+        while (j + 1 < l->count && out->offset[j + 1] <= u)
+            j++;
+        out->index[u] = (uint8_t)j;
+        out->rest[u] = (uint8_t)(u - out->offset[j]);
+    }
+}
+
+/* The lattice index of tsc, and in *r how many ticks tsc lies past that point (0 on it). */
+static inline uint64_t lattice_index(uint64_t tsc, const struct lattice *l, uint8_t *r)
+{
+    uint64_t u = tsc - l->first, q = step_quotient(u, l->period);
+    uint64_t within = u - q * l->period.step;
+    *r = l->rest[within];
+    return q * l->count.step + l->index[within];
+}
+
+/* The tsc at lattice index n: the inverse of lattice_index for a point on the lattice. */
+static inline uint64_t lattice_point(uint64_t n, const struct lattice *l)
+{
+    uint64_t q = step_quotient(n, l->count);
+    return l->first + q * l->period.step + l->offset[n - q * l->count.step];
 }
 
 static uint64_t slot_tail(const struct at_event *slot)
@@ -109,10 +170,11 @@ static inline uint8_t *put(uint8_t *p, uint64_t v)
  * counts and bounds live in locals for the length of the loop: every byte stored through a
  * uint8_t pointer may alias anything, so fields reached through r or info would be reloaded
  * and stored again around each of the eight columns' stores. */
-static inline __attribute__((always_inline)) uint64_t scan(const struct at_event *slots, uint32_t n,
-                                                           struct regions *r,
-                                                           struct at_block_info *info, int stepped,
-                                                           struct step step)
+enum clock { CLOCK_FINE, CLOCK_STEP, CLOCK_LATTICE };
+
+static inline __attribute__((always_inline)) uint64_t
+scan(const struct at_event *slots, uint32_t n, struct regions *r, struct at_block_info *info,
+     enum clock clock, struct step step, const struct lattice *lattice)
 {
     /* the kind and path columns take a byte an event each, so the kind cursor also counts the
      * events and finds the path's byte at a fixed distance */
@@ -121,7 +183,7 @@ static inline __attribute__((always_inline)) uint64_t scan(const struct at_event
     uint8_t *off_step = r->off_step;
     uint32_t off_step_count = 0, last_off_step = 0;
     size_t to_path = (size_t)(r->path - r->kind);
-    uint64_t first = 0, prev_tsc = 0, lo = 0, hi = 0;
+    uint64_t first = 0, prev_tsc = 0, prev_index = 0, lo = 0, hi = 0;
     uint32_t torn = 0;
     struct last_of_kind last = {0};
     for (uint32_t i = 0; i < n; i++) {
@@ -135,11 +197,20 @@ static inline __attribute__((always_inline)) uint64_t scan(const struct at_event
         uint8_t k = (uint8_t)(tail >> 56);
         if (kind == kinds) {
             first = lo = hi = tsc;
+            if (clock == CLOCK_LATTICE) {
+                uint8_t rest;
+                prev_index = lattice_index(tsc, lattice, &rest);
+            }
         } else {
             uint64_t delta = tsc - prev_tsc;
             uint8_t rest = 0;
-            if (stepped)
+            if (clock == CLOCK_STEP) {
                 delta = step_split(delta, step, &rest);
+            } else if (clock == CLOCK_LATTICE) {
+                uint64_t index = lattice_index(tsc, lattice, &rest);
+                delta = index - prev_index;
+                prev_index = index;
+            }
             tsc_out = put(tsc_out, at_zigzag(delta));
             if (__builtin_expect(rest != 0, 0)) { /* a clock off its step now and then */
                 uint32_t index = (uint32_t)(kind - kinds);
@@ -183,15 +254,29 @@ static void move_down(uint8_t *out, size_t *len, const uint8_t *start, const uin
     *len += size;
 }
 
+enum at_frame_encoding at_tsc_lattice_encoding(const struct at_tsc_lattice *lattice)
+{
+    if (!lattice || lattice->period < 2 || lattice->period > UINT8_MAX)
+        return AT_ENC_RAW;
+    if (lattice->count == 1)
+        return AT_ENC_STEPPED;
+    return lattice_valid(lattice) ? AT_ENC_LATTICE : AT_ENC_RAW;
+}
+
 size_t at_events_encode(const struct at_event *slots, uint32_t n, uint8_t *out,
-                        struct at_block_info *info, uint32_t step)
+                        struct at_block_info *info, const struct at_tsc_lattice *clock)
 {
     *info = (struct at_block_info){0};
     if (n == 0)
         return 0;
     size_t cap = n;
-    int stepped = step > 1 && step <= UINT8_MAX;
-    uint8_t *base = out + stepped; /* the step's byte, then the columns */
+    enum at_frame_encoding encoding = at_tsc_lattice_encoding(clock);
+    struct lattice lattice;
+    /* the head: a step's byte; a lattice's period, count and residues */
+    size_t head = encoding == AT_ENC_STEPPED   ? 1
+                  : encoding == AT_ENC_LATTICE ? 2 + clock->count
+                                               : 0;
+    uint8_t *base = out + head;
     struct regions start = {
         base + COL_KIND * cap,     base + COL_PATH * cap,
         base + COL_CORE * cap,     base + COL_TSC * cap + AT_VARINT_MAX,
@@ -200,15 +285,27 @@ size_t at_events_encode(const struct at_event *slots, uint32_t n, uint8_t *out,
         base + COL_OFF_STEP * cap, 0,
     };
     struct regions r = start;
-    /* two copies of the pass, each with `stepped` a constant */
-    uint64_t first = stepped ? scan(slots, n, &r, info, 1, step_of(step))
-                             : scan(slots, n, &r, info, 0, (struct step){1, 0});
+    /* a copy of the pass for each kind of clock, each with `clock` a constant */
+    uint64_t first;
+    if (encoding == AT_ENC_STEPPED) {
+        first = scan(slots, n, &r, info, CLOCK_STEP, step_of(clock->period), NULL);
+    } else if (encoding == AT_ENC_LATTICE) {
+        lattice_of(clock, &lattice);
+        first = scan(slots, n, &r, info, CLOCK_LATTICE, (struct step){1, 0}, &lattice);
+    } else {
+        first = scan(slots, n, &r, info, CLOCK_FINE, (struct step){1, 0}, NULL);
+    }
     if (info->count == 0)
         return 0;
 
-    if (stepped)
-        out[0] = (uint8_t)step;
-    size_t len = stepped + info->count; /* the kind column is already in place */
+    if (encoding == AT_ENC_STEPPED) {
+        out[0] = (uint8_t)clock->period;
+    } else if (encoding == AT_ENC_LATTICE) {
+        out[0] = (uint8_t)clock->period;
+        out[1] = (uint8_t)clock->count;
+        memcpy(out + 2, clock->residue, clock->count);
+    }
+    size_t len = head + info->count; /* the kind column is already in place */
     move_down(out, &len, start.path, r.path);
     move_down(out, &len, start.core, r.core);
     len += at_varint_put(out + len, at_zigzag(first - info->first_tsc));
@@ -217,7 +314,7 @@ size_t at_events_encode(const struct at_event *slots, uint32_t n, uint8_t *out,
     move_down(out, &len, start.peer, r.peer);
     move_down(out, &len, start.msg, r.msg);
     move_down(out, &len, start.name, r.name);
-    if (stepped) { /* the count of events off the step, then their list */
+    if (head) { /* the count of events off the step or lattice, then their list */
         uint8_t count[AT_VARINT_MAX];
         size_t count_len = at_varint_put(count, r.off_step_count);
         size_t list_len = (size_t)(r.off_step - start.off_step);
@@ -228,39 +325,58 @@ size_t at_events_encode(const struct at_event *slots, uint32_t n, uint8_t *out,
     return len;
 }
 
-static int by_value(const void *a, const void *b)
+/* Whether count ascending residues mod period lie as a clock adding period / count ticks at a
+ * time puts them: every gap to the next (the last's to the first's, round the period) is that,
+ * rounded down or up. Readings that miss some of a lattice's points (they fall on a multiple of
+ * its period with fewer residues than it has) leave a wider gap. */
+static int evenly_spread(const uint8_t *residue, uint32_t count, uint32_t period)
 {
-    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-    return (x > y) - (x < y);
+    for (uint32_t j = 0; j < count; j++) {
+        uint32_t gap = (j + 1 < count ? residue[j + 1] : residue[0] + period) - residue[j];
+        if (gap * count + count <= period || gap * count >= period + count)
+            return 0;
+    }
+    return 1;
 }
 
-static uint64_t gcd(uint64_t a, uint64_t b)
+void at_tsc_lattice(const uint64_t *samples, size_t n, struct at_tsc_lattice *out)
 {
-    while (b) {
-        uint64_t rest = a % b;
-        a = b;
-        b = rest;
+    *out = (struct at_tsc_lattice){.period = 1, .count = 1};
+    size_t moved = 0;
+    for (size_t i = 1; i < n; i++)
+        moved += samples[i] != samples[i - 1];
+    if (moved * 2 < n) /* the residues of a clock that did not move say nothing */
+        return;
+    for (uint32_t period = 2; period <= UINT8_MAX; period++) {
+        struct step divisor = step_of(period);
+        uint32_t seen[UINT8_MAX] = {0};
+        for (size_t i = 0; i < n; i++)
+            seen[samples[i] - step_quotient(samples[i], divisor) * period]++;
+        /* the residues that hold a quarter as many samples as the most frequent one or more:
+         * all the classes of a lattice, none of the readings a tick off it now and then */
+        uint32_t most = 0;
+        for (uint32_t r = 1; r < period; r++)
+            most = seen[r] > seen[most] ? r : most;
+        uint8_t residue[AT_LATTICE_MAX];
+        uint32_t count = 0;
+        size_t held = 0;
+        for (uint32_t r = 0; r < period && count <= AT_LATTICE_MAX; r++) {
+            if (seen[r] * 4 < seen[most] || seen[r] == 0)
+                continue;
+            if (count < AT_LATTICE_MAX)
+                residue[count] = (uint8_t)r;
+            count++;
+            held += seen[r];
+        }
+        /* at least 2 ticks a point, and more than the best so far (a multiple of its period
+         * with as many more residues is no better) */
+        if (count == 0 || count > AT_LATTICE_MAX || held * 4 < n * 3 || 2 * count > period ||
+            period * out->count <= out->period * count || !evenly_spread(residue, count, period))
+            continue;
+        out->period = period;
+        out->count = count;
+        memcpy(out->residue, residue, count); /* ascending */
     }
-    return a;
-}
-
-uint32_t at_tsc_step(uint64_t *deltas, size_t n)
-{
-    qsort(deltas, n, sizeof *deltas, by_value);
-    size_t often = n / 32 > 2 ? n / 32 : 2;
-    uint64_t step = 0;
-    for (size_t i = 0, j; i < n; i = j) {
-        for (j = i; j < n && deltas[j] == deltas[i]; j++)
-            ;
-        if (deltas[i] != 0 && j - i >= often)
-            step = gcd(deltas[i], step);
-    }
-    if (step < 2 || step > UINT8_MAX)
-        return 1;
-    size_t multiples = 0;
-    for (size_t i = 0; i < n; i++)
-        multiples += deltas[i] % step == 0;
-    return multiples * 4 >= n * 3 ? (uint32_t)step : 1;
 }
 
 /* At the fast levels (1 and 2, 1 the default) literals are stored as they are: what the
@@ -320,8 +436,9 @@ static int plain_column(const uint8_t **p, const uint8_t *end, uint32_t count, u
     return 0;
 }
 
-/* The tsc column with a step: the first varint as without one, then the quotients, kept in
- * out[i].tsc (i >= 1) until the events off the step are read (add_off_step). */
+/* The tsc column with a step or a lattice: the first varint as without one, then the
+ * quotients or the lattice index deltas, kept in out[i].tsc (i >= 1) until the events off the
+ * step or lattice are read (add_off_step, add_off_lattice). */
 static int quotient_column(const uint8_t **p, const uint8_t *end, uint32_t count,
                            uint64_t first_tsc, struct at_event *out)
 {
@@ -334,41 +451,124 @@ static int quotient_column(const uint8_t **p, const uint8_t *end, uint32_t count
     return 0;
 }
 
-/* The events off the step, last in the block: how many, then each one's index (a gap from the
- * previous one's, from 0) and remainder, 1 to step - 1. Then tsc[i] = tsc[i-1] + quotient *
- * step + remainder, wrapping. */
-static int add_off_step(const uint8_t **p, const uint8_t *end, uint32_t count, uint8_t step,
-                        struct at_event *out)
+/* The count of the events off the step or lattice, and then, at each call, the next one's
+ * index (a gap from the previous one's, from 0) and remainder, which is at least 1: UINT32_MAX
+ * for the index when there are no more. */
+struct off_list {
+    uint64_t left;
+    uint32_t index;
+    uint8_t rest;
+};
+
+static int off_list_start(const uint8_t **p, const uint8_t *end, uint32_t count,
+                          struct off_list *list)
 {
-    for (uint32_t i = 1; i < count; i++)
-        out[i].tsc *= step;
-    uint64_t n, index = 0;
-    if (get(p, end, &n) < 0 || n >= count)
-        return -EINVAL;
-    for (uint64_t k = 0; k < n; k++) {
-        uint64_t gap;
-        if (get(p, end, &gap) < 0 || gap == 0 || gap >= count - index || *p == end || **p == 0 ||
-            **p >= step)
-            return -EINVAL;
-        index += gap;
-        out[index].tsc += *(*p)++;
+    *list = (struct off_list){.index = 0};
+    return get(p, end, &list->left) < 0 || list->left >= count ? -EINVAL : 0;
+}
+
+static int off_list_next(const uint8_t **p, const uint8_t *end, uint32_t count,
+                         struct off_list *list)
+{
+    if (list->left == 0) {
+        list->index = UINT32_MAX;
+        return 0;
     }
-    for (uint32_t i = 1; i < count; i++)
-        out[i].tsc += out[i - 1].tsc;
+    list->left--;
+    uint64_t gap;
+    if (get(p, end, &gap) < 0 || gap == 0 || gap >= count - list->index || *p == end || **p == 0)
+        return -EINVAL;
+    list->index += (uint32_t)gap;
+    list->rest = *(*p)++;
     return 0;
 }
 
+/* Then tsc[i] = tsc[i-1] + quotient * step + remainder, wrapping, the remainder 1 to step - 1
+ * for the events listed, 0 for the others. */
+static int add_off_step(const uint8_t **p, const uint8_t *end, uint32_t count, uint8_t step,
+                        struct at_event *out)
+{
+    struct off_list list;
+    if (off_list_start(p, end, count, &list) < 0 || off_list_next(p, end, count, &list) < 0)
+        return -EINVAL;
+    for (uint32_t i = 1; i < count; i++) {
+        uint64_t rest = 0;
+        if (i == list.index) {
+            if (list.rest >= step)
+                return -EINVAL;
+            rest = list.rest;
+            if (off_list_next(p, end, count, &list) < 0)
+                return -EINVAL;
+        }
+        out[i].tsc = out[i - 1].tsc + out[i].tsc * step + rest;
+    }
+    return 0;
+}
+
+/* Then tsc[i] is the point at lattice index n[i] = n[i-1] + delta, wrapping (n[0] that of
+ * tsc[0]), plus the remainder for the events listed: 1 to the distance to the next point,
+ * less one. */
+static int add_off_lattice(const uint8_t **p, const uint8_t *end, uint32_t count,
+                           const struct lattice *lattice, struct at_event *out)
+{
+    struct off_list list;
+    if (off_list_start(p, end, count, &list) < 0 || off_list_next(p, end, count, &list) < 0)
+        return -EINVAL;
+    uint8_t ignored;
+    uint64_t index = lattice_index(out[0].tsc, lattice, &ignored);
+    for (uint32_t i = 1; i < count; i++) {
+        index += out[i].tsc;
+        out[i].tsc = lattice_point(index, lattice);
+        if (i == list.index) {
+            /* the distance to the next point, from its class */
+            uint64_t class = index - step_quotient(index, lattice->count) * lattice->count.step;
+            uint64_t next =
+                class + 1 < lattice->count.step ? lattice->offset[class + 1] : lattice->period.step;
+            if (list.rest >= next - lattice->offset[class])
+                return -EINVAL;
+            out[i].tsc += list.rest;
+            if (off_list_next(p, end, count, &list) < 0)
+                return -EINVAL;
+        }
+    }
+    return 0;
+}
+
+/* The head of a block with a lattice: period, count, residues; into *lattice. Returns its
+ * length, or 0 when it is malformed. */
+static size_t lattice_head(const uint8_t *in, size_t len, struct lattice *lattice)
+{
+    if (len < 2 || len < 2 + (size_t)in[1])
+        return 0;
+    struct at_tsc_lattice head = {.period = in[0], .count = in[1]};
+    if (head.count > AT_LATTICE_MAX)
+        return 0;
+    memcpy(head.residue, in + 2, head.count);
+    if (!lattice_valid(&head))
+        return 0;
+    lattice_of(&head, lattice);
+    return 2 + head.count;
+}
+
 int at_events_decode(const uint8_t *in, size_t len, uint32_t count, uint64_t first_tsc,
-                     enum at_delta_base base, struct at_event *out, int stepped)
+                     enum at_delta_base base, struct at_event *out, enum at_frame_encoding clock)
 {
     if (count == 0)
         return len == 0 ? 0 : -EINVAL;
     uint8_t step = 1;
-    if (stepped) {
+    struct lattice lattice;
+    if (clock == AT_ENC_STEPPED) {
         if (len < 1 || in[0] < 2)
             return -EINVAL;
         step = in[0];
         in++, len--;
+    } else if (clock == AT_ENC_LATTICE) {
+        size_t head = lattice_head(in, len, &lattice);
+        if (head == 0)
+            return -EINVAL;
+        in += head, len -= head;
+    } else if (clock != AT_ENC_RAW) {
+        return -EINVAL;
     }
     if (len < 2 * (size_t)count)
         return -EINVAL;
@@ -380,14 +580,15 @@ int at_events_decode(const uint8_t *in, size_t len, uint32_t count, uint64_t fir
     }
     const uint8_t *p = in + 2 * (size_t)count, *end = in + len;
     if (plain_column(&p, end, count, UINT16_MAX, out, 1) < 0 ||
-        (stepped ? quotient_column(&p, end, count, first_tsc, out)
-                 : delta_column(&p, end, count, first_tsc, AT_DELTA_PREVIOUS, out,
-                                offsetof(struct at_event, tsc))) < 0 ||
+        (clock != AT_ENC_RAW ? quotient_column(&p, end, count, first_tsc, out)
+                             : delta_column(&p, end, count, first_tsc, AT_DELTA_PREVIOUS, out,
+                                            offsetof(struct at_event, tsc))) < 0 ||
         delta_column(&p, end, count, 0, base, out, offsetof(struct at_event, actor)) < 0 ||
         delta_column(&p, end, count, 0, base, out, offsetof(struct at_event, peer)) < 0 ||
         delta_column(&p, end, count, 0, base, out, offsetof(struct at_event, msg)) < 0 ||
         plain_column(&p, end, count, UINT32_MAX, out, 0) < 0 ||
-        (stepped && add_off_step(&p, end, count, step, out) < 0))
+        (clock == AT_ENC_STEPPED && add_off_step(&p, end, count, step, out) < 0) ||
+        (clock == AT_ENC_LATTICE && add_off_lattice(&p, end, count, &lattice, out) < 0))
         return -EINVAL;
     return p == end ? 0 : -EINVAL;
 }

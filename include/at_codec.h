@@ -57,26 +57,45 @@ struct at_block_info {
     uint32_t count;               /* committed events encoded */
     uint32_t torn;                /* slots skipped because their kind was 0 */
     uint64_t first_tsc, last_tsc; /* smallest and largest tsc of the encoded events */
-    uint32_t off_step;            /* with a clock step, events listed off it (FORMAT.md 4.3) */
+    uint32_t off_step;            /* with a clock step or lattice, events listed off it (FORMAT.md
+                                   * 4.3, 4.4) */
 };
 
 /* The most bytes at_events_encode can write for n slots. */
 size_t at_events_encode_bound(uint32_t n);
 
+/* The values a clock returns (FORMAT.md 4.3 and 4.4): `period` ticks apart, in `count`
+ * classes, one for each residue mod period. count 1 is a step (the deltas are its multiples,
+ * whatever their residue); period 0 or 1: none, a clock that moves by one tick. */
+#define AT_LATTICE_MAX 8
+struct at_tsc_lattice {
+    uint32_t period;                 /* 2 to 255; 0 or 1: none */
+    uint32_t count;                  /* 1 (a step) to AT_LATTICE_MAX */
+    uint8_t residue[AT_LATTICE_MAX]; /* count of them, ascending, below period */
+};
+
 /* Encodes the committed slots (kind != 0) of slots[0..n) as the columns of an EVENTS payload,
  * its deltas AT_DELTA_SAME_KIND, into out, which holds at least at_events_encode_bound(n) bytes.
  * Each slot's last word is read with acquire, so slots still being written by their thread are
- * either whole or skipped. step 2 to 255: the tsc deltas in units of it, with their remainders
- * (FORMAT.md 4.3, encodings 4 and 5); else as they are (4.1, encodings 0 and 1). Returns the
- * bytes written; fills info. */
+ * either whole or skipped. The timestamps: with a step (clock->count 1, period 2 to 255), the
+ * tsc deltas in units of it with their remainders (FORMAT.md 4.3, encodings 4 and 5); with a
+ * lattice (2 to AT_LATTICE_MAX residues), each tsc as its lattice index, the indices' deltas, and
+ * the remainders (4.4, encodings 6 and 7); else (clock NULL or period below 2) as they are
+ * (4.1, encodings 0 and 1). at_tsc_lattice_encoding says which: AT_ENC_RAW, AT_ENC_STEPPED or
+ * AT_ENC_LATTICE. Returns the bytes written; fills info. */
 size_t at_events_encode(const struct at_event *slots, uint32_t n, uint8_t *out,
-                        struct at_block_info *info, uint32_t step);
+                        struct at_block_info *info, const struct at_tsc_lattice *clock);
+enum at_frame_encoding at_tsc_lattice_encoding(const struct at_tsc_lattice *clock);
 
-/* The step the clock moves in, from deltas[0..n) of back-to-back rdtsc reads: the greatest
- * common divisor of the nonzero deltas that make 1/32 of them or more each (a clock that moves
- * in steps is off them by a tick now and then), when 2 to 255 and at least 3 deltas in 4 are
- * its multiples; else 1 (none). Sorts deltas. */
-uint32_t at_tsc_step(uint64_t *deltas, size_t n);
+/* The lattice of a clock, from samples[0..n) of rdtsc read at uneven intervals (FORMAT.md 4.4):
+ * for each period 2 to 255, the residues mod it that hold a quarter as many samples as the most
+ * frequent one or more, kept when they hold three samples in four, number at most
+ * AT_LATTICE_MAX, lie evenly (each gap to the next is period / count rounded down or up) and
+ * give at least 2 ticks a point; of those, the one with the most ticks a point, the shortest
+ * period of equals. A clock that moves in steps of 26 ticks gives period 26, count 1; one that
+ * adds 24 and 25 ticks in turn period 49 and two residues; one that moves by a tick, whose
+ * readings fall anywhere, or that moved between fewer than half of them, period 1 (none). */
+void at_tsc_lattice(const uint64_t *samples, size_t n, struct at_tsc_lattice *out);
 
 /* Sets cctx (a ZSTD_CCtx) to compress EVENTS payloads at zstd level `level` as the writer
  * does, for every frame it compresses. 0, or -EINVAL for a level zstd refuses. */
@@ -91,12 +110,13 @@ enum at_delta_base {
     AT_DELTA_PREVIOUS,
 };
 
-/* Decodes `count` events from the columns in[0..len) into out[0..count), with a clock step
- * when `stepped` (encodings 4 and 5). first_tsc is the frame header's. Returns 0, or -EINVAL
- * when the columns are malformed: a varint runs past the end, bytes remain after the last
- * column, a kind is 0, or a step or a remainder is out of range. */
+/* Decodes `count` events from the columns in[0..len) into out[0..count); `clock` says how the
+ * timestamps are: AT_ENC_RAW (encodings 0 and 1), AT_ENC_STEPPED (4 and 5) or AT_ENC_LATTICE
+ * (6 and 7). first_tsc is the frame header's. Returns 0, or -EINVAL when the columns are
+ * malformed: a varint runs past the end, bytes remain after the last column, a kind is 0, or a
+ * step, a lattice or a remainder is out of range. */
 int at_events_decode(const uint8_t *in, size_t len, uint32_t count, uint64_t first_tsc,
-                     enum at_delta_base base, struct at_event *out, int stepped);
+                     enum at_delta_base base, struct at_event *out, enum at_frame_encoding clock);
 
 /* The predicted encoding (FORMAT.md section 4.2): encodes the committed slots of slots[0..n)
  * into out, which holds at least at_events_encode_bound(n) bytes, reading each slot's last word

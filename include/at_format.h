@@ -13,7 +13,7 @@
     "ATRACE\n" /* 8 bytes; the high byte catches 7-bit mangling */
 #define AT_FILE_MAGIC_LEN      8
 #define AT_FORMAT_MAJOR        2 /* a reader refuses a file whose major version it does not know */
-#define AT_FORMAT_MINOR        5 /* additions a reader of the same major may ignore */
+#define AT_FORMAT_MINOR        6 /* additions a reader of the same major may ignore */
 #define AT_FORMAT_MAJOR_OLDEST 1 /* the oldest major version tracedecode still reads */
 
 struct at_file_header {
@@ -53,6 +53,11 @@ enum at_frame_encoding {
      * are, or as one zstd frame */
     AT_ENC_STEPPED = 4,
     AT_ENC_STEPPED_ZSTD = 5,
+    /* (minor version 6, EVENTS frames only) columns whose timestamps are indices on the lattice
+     * the clock's values lie on, several residues mod a period, with their remainders
+     * (at_events_encode with a lattice): stored as they are, or as one zstd frame */
+    AT_ENC_LATTICE = 6,
+    AT_ENC_LATTICE_ZSTD = 7,
 };
 
 struct at_frame_header {

@@ -12,6 +12,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "at_codec.h"
 #include "at_vectors.h"
 #include "util.h"
 
@@ -111,9 +112,18 @@ uint64_t at__test_limit_ns(const char *name, uint64_t ns)
     return v ? (uint64_t)atol(v) * 1000 * 1000 : ns;
 }
 
-uint64_t at__test_value(const char *name, uint64_t value)
+void at__test_lattice(const char *name, struct at_tsc_lattice *lattice)
 {
     const char *v = getenv(name);
-    return v ? (uint64_t)atol(v) : value;
+    if (!v)
+        return;
+    char *end;
+    *lattice = (struct at_tsc_lattice){.period = (uint32_t)strtoul(v, &end, 10), .count = 1};
+    if (*end != ':')
+        return;
+    lattice->count = 0;
+    do
+        lattice->residue[lattice->count++] = (uint8_t)strtoul(end + 1, &end, 10);
+    while (*end == ',' && lattice->count < AT_LATTICE_MAX);
 }
 #endif

@@ -94,12 +94,14 @@ static inline long at__futex(uint32_t *word, int op, uint32_t value, const struc
 
 /* The test copies' delays, limits and values (AT_TEST_HOOKS). at__test_delay sleeps the
  * milliseconds that the environment variable `name` gives, if any; at__test_limit_ns is the
- * milliseconds it gives, in ns, or `ns` when it gives none; at__test_value the number it gives,
- * or `value`. The product has none of them. */
+ * milliseconds it gives, in ns, or `ns` when it gives none; at__test_lattice sets *lattice to
+ * the clock lattice it gives, "PERIOD" (a step; 1: none) or "PERIOD:R0,R1,...", and leaves it
+ * as it is when it gives none. The product has none of them. */
+struct at_tsc_lattice;
 #ifdef AT_TEST_HOOKS
 void at__test_delay(const char *name);
 uint64_t at__test_limit_ns(const char *name, uint64_t ns);
-uint64_t at__test_value(const char *name, uint64_t value);
+void at__test_lattice(const char *name, struct at_tsc_lattice *lattice);
 #else
 static inline void at__test_delay(const char *name)
 {
@@ -110,10 +112,9 @@ static inline uint64_t at__test_limit_ns(const char *name, uint64_t ns)
     (void)name;
     return ns;
 }
-static inline uint64_t at__test_value(const char *name, uint64_t value)
+static inline void at__test_lattice(const char *name, struct at_tsc_lattice *lattice)
 {
-    (void)name;
-    return value;
+    (void)name, (void)lattice;
 }
 #endif
 

@@ -63,8 +63,8 @@
 /* Up to FRAME_BLOCKS full blocks of one thread go into one frame: zstd's fixed cost per call
  * is large beside what one 64 KiB block holds. */
 #define FRAME_BLOCKS 8
-/* Frames written without the clock's step after one with too many events off it (write_group):
- * then one in STEP_REST + 1 frames tries the step again, in case the traffic changed. */
+/* Frames written without the clock's step or lattice after one with too many events off it
+ * (write_group): then one in STEP_REST + 1 frames tries it again, in case the traffic changed. */
 #define STEP_REST 64
 
 /* An EVENTS frame gathered for the next write, with the blocks it came from (none: a block the
@@ -125,18 +125,19 @@ static struct {
     int finishing; /* in finish(): no allocation, no free, no lock without a deadline */
     uint64_t lost, lost_first_tsc, lost_last_tsc; /* events that did not reach the file */
     uint64_t next_clock_ns;
-    int clock_due;          /* a clock sample goes with the next META frame */
-    unsigned clock_samples; /* made due by maybe_clock */
-    uint32_t stop;          /* set once by at__writer_stop; atomic */
-    uint32_t finished;      /* futex word: the writer has written the end; atomic */
-    uint32_t dump;          /* overwrite mode: write the blocks now; atomic */
-    uint32_t pending;       /* futex word: bumped by every handover; atomic */
-    uint32_t sleeping;      /* the writer is (about to be) in futex wait; seq_cst */
-    uint32_t freed;         /* futex word: bumped when blocks are freed; atomic */
-    uint32_t free_waiters;  /* threads in at__writer_wait_free; atomic */
-    uint32_t tsc_step;      /* the clock's step (at_tsc_step), 0 until the writer measured it;
-                               atomic: the end may be written from another thread */
-    unsigned step_rest;     /* frames left to write without the step (write_group) */
+    int clock_due;                     /* a clock sample goes with the next META frame */
+    unsigned clock_samples;            /* made due by maybe_clock */
+    uint32_t stop;                     /* set once by at__writer_stop; atomic */
+    uint32_t finished;                 /* futex word: the writer has written the end; atomic */
+    uint32_t dump;                     /* overwrite mode: write the blocks now; atomic */
+    uint32_t pending;                  /* futex word: bumped by every handover; atomic */
+    uint32_t sleeping;                 /* the writer is (about to be) in futex wait; seq_cst */
+    uint32_t freed;                    /* futex word: bumped when blocks are freed; atomic */
+    uint32_t free_waiters;             /* threads in at__writer_wait_free; atomic */
+    struct at_tsc_lattice tsc_lattice; /* the clock's step or lattice (at_tsc_lattice) */
+    uint32_t lattice_ready; /* tsc_lattice is set: release, then acquire, since the end may be
+                               written from another thread; 0: the columns without */
+    unsigned step_rest;     /* frames left to write without the step or lattice (write_group) */
 } w = {.fd = -1};
 
 uint64_t at__threads_total; /* threads that took a block (record.c), for the end; atomic */
@@ -245,7 +246,9 @@ static size_t pack(struct at_frame_header *h, const uint8_t *raw, size_t len, ui
     size_t n = ZSTD_compress2(w.cctx, out, cap, raw, len);
     if (ZSTD_isError(n) || n >= len)
         return 0;
-    h->encoding = h->encoding == AT_ENC_STEPPED ? AT_ENC_STEPPED_ZSTD : AT_ENC_ZSTD;
+    h->encoding = h->encoding == AT_ENC_STEPPED   ? AT_ENC_STEPPED_ZSTD
+                  : h->encoding == AT_ENC_LATTICE ? AT_ENC_LATTICE_ZSTD
+                                                  : AT_ENC_ZSTD;
     return n;
 }
 
@@ -366,8 +369,8 @@ static void add_info(struct at_block_info *total, const struct at_block_info *on
 
 /* Encodes the group's slots into w.raw, block after block; fills the table with the blocks
  * that have anything to write and *info with their totals. Returns the length. */
-static size_t encode_group(const struct group *g, uint32_t step, struct table *t,
-                           struct at_block_info *info)
+static size_t encode_group(const struct group *g, const struct at_tsc_lattice *clock,
+                           struct table *t, struct at_block_info *info)
 {
     size_t len = 0;
     *info = (struct at_block_info){0};
@@ -379,7 +382,7 @@ static size_t encode_group(const struct group *g, uint32_t step, struct table *t
         const struct at_event *slots = at__block_slots(b) + from;
         size_t n = at__config.predicted
                        ? at_events_predict(slots, used - from, w.raw + len, &one)
-                       : at_events_encode(slots, used - from, w.raw + len, &one, step);
+                       : at_events_encode(slots, used - from, w.raw + len, &one, clock);
         if (one.count == 0 && one.torn == 0)
             continue;
         t->entry[t->head.count++] = (struct at_frame_block){
@@ -412,8 +415,8 @@ static int behind(void)
 
 /* Appends w.raw[0..len) to the batch as one EVENTS frame of thread tid, with the block table
  * when it holds several blocks. */
-static void append_frame(uint32_t tid, uint32_t step, struct table *t, size_t len,
-                         const struct at_block_info *info)
+static void append_frame(uint32_t tid, const struct at_tsc_lattice *clock, struct table *t,
+                         size_t len, const struct at_block_info *info)
 {
     size_t extra = table_size(t);
     struct at_frame_header h = {.type = extra ? AT_FRAME_EVENTS_BLOCKS : AT_FRAME_EVENTS,
@@ -425,8 +428,7 @@ static void append_frame(uint32_t tid, uint32_t step, struct table *t, size_t le
                                 .last_tsc = info->last_tsc,
                                 .torn = info->torn,
                                 .encoding = at__config.predicted ? AT_ENC_PREDICTED
-                                            : step > 1           ? AT_ENC_STEPPED
-                                                                 : AT_ENC_RAW};
+                                                                 : at_tsc_lattice_encoding(clock)};
     if (extra)
         t->head.crc = at_crc32c(0, t->entry, extra - sizeof t->head);
     uint8_t *frame = w.batch + w.batch_len;
@@ -445,14 +447,15 @@ static void write_group(const struct group *g, int give_back)
 {
     struct table t;
     struct at_block_info info;
-    /* relaxed: one value, set once; 0 before the writer measured it (the columns without) */
-    uint32_t step = w.step_rest ? 1 : __atomic_load_n(&w.tsc_step, __ATOMIC_RELAXED);
-    size_t len = encode_group(g, step, &t, &info);
-    /* Events whose delta is off the step cost a place in a list each: where one in 32 or more
-     * is (a thread recording as fast as it can reads the clock between its steps, at 10 ns an
-     * event), the step makes the frame larger and its encoding slower than without, so the next
-     * STEP_REST frames go without it. */
-    if (step > 1 && info.off_step * 32 > info.count)
+    /* acquire: pairs with the release in writer_main; before it, the columns without */
+    const struct at_tsc_lattice *clock =
+        w.step_rest || !__atomic_load_n(&w.lattice_ready, __ATOMIC_ACQUIRE) ? NULL : &w.tsc_lattice;
+    size_t len = encode_group(g, clock, &t, &info);
+    /* Events whose tsc is off the step or lattice cost a place in a list each: where one in 32
+     * or more is (a thread recording as fast as it can reads the clock between its steps, at
+     * 10 ns an event), the step makes the frame larger and its encoding slower than without, so
+     * the next STEP_REST frames go without it. */
+    if (at_tsc_lattice_encoding(clock) != AT_ENC_RAW && info.off_step * 32 > info.count)
         w.step_rest = STEP_REST;
     else if (w.step_rest)
         w.step_rest--;
@@ -469,7 +472,7 @@ static void write_group(const struct group *g, int give_back)
     memcpy(f->blocks, g->blocks, f->nblocks * sizeof *f->blocks);
     w.batch_blocks += f->nblocks;
     if (framed)
-        append_frame(g->blocks[0]->tid, step, &t, len, &info);
+        append_frame(g->blocks[0]->tid, clock, &t, len, &info);
 }
 
 /* Adds slots[0..used) of one block to the batch as an EVENTS frame (see write_group). */
@@ -773,25 +776,24 @@ static void lower_priority(void)
                  strerror(errno));
 }
 
-/* The step the clock moves in (at_tsc_step), from back-to-back reads spaced by a varying
+/* The step or lattice the clock moves on (at_tsc_lattice), from reads spaced by a varying
  * number of pauses, so that a clock that moves by one tick does not show the loop's own length
- * as a step. Where the clock moves in steps (26 ticks, 10 ns, on the VM the README's figures
- * come from), the columns take tsc deltas in units of it (FORMAT.md 4.3): the timestamps are
- * most of zstd's work and of the bytes, and a quotient has fewer distinct values. About 0.1 ms,
- * once, on the writer's thread. The test copies take ACTORTRACE_TEST_TSC_STEP instead. */
-static uint32_t measure_tsc_step(void)
+ * as a step. Where the clock moves in steps (26 ticks, 10 ns, on a VM whose clock runs at 2.6
+ * GHz) or on a lattice (24 and 25 ticks in turn at 2.45 GHz), the columns take the timestamps
+ * in units of it (FORMAT.md 4.3, 4.4): the timestamps are most of zstd's work and of the bytes,
+ * and a quotient has fewer distinct values. About 0.2 ms, once, on the writer's thread. The
+ * test copies take ACTORTRACE_TEST_TSC_LATTICE instead. */
+static void measure_tsc_lattice(struct at_tsc_lattice *lattice)
 {
     enum { SAMPLES = 512 };
-    uint64_t deltas[SAMPLES], previous = at__rdtsc();
+    uint64_t samples[SAMPLES];
     for (unsigned i = 0; i < SAMPLES; i++) {
         for (unsigned pause = i % 13; pause > 0; pause--)
             __builtin_ia32_pause();
-        uint64_t now = at__rdtsc();
-        deltas[i] = now - previous;
-        previous = now;
+        samples[i] = at__rdtsc();
     }
-    uint64_t step = at__test_value("ACTORTRACE_TEST_TSC_STEP", at_tsc_step(deltas, SAMPLES));
-    return step >= 2 && step <= UINT8_MAX ? (uint32_t)step : 1; /* what a block can say */
+    at_tsc_lattice(samples, SAMPLES, lattice);
+    at__test_lattice("ACTORTRACE_TEST_TSC_LATTICE", lattice);
 }
 
 static void *writer_main(void *unused)
@@ -799,7 +801,8 @@ static void *writer_main(void *unused)
     (void)unused;
     pthread_setname_np(pthread_self(), "actortrace-w");
     lower_priority();
-    __atomic_store_n(&w.tsc_step, measure_tsc_step(), __ATOMIC_RELAXED);
+    measure_tsc_lattice(&w.tsc_lattice);
+    __atomic_store_n(&w.lattice_ready, 1, __ATOMIC_RELEASE); /* pairs with write_group's */
     at__thread.internal = 1; /* what this thread does (futex waits, writes) is not the program's */
     w.next_clock_ns = at__clock_ns(CLOCK_MONOTONIC) + 1000 * 1000ull;
     for (;;) {

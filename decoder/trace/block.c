@@ -19,7 +19,7 @@
 static int is_zstd(uint8_t encoding)
 {
     return encoding == AT_ENC_ZSTD || encoding == AT_ENC_PREDICTED_ZSTD ||
-           encoding == AT_ENC_STEPPED_ZSTD;
+           encoding == AT_ENC_STEPPED_ZSTD || encoding == AT_ENC_LATTICE_ZSTD;
 }
 
 static int grow_buffer(struct unpacker *u, size_t need)
@@ -50,7 +50,8 @@ int at__unpack(struct unpacker *u, const uint8_t *payload, uint32_t payload_size
                uint8_t encoding, const uint8_t **raw, const char **why)
 {
     u->held = NULL; /* buf is about to change */
-    if (encoding == AT_ENC_RAW || encoding == AT_ENC_PREDICTED || encoding == AT_ENC_STEPPED) {
+    if (encoding == AT_ENC_RAW || encoding == AT_ENC_PREDICTED || encoding == AT_ENC_STEPPED ||
+        encoding == AT_ENC_LATTICE) {
         if (payload_size != raw_size) {
             *why = "a raw payload whose size is not raw_size";
             return -EINVAL;
@@ -111,7 +112,11 @@ int at__block_decode(struct unpacker *u, const struct trace *t, const struct fra
                      const char **why)
 {
     int predicted = f->encoding == AT_ENC_PREDICTED || f->encoding == AT_ENC_PREDICTED_ZSTD;
-    int stepped = f->encoding == AT_ENC_STEPPED || f->encoding == AT_ENC_STEPPED_ZSTD;
+    /* how the columns hold the timestamps: the encoding stored as it is */
+    enum at_frame_encoding clock = f->encoding == AT_ENC_STEPPED_ZSTD   ? AT_ENC_STEPPED
+                                   : f->encoding == AT_ENC_LATTICE_ZSTD ? AT_ENC_LATTICE
+                                   : f->encoding == AT_ENC_ZSTD         ? AT_ENC_RAW
+                                                                        : f->encoding;
     if ((uint64_t)f->count * (predicted ? PREDICTED_EVENT_MIN_BYTES : EVENT_MIN_BYTES) >
         f->part_size) {
         *why = "more events than raw_size can hold";
@@ -142,7 +147,7 @@ int at__block_decode(struct unpacker *u, const struct trace *t, const struct fra
     const uint8_t *part = raw + f->part_offset;
     if ((predicted ? at_events_unpredict(part, f->part_size, f->count, *events)
                    : at_events_decode(part, f->part_size, f->count, f->first_tsc, delta_base,
-                                      *events, stepped)) < 0) {
+                                      *events, clock)) < 0) {
         *why = "malformed event columns";
         return -EINVAL;
     }

@@ -4,7 +4,7 @@
  * The file is mapped (a pipe's bytes copied to a temporary file first) and scanned once from
  * the end of the file header. Nothing a frame header claims is believed before its checks
  * pass: magic, header_crc, header_size, the 16 MiB limits and, for EVENTS, count <= 131072 and
- * raw_size <= count * 54; then the payload must lie inside the file and match payload_crc, and
+ * raw_size <= count * 64; then the payload must lie inside the file and match payload_crc, and
  * a block table (several blocks in one frame) must match its crc and the header's sums. Each
  * block of an accepted EVENTS frame joins its thread's frame list (its payload stays in the
  * file until the merge decodes it); an accepted META frame is decoded at once, so every name,
@@ -311,7 +311,7 @@ const char *at__frame_check(const struct trace *t, size_t pos, struct at_frame_h
     if (events && h->count > AT_FRAME_MAX_EVENTS)
         return "more than 131072 events";
     if (events && h->raw_size > at_events_encode_bound(h->count))
-        return "raw_size larger than count * 54";
+        return "raw_size larger than count * 64";
     if ((size_t)h->header_size + h->payload_size > left) {
         *cut = true;
         return "its payload runs past the end of the file";

@@ -174,7 +174,7 @@ static int recover_block(struct trace *t, const struct at_ring_block *b, uint32_
         return -ENOMEM;
     struct at_block_info info;
     size_t offset = t->recovered_len;
-    size_t len = at_events_encode(slots + from, used - from, t->recovered + offset, &info, 1);
+    size_t len = at_events_encode(slots + from, used - from, t->recovered + offset, &info, NULL);
     if (info.count == 0)
         return 0;
     t->recovered_len += len;

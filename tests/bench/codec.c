@@ -1,7 +1,7 @@
 /* The writer's own work on a trace's events, apart from the program: each EVENTS frame of a
  * trace (format 2, in any encoding) is decoded, then encoded again as the writer encodes it
- * (at_events_encode, block after block, with the clock step the frame was written with, if
- * any) and compressed as the writer compresses it
+ * (at_events_encode, block after block, with the clock step or lattice the frame was written
+ * with, if any, or the one given) and compressed as the writer compresses it
  * (at_events_compression, at the zstd level given, 1 by default), each timed in this thread's
  * CPU time, the best of REPEATS per frame. The events are warm in this core's cache, where the
  * writer reads them as other cores left them: the figures are the least the writer can cost
@@ -12,6 +12,9 @@
  *   codec TRACE predicted the same for the predicted encoding (ACTORTRACE_ENCODING=predicted)
  *                         and its entropy stage, with the bytes per event stored without it;
  *                         each frame's events are checked to decode as they were
+ *   codec TRACE clock=C   the same as with level 1, every frame encoded with the clock C
+ *                         instead of its own: "1" none, "26" a step of 26 ticks, "49:0,24" a
+ *                         lattice of period 49 and residues 0 and 24
  *   codec TRACE encodings how many EVENTS frames the trace holds in each encoding */
 #include <errno.h>
 #include <stdbool.h>
@@ -61,7 +64,7 @@ struct frame_events {
     struct at_event *events;
     uint32_t count[AT_FRAME_MAX_BLOCKS];
     unsigned blocks;
-    uint32_t step; /* the clock step the writer encoded the frame with (encodings 4, 5); 1: none */
+    struct at_tsc_lattice clock; /* the clock step or lattice the frame was encoded with */
 };
 
 /* Decodes the EVENTS frame at h into fe; returns its events. */
@@ -70,7 +73,7 @@ static uint64_t decode_frame(const char *path, const struct at_frame_header *h, 
 {
     const uint8_t *payload = (const uint8_t *)h + h->header_size;
     if (h->encoding == AT_ENC_ZSTD || h->encoding == AT_ENC_PREDICTED_ZSTD ||
-        h->encoding == AT_ENC_STEPPED_ZSTD) {
+        h->encoding == AT_ENC_STEPPED_ZSTD || h->encoding == AT_ENC_LATTICE_ZSTD) {
         size_t n = ZSTD_decompress(raw, h->raw_size, payload, h->payload_size);
         if (ZSTD_isError(n) || n != h->raw_size)
             die(path, "a frame does not decompress");
@@ -89,13 +92,23 @@ static uint64_t decode_frame(const char *path, const struct at_frame_header *h, 
     }
     const uint8_t *columns = raw;
     struct at_event *out = fe->events;
-    int stepped = h->encoding == AT_ENC_STEPPED || h->encoding == AT_ENC_STEPPED_ZSTD;
-    fe->step = stepped && h->raw_size > 0 ? raw[0] : 1;
+    enum at_frame_encoding clock = AT_ENC_RAW;
+    fe->clock = (struct at_tsc_lattice){.period = 1, .count = 1};
+    if (h->encoding == AT_ENC_STEPPED || h->encoding == AT_ENC_STEPPED_ZSTD) {
+        clock = AT_ENC_STEPPED;
+        fe->clock.period = h->raw_size > 0 ? raw[0] : 1;
+    } else if (h->encoding == AT_ENC_LATTICE || h->encoding == AT_ENC_LATTICE_ZSTD) {
+        clock = AT_ENC_LATTICE;
+        if (h->raw_size < 2 || raw[1] > AT_LATTICE_MAX || h->raw_size < 2u + raw[1])
+            die(path, "a block's lattice is cut short");
+        fe->clock = (struct at_tsc_lattice){.period = raw[0], .count = raw[1]};
+        memcpy(fe->clock.residue, raw + 2, raw[1]);
+    }
     for (unsigned b = 0; b < fe->blocks; b++) {
         int err = h->encoding == AT_ENC_PREDICTED || h->encoding == AT_ENC_PREDICTED_ZSTD
                       ? at_events_unpredict(columns, entry[b].raw_size, entry[b].count, out)
                       : at_events_decode(columns, entry[b].raw_size, entry[b].count,
-                                         entry[b].first_tsc, AT_DELTA_SAME_KIND, out, stepped);
+                                         entry[b].first_tsc, AT_DELTA_SAME_KIND, out, clock);
         if (err < 0)
             die(path, "a block does not decode");
         fe->count[b] = entry[b].count;
@@ -107,7 +120,9 @@ static uint64_t decode_frame(const char *path, const struct at_frame_header *h, 
 
 /* What one way of encoding does to a frame's events: encode, then compress or entropy-code. */
 struct way {
-    bool predicted; /* at_events_predict and at_events_entropy, else columns and zstd */
+    bool predicted;   /* at_events_predict and at_events_entropy, else columns and zstd */
+    bool clock_given; /* every frame encoded with `clock`, not with the frame's own */
+    struct at_tsc_lattice clock;
     ZSTD_CCtx *cctx;
     uint8_t *encoded, *packed, *check;
     size_t packed_cap;
@@ -116,17 +131,28 @@ struct way {
 struct totals {
     double encode_ns, pack_ns;
     uint64_t events, bytes, stored; /* stored: bytes had the encoded payload been stored raw */
+    uint64_t off;                   /* events off the clock's step or lattice */
     unsigned frames;
 };
 
-static size_t encode(const struct way *w, const struct frame_events *fe)
+/* The clock a frame's events are encoded with. */
+static const struct at_tsc_lattice *clock_of(const struct way *w, const struct frame_events *fe)
+{
+    return w->clock_given ? &w->clock : &fe->clock;
+}
+
+/* Encodes fe's blocks into w->encoded; returns the length, and in *off the events off the
+ * clock's step or lattice. */
+static size_t encode(const struct way *w, const struct frame_events *fe, uint64_t *off)
 {
     size_t n = 0;
     const struct at_event *slots = fe->events;
     for (unsigned b = 0; b < fe->blocks; b++) {
         struct at_block_info info;
-        n += w->predicted ? at_events_predict(slots, fe->count[b], w->encoded + n, &info)
-                          : at_events_encode(slots, fe->count[b], w->encoded + n, &info, fe->step);
+        n += w->predicted
+                 ? at_events_predict(slots, fe->count[b], w->encoded + n, &info)
+                 : at_events_encode(slots, fe->count[b], w->encoded + n, &info, clock_of(w, fe));
+        *off += info.off_step;
         slots += fe->count[b];
     }
     return n;
@@ -140,16 +166,23 @@ static size_t pack(const struct way *w, size_t n)
     return ZSTD_isError(packed) ? 0 : packed;
 }
 
-/* The predicted encoding of fe decodes to fe's events again. */
+/* The encoding of fe decodes to fe's events again. */
 static int round_trips(const struct way *w, const struct frame_events *fe)
 {
     const struct at_event *slots = fe->events;
     struct at_event *back = (struct at_event *)(void *)w->check;
     for (unsigned b = 0; b < fe->blocks; b++) {
         struct at_block_info info;
-        size_t n = at_events_predict(slots, fe->count[b], w->packed, &info);
-        if (at_events_unpredict(w->packed, n, fe->count[b], back) < 0 ||
-            memcmp(back, slots, fe->count[b] * sizeof *back) != 0)
+        int err;
+        if (w->predicted) {
+            size_t n = at_events_predict(slots, fe->count[b], w->packed, &info);
+            err = at_events_unpredict(w->packed, n, fe->count[b], back);
+        } else {
+            size_t n = at_events_encode(slots, fe->count[b], w->packed, &info, clock_of(w, fe));
+            err = at_events_decode(w->packed, n, fe->count[b], info.first_tsc, AT_DELTA_SAME_KIND,
+                                   back, at_tsc_lattice_encoding(clock_of(w, fe)));
+        }
+        if (err < 0 || memcmp(back, slots, fe->count[b] * sizeof *back) != 0)
             return 0;
         slots += fe->count[b];
     }
@@ -164,7 +197,10 @@ static void measure(const char *path, const struct way *w, const struct frame_ev
     size_t n = 0, packed = 0;
     for (int r = 0; r < REPEATS; r++) {
         double t0 = thread_ns();
-        n = encode(w, fe);
+        uint64_t off = 0;
+        n = encode(w, fe, &off);
+        if (r == 0)
+            t->off += off;
         double t1 = thread_ns();
         packed = pack(w, n);
         double t2 = thread_ns();
@@ -173,8 +209,8 @@ static void measure(const char *path, const struct way *w, const struct frame_ev
         best_encode = t1 - t0 < best_encode ? t1 - t0 : best_encode;
         best_pack = t2 - t1 < best_pack ? t2 - t1 : best_pack;
     }
-    if (w->predicted && !round_trips(w, fe))
-        die(path, "the predicted encoding does not decode to the same events");
+    if (!round_trips(w, fe))
+        die(path, "the encoding does not decode to the same events");
     t->encode_ns += best_encode;
     t->pack_ns += best_pack;
     t->bytes += (packed < n ? packed : n) + header_size;
@@ -184,12 +220,23 @@ static void measure(const char *path, const struct way *w, const struct frame_ev
 int main(int argc, char **argv)
 {
     if (argc < 2 || argc > 3) {
-        fprintf(stderr, "usage: codec TRACE [ZSTD_LEVEL | predicted | encodings]\n");
+        fprintf(stderr, "usage: codec TRACE [ZSTD_LEVEL | predicted | encodings | clock=C]\n");
         return 2;
     }
     const char *path = argv[1];
     struct way w = {.predicted = argc == 3 && strcmp(argv[2], "predicted") == 0};
     int level = argc == 3 && !w.predicted ? atoi(argv[2]) : 1;
+    if (argc == 3 && strncmp(argv[2], "clock=", 6) == 0) {
+        char *end;
+        w.clock_given = true, level = 1;
+        w.clock =
+            (struct at_tsc_lattice){.period = (uint32_t)strtoul(argv[2] + 6, &end, 10), .count = 1};
+        if (*end == ':')
+            for (w.clock.count = 0; w.clock.count < AT_LATTICE_MAX && (*end == ':' || *end == ',');)
+                w.clock.residue[w.clock.count++] = (uint8_t)strtoul(end + 1, &end, 10);
+        if (*end != '\0' || (w.clock.count > 1 && at_tsc_lattice_encoding(&w.clock) == AT_ENC_RAW))
+            die(argv[2], "not a clock: 1, a step, or a period and 2 to 8 ascending residues");
+    }
     size_t len;
     uint8_t *data = load(path, &len);
     const struct at_file_header *fh = (const void *)data;
@@ -233,10 +280,12 @@ int main(int argc, char **argv)
     }
     if (encodings) {
         printf("EVENTS frames: %u columns, %u columns+zstd, %u predicted, %u predicted+huffman, "
-               "%u columns with a clock step, %u the same+zstd\n",
+               "%u columns with a clock step, %u the same+zstd, %u columns with a clock lattice, "
+               "%u the same+zstd\n",
                by_encoding[AT_ENC_RAW], by_encoding[AT_ENC_ZSTD], by_encoding[AT_ENC_PREDICTED],
                by_encoding[AT_ENC_PREDICTED_ZSTD], by_encoding[AT_ENC_STEPPED],
-               by_encoding[AT_ENC_STEPPED_ZSTD]);
+               by_encoding[AT_ENC_STEPPED_ZSTD], by_encoding[AT_ENC_LATTICE],
+               by_encoding[AT_ENC_LATTICE_ZSTD]);
         return 0;
     }
     if (t.events == 0)
@@ -249,8 +298,9 @@ int main(int argc, char **argv)
                t.stored / e, (unsigned long long)t.events, t.frames);
     else
         printf("encode %.2f ns/event, zstd %.2f ns/event, together %.2f; %.2f bytes/event "
-               "compressed (%llu events in %u frames, zstd level %d)\n",
+               "compressed (%llu events in %u frames, zstd level %d, %.2f%% off the "
+               "clock step or lattice)\n",
                t.encode_ns / e, t.pack_ns / e, (t.encode_ns + t.pack_ns) / e, t.bytes / e,
-               (unsigned long long)t.events, t.frames, level);
+               (unsigned long long)t.events, t.frames, level, 100 * t.off / e);
     return 0;
 }

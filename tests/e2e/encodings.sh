@@ -4,10 +4,11 @@
 # message sent is received with the same id, and timestamps never go back. When blocks pile up
 # (a writer made late on a buffer far too small) frames are stored without the entropy stage and
 # nothing is lost; columns keep zstd then. Overwrite mode keeps and counts as it does in columns.
-# The columns with a clock step (section 4.3), the step forced by the test copy's
-# ACTORTRACE_TEST_TSC_STEP: none (encodings 0 and 1), or 7, which leaves most deltas off it, so
-# that after a frame with the step (encodings 4 and 5, nearly every event in the list of those
-# off it) the writer leaves it out of the next 64; checked the same.
+# The columns with a clock step or lattice (sections 4.3 and 4.4), forced by the test copy's
+# ACTORTRACE_TEST_TSC_LATTICE: none (encodings 0 and 1), a step of 7 or a lattice of period 11
+# with residues 0 and 5, which leave most timestamps off them, so that after a frame with one
+# (encodings 4 and 5, 6 and 7, nearly every event in the list of those off it) the writer leaves
+# it out of the next 64; checked the same.
 . "$(dirname "$0")/../lib.sh"
 P="$B/examples/pingpong"
 SMALL="ACTORTRACE_BUFFER_MB=1 ACTORTRACE_BLOCK_KB=16"
@@ -21,11 +22,12 @@ all_events() {
 quiet_jq() { jq "$@" >/dev/null; } # its status only
 
 encodings() { # encodings TRACE: "columns zstd predicted huffman", EVENTS frames of each encoding
-    # (columns with or without a clock step)
-    stepped_encodings "$1" | awk '{ print $1 + $5, $2 + $6, $3, $4 }'
+    # (columns with or without a clock step or lattice)
+    stepped_encodings "$1" | awk '{ print $1 + $5 + $7, $2 + $6 + $8, $3, $4 }'
 }
 
-stepped_encodings() { # stepped_encodings TRACE: the six counts, the last two with a step
+stepped_encodings() { # stepped_encodings TRACE: the eight counts, the last four with a step
+    # (two) or a lattice (two)
     "$B/bench/codec" "$1" encodings | sed 's/[^0-9 ]//g; s/  */ /g; s/^ //'
 }
 
@@ -66,20 +68,28 @@ exact pingpong "$P" 20000
 exact ring "$B/examples/ring" 8 2000
 exact fanout "$B/examples/fanout" 4 3000
 
-# columns with the clock step forced: none, and 7
-for step in 1 7; do
-    name="step$step"
-    ACTORTRACE_TEST_TSC_STEP=$step traced "$TMP/$name.trace" "$P" 20000 >"$TMP/$name.out" \
+# columns with the clock's step or lattice forced: none, a step of 7, a lattice of period 11
+# with residues 0 and 5
+for clock in 1 7 11:0,5; do
+    name="clock$(echo $clock | tr ':,' '__')"
+    ACTORTRACE_TEST_TSC_LATTICE=$clock traced "$TMP/$name.trace" "$P" 20000 >"$TMP/$name.out" \
         2>"$TMP/$name.err"
     check "$name: runs traced, nothing on stderr" [ $? -eq 0 -a ! -s "$TMP/$name.err" ]
     set -- $(stepped_encodings "$TMP/$name.trace")
-    if [ $step = 1 ]; then
-        check "step 1: every frame in columns without a step ($1 stored, $2 zstd)" \
-            [ "$3$4$5$6" = 0000 -a $(($1 + $2)) -gt 0 ]
-    else # most deltas off a step of 7: one frame in 65 tries it
+    case $clock in
+    1)
+        check "clock 1: every frame in columns without a step or lattice ($1 stored, $2 zstd)" \
+            [ "$3$4$5$6$7$8" = 000000 -a $(($1 + $2)) -gt 0 ]
+        ;;
+    7) # most deltas off a step of 7: one frame in 65 tries it
         check "step 7: frames with it ($5 stored, $6 zstd), then without ($1 stored, $2 zstd)" \
-            [ "$3$4" = 00 -a $(($5 + $6)) -gt 0 -a $(($1 + $2)) -gt $((($5 + $6) * 16)) ]
-    fi
+            [ "$3$4$7$8" = 0000 -a $(($5 + $6)) -gt 0 -a $(($1 + $2)) -gt $((($5 + $6) * 16)) ]
+        ;;
+    *) # most timestamps off the lattice: the same
+        check "lattice 11 {0, 5}: frames with it ($7 stored, $8 zstd), then without ($1 + $2)" \
+            [ "$3$4$5$6" = 0000 -a $(($7 + $8)) -gt 0 -a $(($1 + $2)) -gt $((($7 + $8) * 16)) ]
+        ;;
+    esac
     against_truth "$name"
 done
 

@@ -33,10 +33,11 @@ seed() { # seed NAME ARGS...: a trace of the example NAME (up to a '-'), and the
 }
 seed pingpong 40
 seed ring 4 100
-# the columns without a clock step and with one that most deltas are off (the test copy's
-# ACTORTRACE_TEST_TSC_STEP), whatever this machine's clock moves in
-ACTORTRACE_TEST_TSC_STEP=1 seed pingpong-nostep 40
-ACTORTRACE_TEST_TSC_STEP=7 seed ring-step7 4 100
+# the columns without a clock step, and with a step and a lattice that most timestamps are off
+# (the test copy's ACTORTRACE_TEST_TSC_LATTICE), whatever this machine's clock moves in
+ACTORTRACE_TEST_TSC_LATTICE=1 seed pingpong-nostep 40
+ACTORTRACE_TEST_TSC_LATTICE=7 seed ring-step7 4 100
+ACTORTRACE_TEST_TSC_LATTICE=11:0,5 seed ring-lattice11 4 100
 # in the predicted encoding (ACTORTRACE_ENCODING=predicted), each frame's blocks decoded by
 # at_events_unpredict
 ACTORTRACE_ENCODING=predicted seed pingpong-predicted 40

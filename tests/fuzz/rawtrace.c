@@ -1,9 +1,8 @@
 /* rawtrace IN OUT: writes the trace IN again with every frame's payload stored raw (zstd
  * payloads decompressed, predicted ones without their entropy stage, checksums recomputed). A
- * fuzzing seed: the fuzzer's byte mutations then land in event columns (with a clock step or
- * without), predicted events and metadata records, where in compressed bytes they would only
- * make zstd fail. IN must be a
- * whole, undamaged trace. */
+ * fuzzing seed: the fuzzer's byte mutations then land in event columns (with a clock step, a
+ * lattice or neither), predicted events and metadata records, where in compressed bytes they would
+ * only make zstd fail. IN must be a whole, undamaged trace. */
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -45,8 +44,8 @@ static size_t copy_frame(const uint8_t *data, size_t size, size_t pos, FILE *out
     memcpy(&h, data + pos, sizeof h);
     const uint8_t *payload = data + pos + h.header_size;
     size_t next = pos + h.header_size + (size_t)h.payload_size;
-    int stored =
-        h.encoding == AT_ENC_RAW || h.encoding == AT_ENC_PREDICTED || h.encoding == AT_ENC_STEPPED;
+    /* each encoding stored as it is has an even number, and the next one is it packed */
+    int stored = h.encoding % 2 == 0;
     if (h.magic != AT_FRAME_MAGIC || h.header_size < sizeof h || next > size ||
         (stored && h.payload_size != h.raw_size))
         return 0;
@@ -57,9 +56,7 @@ static size_t copy_frame(const uint8_t *data, size_t size, size_t pos, FILE *out
         memcpy(raw, payload, h.raw_size);
     else if (ZSTD_decompress(raw, h.raw_size, payload, h.payload_size) != h.raw_size)
         next = 0;
-    int predicted = h.encoding == AT_ENC_PREDICTED || h.encoding == AT_ENC_PREDICTED_ZSTD;
-    int stepped = h.encoding == AT_ENC_STEPPED || h.encoding == AT_ENC_STEPPED_ZSTD;
-    h.encoding = predicted ? AT_ENC_PREDICTED : stepped ? AT_ENC_STEPPED : AT_ENC_RAW;
+    h.encoding &= (uint8_t)~1u;
     h.payload_size = h.raw_size;
     h.payload_crc = at_crc32c(0, raw, h.raw_size);
     h.header_crc = at_crc32c(0, &h, offsetof(struct at_frame_header, header_crc));

@@ -1,5 +1,6 @@
 /* Unit tests of common/: varints, zigzag, crc32c, the columnar event block and the predicted one
- * (encode, decode, torn slots, wraps, bounds, malformed input), with and without a clock step.
+ * (encode, decode, torn slots, wraps, bounds, malformed input), with a clock step, a lattice or
+ * neither.
  * Prints "ok - name" or "not ok - name" per check; exits 1 if any failed. */
 #include <errno.h>
 #include <stdio.h>
@@ -122,13 +123,13 @@ static int same_event(const struct at_event *a, const struct at_event *b)
 static int decode(const uint8_t *in, size_t len, uint32_t count, uint64_t first_tsc,
                   struct at_event *out)
 {
-    return at_events_decode(in, len, count, first_tsc, AT_DELTA_SAME_KIND, out, 0);
+    return at_events_decode(in, len, count, first_tsc, AT_DELTA_SAME_KIND, out, AT_ENC_RAW);
 }
 
 static size_t encode(const struct at_event *slots, uint32_t n, uint8_t *out,
                      struct at_block_info *info)
 {
-    return at_events_encode(slots, n, out, info, 1);
+    return at_events_encode(slots, n, out, info, NULL);
 }
 
 /* The columns with a clock step (encodings 4 and 5): test_step is the step. */
@@ -137,13 +138,29 @@ static uint32_t test_step;
 static size_t encode_stepped(const struct at_event *slots, uint32_t n, uint8_t *out,
                              struct at_block_info *info)
 {
-    return at_events_encode(slots, n, out, info, test_step);
+    struct at_tsc_lattice step = {.period = test_step, .count = 1};
+    return at_events_encode(slots, n, out, info, &step);
 }
 
 static int decode_stepped(const uint8_t *in, size_t len, uint32_t count, uint64_t first_tsc,
                           struct at_event *out)
 {
-    return at_events_decode(in, len, count, first_tsc, AT_DELTA_SAME_KIND, out, 1);
+    return at_events_decode(in, len, count, first_tsc, AT_DELTA_SAME_KIND, out, AT_ENC_STEPPED);
+}
+
+/* The columns with a clock lattice (encodings 6 and 7): test_lattice is the lattice. */
+static struct at_tsc_lattice test_lattice;
+
+static size_t encode_lattice(const struct at_event *slots, uint32_t n, uint8_t *out,
+                             struct at_block_info *info)
+{
+    return at_events_encode(slots, n, out, info, &test_lattice);
+}
+
+static int decode_lattice(const uint8_t *in, size_t len, uint32_t count, uint64_t first_tsc,
+                          struct at_event *out)
+{
+    return at_events_decode(in, len, count, first_tsc, AT_DELTA_SAME_KIND, out, AT_ENC_LATTICE);
 }
 
 /* Decodes what at_events_predict writes, with the columns' signature. */
@@ -161,6 +178,7 @@ struct codec {
 };
 static const struct codec columns = {encode, decode};
 static const struct codec stepped = {encode_stepped, decode_stepped};
+static const struct codec lattice = {encode_lattice, decode_lattice};
 static const struct codec predicted = {at_events_predict, unpredict};
 
 /* Encodes slots[0..n) with c, decodes, and compares with the committed slots. */
@@ -255,10 +273,10 @@ static void test_bound(void)
                                      .path = 255,
                                      .kind = 255};
     }
-    uint8_t buf[N * 54];
+    uint8_t buf[N * 64];
     struct at_block_info info;
     size_t len = encode(slots, N, buf, &info);
-    check(at_events_encode_bound(N) == N * 54, "bound is 54 bytes an event");
+    check(at_events_encode_bound(N) == N * 64, "bound is 64 bytes an event");
     check(len == N * 50, "worst-case events take 50 bytes an event without a step");
     check(round_trip(slots, N), "worst-case events round trip");
     int within = 1;
@@ -267,6 +285,54 @@ static void test_bound(void)
                   round_trip_with(&stepped, slots, N);
     check(within, "with every step from 2 to 255, worst-case events stay within the bound and "
                   "round trip");
+    /* lattices of 2 to 8 residues, periods 16 to 255: one event and all 64, every tsc off */
+    within = 1;
+    for (uint32_t period = 16; period <= 255; period++) {
+        for (uint32_t count = 2; count <= AT_LATTICE_MAX; count++) {
+            test_lattice = (struct at_tsc_lattice){.period = period, .count = count};
+            for (uint32_t j = 0; j < count; j++)
+                test_lattice.residue[j] = (uint8_t)(period - 2 * (count - j));
+            /* a tick past the first residue, near 0 and near 2^63 in turn */
+            uint64_t high = (1ull << 63) / period * period;
+            for (uint32_t i = 0; i < N; i++)
+                slots[i].tsc = (i % 2 ? 0 : high) + test_lattice.residue[0] + 1;
+            within &= encode_lattice(slots, 1, buf, &info) <= at_events_encode_bound(1) &&
+                      encode_lattice(slots, N, buf, &info) <= at_events_encode_bound(N) &&
+                      info.off_step == N - 1 && round_trip_with(&lattice, slots, N) &&
+                      round_trip_with(&lattice, slots, 1);
+        }
+    }
+    check(within, "with lattices of 2 to 8 residues, periods 16 to 255, worst-case events off "
+                  "them stay within the bound, one event or many, and round trip");
+}
+
+/* Whether block[0..len) ends with the list of two events off the clock, at indexes 5 and 9,
+ * with remainders 3 and `rest`: count 2, gap 5, 3, gap 4, rest. */
+static int lists_5_and_9(const uint8_t *block, size_t len, uint8_t rest)
+{
+    const uint8_t *tail = block + len - 5;
+    return len > 5 && tail[0] == 2 && tail[1] == 5 && tail[2] == 3 && tail[3] == 4 &&
+           tail[4] == rest;
+}
+
+/* Whether codec c rejects block[0..len) of count events, whose list lists_5_and_9 checked, with
+ * its last remainder 0 or `too_far`, or its last gap 0; the block is as it was after. */
+static int rejects_bad_list(const struct codec *c, uint8_t *block, size_t len, uint32_t count,
+                            uint64_t first_tsc, uint8_t too_far)
+{
+    struct at_event *out = malloc(count * sizeof *out);
+    uint8_t rest = block[len - 1], gap = block[len - 2];
+    int refused = 1;
+    block[len - 1] = too_far;
+    refused &= c->decode(block, len, count, first_tsc, out) == -EINVAL;
+    block[len - 1] = 0;
+    refused &= c->decode(block, len, count, first_tsc, out) == -EINVAL;
+    block[len - 1] = rest;
+    block[len - 2] = 0;
+    refused &= c->decode(block, len, count, first_tsc, out) == -EINVAL;
+    block[len - 2] = gap;
+    free(out);
+    return refused;
 }
 
 /* Timestamps in a clock's steps: exact whatever the deltas (quotient and remainder, negative
@@ -299,12 +365,12 @@ static void test_stepped(void)
         slots[i] = (struct at_event){.tsc = tsc, .actor = 1, .kind = 1};
         tsc += 26 * (10 + rnd() % 200); /* deltas of 260 to 5434: two varint bytes each */
     }
-    uint8_t plain[N * 54], in_steps[N * 54];
+    uint8_t plain[N * 64], in_steps[N * 64];
     struct at_block_info info;
     size_t plain_len = encode(slots, N, plain, &info);
     test_step = 26;
     size_t stepped_len = encode_stepped(slots, N, in_steps, &info);
-    uint8_t packed[2][ZSTD_COMPRESSBOUND(N * 54)];
+    uint8_t packed[2][ZSTD_COMPRESSBOUND(N * 64)];
     size_t plain_packed = ZSTD_compress(packed[0], sizeof packed[0], plain, plain_len, 1);
     size_t stepped_packed = ZSTD_compress(packed[1], sizeof packed[1], in_steps, stepped_len, 1);
     check(!ZSTD_isError(plain_packed) && !ZSTD_isError(stepped_packed) &&
@@ -322,20 +388,11 @@ static void test_stepped(void)
     for (uint32_t i = 5; i < N; i++)
         slots[i].tsc += 3 + (i >= 9 ? 25 : 0);
     size_t off_len = encode_stepped(slots, N, in_steps, &info);
-    const uint8_t *tail = in_steps + off_len - 5;
-    check(round_trip_with(&stepped, slots, N) && info.off_step == 2 && tail[0] == 2 &&
-              tail[1] == 5 && tail[2] == 3 && tail[3] == 4 && tail[4] == 25,
+    check(round_trip_with(&stepped, slots, N) && info.off_step == 2 &&
+              lists_5_and_9(in_steps, off_len, 25),
           "stepped: events off the step listed last, as count, then gap and remainder each, "
           "and counted");
-    uint8_t saved = in_steps[off_len - 1];
-    int refused = 1;
-    in_steps[off_len - 1] = 26;
-    refused &= decode_stepped(in_steps, off_len, N, info.first_tsc, out) == -EINVAL;
-    in_steps[off_len - 1] = 0;
-    refused &= decode_stepped(in_steps, off_len, N, info.first_tsc, out) == -EINVAL;
-    in_steps[off_len - 1] = saved;
-    in_steps[off_len - 2] = 0; /* a gap of 0 */
-    refused &= decode_stepped(in_steps, off_len, N, info.first_tsc, out) == -EINVAL;
+    int refused = rejects_bad_list(&stepped, in_steps, off_len, N, info.first_tsc, 26);
     check(refused, "stepped: a remainder of 0 or not below the step, a gap of 0 are rejected");
 
     /* two events by hand: step 26, kinds 1 1, paths 0 0, cores 0 0, tsc first 0 and quotient 2,
@@ -355,27 +412,185 @@ static void test_stepped(void)
     check(steps_refused, "stepped: a step of 0 or 1 is rejected");
 }
 
-/* The clock's step from back-to-back deltas (at_tsc_step). */
-static void test_tsc_step(void)
+/* A clock on a lattice: period 49, residues 0 and 24, as a clock whose 100 MHz ticks add 24.5
+ * to it each (24 and 25 in turn): 2.45 GHz. */
+static const struct at_tsc_lattice half_ticks = {.period = 49, .count = 2, .residue = {0, 24}};
+
+/* The point n of a clock that adds 24.5 ticks every 10 ns. */
+static uint64_t half_tick(uint64_t n)
+{
+    return n * 49 / 2;
+}
+
+/* Timestamps on a lattice: exact whatever they are (on it, off it, before its first residue,
+ * across +-2^63), smaller where they are on it; the list of those off it; malformed blocks. */
+static void test_lattices(void)
+{
+    enum { N = 600 };
+    static const struct at_tsc_lattice some[] = {
+        {.period = 49, .count = 2, .residue = {0, 24}},
+        {.period = 49, .count = 2, .residue = {10, 35}},
+        {.period = 45, .count = 2, .residue = {0, 22}},
+        {.period = 255, .count = 8, .residue = {3, 40, 70, 100, 130, 160, 190, 254}},
+        {.period = 9, .count = 4, .residue = {0, 2, 4, 6}},
+        {.period = 2, .count = 2, .residue = {0, 1}},
+    };
+    struct at_event slots[N];
+    int exact = 1;
+    for (size_t l = 0; l < sizeof some / sizeof some[0]; l++) {
+        test_lattice = some[l];
+        for (int rep = 0; rep < 20; rep++) {
+            uint64_t tsc = rep == 0 ? 0 : rep == 1 ? UINT64_MAX - 5000 : rnd();
+            for (uint32_t i = 0; i < N; i++) {
+                slots[i] = random_event();
+                uint64_t pick = rnd() % 7;
+                tsc += pick == 0   ? rnd()
+                       : pick == 1 ? 0 - (rnd() % 100000)
+                       : pick == 2 ? (rnd() % 1000) * test_lattice.period
+                       : pick == 3 ? 0 - (rnd() % 1000) * test_lattice.period
+                       : pick == 4 ? 1
+                       : pick == 5 ? (uint64_t)(test_lattice.residue[1] - test_lattice.residue[0])
+                                   : 0;
+                slots[i].tsc = tsc;
+            }
+            exact &= round_trip_with(&lattice, slots, N);
+        }
+    }
+    check(exact, "lattices: every tsc comes back, on and off the lattice, near 0 and 2^64, "
+                 "across +-2^63");
+    test_round_trip(&lattice, "lattice 255, 8 residues");
+    test_lattice = half_ticks;
+    test_round_trip(&lattice, "lattice 49, residues 0 and 24");
+
+    /* a clock at 2.45 GHz read every 100 to 2000 ns: on its lattice, off any step */
+    uint64_t n = 1ull << 36;
+    for (uint32_t i = 0; i < N; i++) {
+        slots[i] = (struct at_event){.tsc = half_tick(n), .actor = 1, .kind = 1};
+        n += 10 + rnd() % 190;
+    }
+    uint8_t plain[N * 64], on_lattice[N * 64];
+    struct at_block_info info;
+    size_t plain_len = encode(slots, N, plain, &info);
+    size_t lattice_len = encode_lattice(slots, N, on_lattice, &info);
+    uint8_t packed[2][ZSTD_COMPRESSBOUND(N * 64)];
+    size_t plain_packed = ZSTD_compress(packed[0], sizeof packed[0], plain, plain_len, 1);
+    size_t lattice_packed = ZSTD_compress(packed[1], sizeof packed[1], on_lattice, lattice_len, 1);
+    check(!ZSTD_isError(plain_packed) && !ZSTD_isError(lattice_packed) &&
+              lattice_packed * 4 < plain_packed * 3 && info.off_step == 0 &&
+              round_trip_with(&lattice, slots, N),
+          "a clock adding 24 and 25 in turn: on lattice 49 {0, 24}, a quarter smaller after zstd, "
+          "no event off it");
+    test_step = 49;
+    struct at_block_info step_info;
+    encode_stepped(slots, N, plain, &step_info);
+    check(step_info.off_step > N / 3, "the same clock: a third or more of its deltas off step 49");
+
+    struct at_event out[N + 1];
+    int truncated = 1;
+    for (size_t cut = 0; cut < lattice_len; cut++)
+        truncated &= decode_lattice(on_lattice, cut, N, info.first_tsc, out) == -EINVAL;
+    check(truncated, "lattice: every truncation is rejected");
+    check(lattice_len > 4 && memcmp(on_lattice, (uint8_t[]){49, 2, 0, 24}, 4) == 0 &&
+              on_lattice[lattice_len - 1] == 0,
+          "lattice: period, count and residues first; no event off it, a count of 0 last");
+
+    /* two events off it, at indexes 5 and 9: 3 ticks past a point of class 0 (gap 24), and
+     * 24 past one of class 1 (gap 25) */
+    while (half_tick(n) % 49 != 0)
+        n++;
+    for (uint32_t i = 0; i < N; i++)
+        slots[i].tsc = half_tick(n + 2 * i) + (i == 5 ? 3 : 0);
+    slots[9].tsc = half_tick(n + 19) + 24;
+    size_t off_len = encode_lattice(slots, N, on_lattice, &info);
+    check(round_trip_with(&lattice, slots, N) && info.off_step == 2 &&
+              lists_5_and_9(on_lattice, off_len, 24),
+          "lattice: events off it listed last, as count, then gap and remainder each, and "
+          "counted");
+    int refused = rejects_bad_list(&lattice, on_lattice, off_len, N, info.first_tsc, 25);
+    on_lattice[off_len - 3] = 24; /* at index 5, a class-0 point: its gap is 24 */
+    refused &= decode_lattice(on_lattice, off_len, N, info.first_tsc, out) == -EINVAL;
+    on_lattice[off_len - 3] = 3;
+    check(refused, "lattice: a remainder of 0 or reaching the next point, a gap of 0 are "
+                   "rejected");
+
+    /* two events by hand: lattice 49 {0, 24}; kinds 1 1, paths 0 0, cores 0 0; tsc first 0
+     * (1000 = 20 * 49 + 20: index 40, 20 ticks past the point 980) and index delta 2 (index 42,
+     * the point 21 * 49 = 1029), actor, peer, msg and name 0 each, then one event off it: gap
+     * 1, remainder 7 */
+    uint8_t hand[] = {49, 2, 0, 24, 1, 1, 0, 0, 0, 0, 0, 4, 0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 7};
+    int hand_ok = decode_lattice(hand, sizeof hand, 2, 1000, out) == 0 && out[0].tsc == 1000 &&
+                  out[1].tsc == 1029 + 7;
+    hand[21] = 2; /* past the last event */
+    hand_ok &= decode_lattice(hand, sizeof hand, 2, 1000, out) == -EINVAL;
+    check(hand_ok, "lattice: a hand-written block decodes to the documented tsc; an index past "
+                   "the last event is rejected");
+    static const uint8_t bad_heads[][4] = {
+        {1, 2, 0, 24},                   /* a period below 2 */
+        {49, 1, 0, 24},                  /* one residue: that is a step */
+        {49, 9, 0, 24},                  /* more than 8 */
+        {49, 2, 24, 0},                  /* not ascending */
+        {49, 2, 24, 24}, {49, 2, 0, 49}, /* not below the period */
+    };
+    int heads_refused = 1;
+    for (size_t b = 0; b < sizeof bad_heads / sizeof bad_heads[0]; b++) {
+        memcpy(hand, bad_heads[b], 4);
+        heads_refused &= decode_lattice(hand, sizeof hand, 2, 1000, out) == -EINVAL;
+    }
+    check(heads_refused, "lattice: a period below 2, fewer than 2 or more than 8 residues, "
+                         "residues not ascending or not below the period are rejected");
+    check(at_tsc_lattice_encoding(NULL) == AT_ENC_RAW &&
+              at_tsc_lattice_encoding(&(struct at_tsc_lattice){.period = 1, .count = 1}) ==
+                  AT_ENC_RAW &&
+              at_tsc_lattice_encoding(&(struct at_tsc_lattice){.period = 26, .count = 1}) ==
+                  AT_ENC_STEPPED &&
+              at_tsc_lattice_encoding(&half_ticks) == AT_ENC_LATTICE &&
+              at_tsc_lattice_encoding(&(struct at_tsc_lattice){
+                  .period = 49, .count = 2, .residue = {24, 0}}) == AT_ENC_RAW,
+          "the encoding of each clock: none, a step, a lattice, a lattice a block cannot hold");
+}
+
+/* The clock's lattice from readings at uneven intervals (at_tsc_lattice). */
+static void test_tsc_lattice(void)
 {
     enum { N = 512 };
-    uint64_t d[N];
-    for (int i = 0; i < N; i++) /* as on a VM whose clock moves 26 at a time, 1 off now and then */
-        d[i] = 26 * (uint64_t)(1 + i % 8) + (i % 9 == 0 ? 1 : i % 11 == 0 ? (uint64_t)-1 : 0);
-    check(at_tsc_step(d, N) == 26, "a clock moving in steps of 26, 80% of deltas on them: 26");
+    uint64_t s[N], t = 1ull << 40;
+    struct at_tsc_lattice l;
+    for (int i = 0; i < N;
+         i++) { /* as on a VM whose clock moves 26 at a time, 1 off now and then */
+        t += 26 * (uint64_t)(1 + i % 8);
+        s[i] = t + 7 + (i % 9 == 0 ? 1 : i % 11 == 0 ? (uint64_t)-1 : 0);
+    }
+    at_tsc_lattice(s, N, &l);
+    check(l.period == 26 && l.count == 1 && l.residue[0] == (t + 7) % 26,
+          "a clock moving in steps of 26, 80% of readings on them: step 26");
+    uint64_t n = 12345;
+    for (int i = 0; i < N; i++) { /* 24.5 ticks a point, one reading in 16 a tick over */
+        n += 1 + rnd() % 13;
+        s[i] = half_tick(n) + 5 + (i % 16 == 0);
+    }
+    at_tsc_lattice(s, N, &l);
+    check(l.period == 49 && l.count == 2 && l.residue[0] == 5 && l.residue[1] == 29,
+          "a clock adding 24 and 25 in turn: lattice 49 {5, 29}, not a sub-lattice of 98");
     for (int i = 0; i < N; i++) /* a clock moving by one tick */
-        d[i] = 60 + rnd() % 40;
-    check(at_tsc_step(d, N) == 1, "deltas spread over 60 to 99: no step");
-    for (int i = 0; i < N; i++) /* the frequent ones share 26, but 40% are off it, spread */
-        d[i] = i % 5 < 2 ? 26 * (uint64_t)(3 + i % 4) + 1 + (uint64_t)i % 25
-                         : 26 * (uint64_t)(3 + i % 4);
-    check(at_tsc_step(d, N) == 1, "fewer than 3 deltas in 4 on the step: no step");
+        s[i] = t += 60 + rnd() % 40;
+    at_tsc_lattice(s, N, &l);
+    check(l.period == 1, "readings 60 to 99 ticks apart: none");
+    for (int i = 0; i < N; i++) /* the readings share 26, but 40% are off it, spread */
+        s[i] = t += i % 5 < 2 ? 26 * (uint64_t)(3 + i % 4) + 1 + (uint64_t)i % 25
+                              : 26 * (uint64_t)(3 + i % 4);
+    at_tsc_lattice(s, N, &l);
+    check(l.period == 1, "fewer than 3 readings in 4 on the step: none");
     for (int i = 0; i < N; i++)
-        d[i] = 300 * (uint64_t)(1 + i % 3);
-    check(at_tsc_step(d, N) == 1, "a step above 255 is not kept (a remainder takes a byte)");
+        s[i] = t += 300 * (uint64_t)(1 + i % 3);
+    at_tsc_lattice(s, N, &l);
+    check(l.period == 150 && l.count == 1,
+          "a step of 300: its largest divisor below 256, 150 (a remainder takes a byte)");
     for (int i = 0; i < N; i++)
-        d[i] = 0;
-    check(at_tsc_step(d, N) == 1, "no nonzero delta: no step");
+        s[i] = t;
+    at_tsc_lattice(s, N, &l);
+    check(l.period == 1, "a clock that does not move: none");
+    at_tsc_lattice(s, 0, &l);
+    check(l.period == 1, "no readings: none");
 }
 
 static void test_malformed(void)
@@ -623,7 +838,8 @@ int main(void)
     test_round_trip(&predicted, "predicted");
     test_bound();
     test_stepped();
-    test_tsc_step();
+    test_lattices();
+    test_tsc_lattice();
     test_malformed();
     test_delta_base();
     test_predicted_patterns();

@@ -127,7 +127,7 @@ static uint32_t tg_events(struct tg *g, uint32_t tid, uint32_t seq, const struct
 {
     uint8_t *raw = malloc(at_events_encode_bound(n) + 1);
     struct at_block_info info;
-    size_t len = at_events_encode(slots, n, raw, &info, 1);
+    size_t len = at_events_encode(slots, n, raw, &info, NULL);
     tg_frame(g, AT_FRAME_EVENTS, tid, seq, info.count, raw, len, &info);
     free(raw);
     return info.count;
@@ -148,7 +148,7 @@ static uint32_t tg_events_blocks(struct tg *g, uint32_t tid, const uint32_t *seq
     size_t len = 0;
     for (uint32_t b = 0; b < nblocks; b++) {
         struct at_block_info one;
-        size_t part = at_events_encode(slots + (size_t)b * n, n, raw + len, &one, 1);
+        size_t part = at_events_encode(slots + (size_t)b * n, n, raw + len, &one, NULL);
         table.entry[b] = (struct at_frame_block){seqs[b],        one.count,     one.torn,
                                                  (uint32_t)part, one.first_tsc, one.last_tsc};
         if (one.count && (all.count == 0 || one.first_tsc < all.first_tsc))
