@@ -339,6 +339,37 @@ static int evenly_spread(const uint8_t *residue, uint32_t count, uint32_t period
     return 1;
 }
 
+/* The lattice of period the samples[0..n) lie on, into *l, when one does (see at_tsc_lattice):
+ * the residues that hold a quarter as many samples as the most frequent one or more (all the
+ * classes of a lattice, none of the readings a tick off it now and then), at most
+ * AT_LATTICE_MAX, holding three samples in four, evenly spread, at least 2 ticks a point. */
+static int lattice_for(const uint64_t *samples, size_t n, uint32_t period, struct at_tsc_lattice *l)
+{
+    struct step divisor = step_of(period);
+    size_t seen[UINT8_MAX];
+    memset(seen, 0, period * sizeof seen[0]);
+    uint32_t most = 0;
+    for (size_t i = 0; i < n; i++) {
+        uint32_t r = (uint32_t)(samples[i] - step_quotient(samples[i], divisor) * period);
+        most = ++seen[r] > seen[most] ? r : most;
+    }
+    /* 8 residues that hold three samples in four hold 3/32 of them in the largest */
+    if (seen[most] * 32 < n * 3)
+        return 0;
+    *l = (struct at_tsc_lattice){.period = period};
+    size_t held = 0;
+    for (uint32_t r = 0; r < period; r++) {
+        if (seen[r] * 4 < seen[most] || seen[r] == 0)
+            continue;
+        if (l->count == AT_LATTICE_MAX)
+            return 0;
+        l->residue[l->count++] = (uint8_t)r;
+        held += seen[r];
+    }
+    return l->count > 0 && held * 4 >= n * 3 && 2 * l->count <= period &&
+           evenly_spread(l->residue, l->count, period);
+}
+
 void at_tsc_lattice(const uint64_t *samples, size_t n, struct at_tsc_lattice *out)
 {
     *out = (struct at_tsc_lattice){.period = 1, .count = 1};
@@ -347,35 +378,16 @@ void at_tsc_lattice(const uint64_t *samples, size_t n, struct at_tsc_lattice *ou
         moved += samples[i] != samples[i - 1];
     if (moved * 2 < n) /* the residues of a clock that did not move say nothing */
         return;
+    /* each period tried on the first 64 samples, and only one that passes on all of them: a
+     * fraction of the work, which the writer does before it writes anything */
+    size_t first = n < 64 ? n : 64;
     for (uint32_t period = 2; period <= UINT8_MAX; period++) {
-        struct step divisor = step_of(period);
-        uint32_t seen[UINT8_MAX] = {0};
-        for (size_t i = 0; i < n; i++)
-            seen[samples[i] - step_quotient(samples[i], divisor) * period]++;
-        /* the residues that hold a quarter as many samples as the most frequent one or more:
-         * all the classes of a lattice, none of the readings a tick off it now and then */
-        uint32_t most = 0;
-        for (uint32_t r = 1; r < period; r++)
-            most = seen[r] > seen[most] ? r : most;
-        uint8_t residue[AT_LATTICE_MAX];
-        uint32_t count = 0;
-        size_t held = 0;
-        for (uint32_t r = 0; r < period && count <= AT_LATTICE_MAX; r++) {
-            if (seen[r] * 4 < seen[most] || seen[r] == 0)
-                continue;
-            if (count < AT_LATTICE_MAX)
-                residue[count] = (uint8_t)r;
-            count++;
-            held += seen[r];
-        }
-        /* at least 2 ticks a point, and more than the best so far (a multiple of its period
-         * with as many more residues is no better) */
-        if (count == 0 || count > AT_LATTICE_MAX || held * 4 < n * 3 || 2 * count > period ||
-            period * out->count <= out->period * count || !evenly_spread(residue, count, period))
-            continue;
-        out->period = period;
-        out->count = count;
-        memcpy(out->residue, residue, count); /* ascending */
+        struct at_tsc_lattice l;
+        /* more ticks a point than the best so far (a multiple of its period with as many more
+         * residues is no better) */
+        if (lattice_for(samples, first, period, &l) && lattice_for(samples, n, period, &l) &&
+            period * out->count > out->period * l.count)
+            *out = l;
     }
 }
 
