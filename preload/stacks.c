@@ -4,7 +4,8 @@
  * claims an entry of one process-wide table with a single CAS; the entry's index is the stack's
  * id, recorded as an event of the registered kind "stack" just before the event it belongs to.
  * No lock, no allocation. A capture that a signal handler starts while the same thread is
- * inside one is skipped, and so is one that finds the table full: its companion has id 0.
+ * inside one is skipped, and so is one that finds the table full: its companion has id 0. A
+ * capture in a handler stops where the signal was delivered (handler_walk).
  *
  * Writer side (at__stacks_publish): each new entry is symbolized (module by dl_iterate_phdr at
  * that moment, function from the module file's .symtab, else .dynsym) and queued as MODULE and
@@ -107,12 +108,48 @@ static int own_frame(uintptr_t pc)
     return (pc >= own[0].lo && pc < own[0].hi) || (pc >= own[1].lo && pc < own[1].hi);
 }
 
+/* Bounds of signals.c's call_program, set by the linker. */
+extern const char __start_at_signal_call[] __attribute__((visibility("hidden")));
+extern const char __stop_at_signal_call[] __attribute__((visibility("hidden")));
+
+#define HANDLER_STEP 4 /* frames a handler's walk grows by; see handler_walk */
+
+/* The frames of a signal handler's stack, down to the one that delivered the signal and
+ * without it: the frames the signal interrupted did not call the handler, and a walk through
+ * them can outlast the signal's period. libunwind follows a frame it cannot cache (a CFA given
+ * as an expression, a dynamic linker's trampoline) through its slow path, which starts the
+ * whole walk over at about two system calls a frame (1 us here): at the deepest stacks, 40 us
+ * a capture, and a SIGALRM every 20 us left the program no time to run
+ * (tests/e2e/stacks.sh, "expression").
+ *
+ * A walk of size k looks up the k innermost frames, the last to find its caller's address.
+ * The delivery frame (call_program) is found at index h by any k > h; below it lie
+ * signals.c's on_signal and the kernel's signal frame, which the fast path follows, and only
+ * then the interrupted frame: k <= h + 4 never looks that one up. So each try grows by
+ * HANDLER_STEP = 4 from 4: a try that misses the delivery had k <= h, and the next one has
+ * k + 4 <= h + 4. Most handlers are found by the first or second try. */
+static int handler_walk(void **pc, int most)
+{
+    uintptr_t lo = (uintptr_t)__start_at_signal_call, size = (uintptr_t)__stop_at_signal_call - lo;
+    for (int k = HANDLER_STEP;; k += HANDLER_STEP) {
+        if (k > most)
+            k = most;
+        int n = real_unw_backtrace(pc, k);
+        for (int i = 0; i < n; i++)
+            if ((uintptr_t)pc[i] - lo < size)
+                return i;
+        if (n < k || k == most)
+            return n;
+    }
+}
+
 /* The id of the calling thread's stack, without the recorder's own frames; 0 when it does not
  * fit the table. */
 static uint32_t capture(void)
 {
     void *pc[AT_STACK_DEPTH_MAX + OWN_FRAMES_MAX];
-    int n = real_unw_backtrace(pc, (int)at__config.stack_depth + OWN_FRAMES_MAX);
+    int most = (int)at__config.stack_depth + OWN_FRAMES_MAX;
+    int n = at__thread.in_signal ? handler_walk(pc, most) : real_unw_backtrace(pc, most);
     int first = 0;
     while (first < n && own_frame((uintptr_t)pc[first]))
         first++;

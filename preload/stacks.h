@@ -18,5 +18,9 @@ void at__stacks_publish(int finishing);
  * capture it interrupted: the flag goes back to what it was when the handler around began. */
 uint32_t at__stack_busy(void);
 void at__stack_set_busy(uint32_t busy);
+/* The section of the one function that calls the program's signal handlers (signals.c): a
+ * frame whose return address lies there is where a signal was delivered, and a capture in a
+ * handler stops at it. */
+#define AT_SIGNAL_CALL_SECTION "at_signal_call"
 
 #endif

@@ -11,7 +11,12 @@
  *   7: with "table", only this: main > branch > ... > branch > nop_send, 13 branch levels each
  *      called from one of two call sites, down each of the 8192 paths (more distinct stacks
  *      than the recorder's table holds), twice
- * Usage: stacks ROUNDS DL_PATH [storm|relay|table] */
+ *   8: with "expression", only this: main > nop_send once, then a SIGALRM handler every 20 us,
+ *      on_alarm > nop_send, while main spins ROUNDS times at the end of 40 frames of descend()
+ *      in spin_cfa_expression, whose frame the unwinder's fast path cannot follow (its CFA is
+ *      a DWARF expression): each walk through it takes libunwind's slow path, two system calls
+ *      a frame. Prints the number of alarms handled.
+ * Usage: stacks ROUNDS DL_PATH [storm|relay|table|expression] */
 #include <dlfcn.h>
 #include <signal.h>
 #include <stdio.h>
@@ -86,17 +91,50 @@ static void on_signal(int sig)
     KEEP_FRAME();
 }
 
+static volatile sig_atomic_t alarms;
+
 static void on_alarm(int sig)
 {
     nop_send(5, sig);
+    alarms++;
     KEEP_FRAME();
 }
 
-static void start_storm(void)
+/* spin_cfa_expression(spins): counts spins (at least 1) down. Its CFA is given as the
+ * expression rsp + 16 rather than as a register and offset. */
+long spin_cfa_expression(long spins);
+__asm__(".text\n"
+        ".type spin_cfa_expression, @function\n"
+        "spin_cfa_expression:\n"
+        ".cfi_startproc\n"
+        "    push %rbp\n"
+        "    .cfi_escape 0x0f, 0x02, 0x77, 0x10\n" /* DW_CFA_def_cfa_expression: DW_OP_breg7 16 */
+        "    .cfi_offset %rbp, -16\n"
+        "1:  dec %rdi\n"
+        "    jnz 1b\n"
+        "    mov %rdi, %rax\n"
+        "    pop %rbp\n"
+        "    .cfi_def_cfa %rsp, 8\n"
+        "    ret\n"
+        ".cfi_endproc\n"
+        ".size spin_cfa_expression, . - spin_cfa_expression\n");
+
+#define DESCEND_LEVELS 40
+
+__attribute__((noinline)) long descend(int levels, long spins);
+
+__attribute__((noinline)) long descend(int levels, long spins)
+{
+    long r = levels ? descend(levels - 1, spins) : spin_cfa_expression(spins);
+    KEEP_FRAME();
+    return r + 1;
+}
+
+static void start_storm(long period_us)
 {
     struct sigaction sa = {.sa_handler = on_alarm, .sa_flags = SA_RESTART};
     sigaction(SIGALRM, &sa, NULL);
-    struct itimerval every = {{0, 20}, {0, 20}};
+    struct itimerval every = {{0, period_us}, {0, period_us}};
     setitimer(ITIMER_REAL, &every, NULL);
 }
 
@@ -126,13 +164,21 @@ int main(int argc, char **argv)
     }
     const char *mode = argc > 3 ? argv[3] : "";
     int rounds = atoi(argv[1]), storm = strcmp(mode, "storm") == 0;
+    if (strcmp(mode, "expression") == 0) {
+        nop_send(1, 0); /* a handler's event never starts the recorder: main's first does */
+        start_storm(20);
+        descend(DESCEND_LEVELS, rounds > 0 ? rounds : 1);
+        stop_storm();
+        printf("alarms %d\n", (int)alarms);
+        return 0;
+    }
     if (strcmp(mode, "table") == 0) {
         for (unsigned path = 0; path < 2u << TABLE_LEVELS; path++)
             branch(TABLE_LEVELS, path & ((1u << TABLE_LEVELS) - 1));
         return 0;
     }
     if (storm)
-        start_storm();
+        start_storm(20);
     for (int i = 0; i < rounds; i++)
         outer_send(i);
     if (storm)
