@@ -213,6 +213,13 @@ int at__finish(uint64_t timeout_ns)
 {
     if (getpid() != at__pid) /* a vfork child shares our memory: hands off */
         return -ECHILD;
+    /* Events were dropped and nothing started the recorder (only signal handlers recorded, or
+     * threads short of stack): it starts now, so that a trace counts them rather than none
+     * being written. */
+    if (!at__thread.in_signal && at__ring_lost_total() &&
+        /* acquire: pairs with at__ensure_started's release stores */
+        __atomic_load_n(&at__state, __ATOMIC_ACQUIRE) == AT_STATE_UNINIT)
+        at__ensure_started();
     int expected = AT_STATE_UNINIT;
     /* the process ends before its first event: no start may begin now, on any thread
      * (acq_rel: pairs with at__ensure_started's CAS from UNINIT) */

@@ -56,6 +56,18 @@ equal "a storm of handlers, 5 runs: no torn slot" "$storm_torn" 0
 equal "a storm of handlers, 5 runs: runs with a send neither traced nor counted as dropped" \
     "$storm_uncounted" 0
 
+# Only handlers record: a handler never starts the recorder, so each of their 1000 sends is
+# dropped. The process's end starts it, and the trace counts them, rather than there being no
+# trace at all.
+ACTORTRACE_OUT="$TMP/only.trace" LD_PRELOAD="$LIB_NOP" limit "$B/tests/progs/sigrec" 1000 1 20 only \
+    >"$TMP/only.out" 2>"$TMP/only.err"
+check "only handlers record: runs traced" [ $? -eq 0 ]
+"$DECODE" -o "$TMP/only.jsonl" "$TMP/only.trace"
+check "only handlers record: a trace, which decodes cleanly" [ $? -eq 0 ]
+equal "only handlers record: every send dropped and counted" \
+    "$(kind_count "$TMP/only.jsonl" send),$(summary "$TMP/only.jsonl" dropped)" \
+    "0,$(truth "$TMP/only.out" handler_send)"
+
 nop_run() { # nop_run NAME MODE PROGRAM ARGS...: traced with the nop shim in MODE into
     # $TMP/NAME.trace (120 s at most), output in $TMP/NAME.out, decoded to $TMP/NAME.jsonl;
     # returns the program's status
