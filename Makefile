@@ -228,7 +228,7 @@ $(B)/tracedecode: $(DECODER_SRC) $(COMMON_SRC) $(wildcard include/*.h) $(DECODER
 
 $(B)/asan/tracedecode: $(DECODER_SRC) $(COMMON_SRC) $(wildcard include/*.h) $(DECODER_HDR) | $(DEPS_OK)
 	@mkdir -p $(@D)
-	$(CC) $(CPPFLAGS) $(DECODER_INC) $(SAN_FLAGS) $(WARN) -o $@ $(DECODER_SRC) $(COMMON_SRC) -lzstd -lncurses
+	$(CC) $(CPPFLAGS) $(DECODER_INC) -DAT_TEST_HOOKS $(SAN_FLAGS) $(WARN) -o $@ $(DECODER_SRC) $(COMMON_SRC) -lzstd -lncurses
 
 # The actortrace command: finds the library and tracedecode beside itself (build/) or under the
 # PREFIX it is installed to.

@@ -292,6 +292,8 @@ static int ring_read_block(struct follower *f, struct follow_file *ff, struct fo
     if (s->state == AT_BLOCK_FULL && s->b->used < end)
         end = s->b->used;
     const struct at_event *slots = (const struct at_event *)(s->b + 1);
+    if (end <= from) /* nothing new; or the writer gave the block back since (used 0) */
+        return 0;
     if (at__array_reserve((void **)&f->scratch, &f->scratch_cap, end - from, sizeof *f->scratch))
         return -ENOMEM;
     uint32_t i = from;
@@ -368,6 +370,13 @@ static int read_ring(struct follower *f, struct trace *t, struct follow_file *ff
         return 0;
     struct seen_block *seen;
     int n = ring_blocks(&ff->ring, &seen);
+#ifdef AT_TEST_HOOKS
+    /* ACTORTRACE_TEST_FOLLOW_PAUSE_MS: a pause between seeing the blocks and reading them, in
+     * which the writer writes and gives back the full ones (tests/e2e/live.sh) */
+    const char *pause = getenv("ACTORTRACE_TEST_FOLLOW_PAUSE_MS");
+    if (pause)
+        usleep((useconds_t)atoi(pause) * 1000);
+#endif
     for (int i = 0; i < n; i++) {
         struct thread *th = at__trace_thread(t, seen[i].tid);
         struct follow_queue *q = th ? queue_of(ff, (size_t)(th - t->threads)) : NULL;

@@ -19,6 +19,8 @@
 #  - a frame caught half-written (its last bytes still zeros): read again, not reported.
 #  - a program that forks: top on the parent's pid shows both processes' sinks; a follower of
 #    both traces gives their merged decode.
+#  - a --ring follower that pauses between seeing the ring's blocks and reading them, while
+#    the writer writes and gives back the full ones: it ends cleanly with the offline decode.
 . "$(dirname "$0")/../lib.sh"
 P="$B/tests/progs/slowsink"
 CLI="$B/actortrace"
@@ -294,3 +296,19 @@ equal "fork: the follower ends with both processes, status 0" $? 0
 "$DECODE" -o "$TMP/fork.offline" "$parent" "$child"
 same_events "fork: the followed JSONL of both is their merged decode" "$TMP/fork.jsonl" \
     "$TMP/fork.offline"
+
+# ---- blocks given back while the follower reads them ----------------------------------------
+# The sanitized decoder's test hook pauses 30 ms between seeing the ring's blocks and reading
+# them, 4 KiB blocks: the writer writes and gives back (used 0) full blocks the follower had
+# read in part while they filled. Each such block is left to its frame in the file.
+export ACTORTRACE_BLOCK_KB=4
+start_traced "$LIB" "$TMP/pause.trace" "$P" 3 2 >/dev/null
+unset ACTORTRACE_BLOCK_KB
+wait_for "the trace" [ -s "$TMP/pause.trace" ]
+ACTORTRACE_TEST_FOLLOW_PAUSE_MS=30 timeout 60 "$ASAN_DECODE" --follow --ring -o "$TMP/pause.jsonl" \
+    "$TMP/pause.trace" 2>"$TMP/pause.err"
+equal "paused follower: ends with the program, status 0" $? 0
+wait $runner
+check "paused follower: the program ran" [ $? -eq 0 ]
+"$DECODE" -o "$TMP/pause.offline" "$TMP/pause.trace"
+same_events "paused follower: its JSONL is the decode" "$TMP/pause.jsonl" "$TMP/pause.offline"
