@@ -31,6 +31,14 @@ pid_t at__pid;
 static char trace_path[4096];
 static int forked_child; /* this image began as the child of a traced process's fork */
 
+/* The thread finishing the trace (its tid), FINISHED once it has, 0 before: a futex word. Only
+ * one thread finishes; another that comes meanwhile (exit() on two threads at once, whose
+ * second ends the process by glibc's own _exit; _exit or a fatal signal racing exit()) waits
+ * for the finish before it lets the process end, or the process ends in the middle of it and
+ * the trace has no end and the ring file stays. */
+#define FINISHED UINT32_MAX
+static uint32_t finisher;
+
 AT_GENERAL_REGS_ONLY int at_enabled(void) /* called from wrappers: no vector register */
 {
     /* acquire: pairs with the release store of RUNNING in at__ensure_started */
@@ -60,6 +68,7 @@ static void fork_child(void)
     at__writer_after_fork();
     at__meta_after_fork();
     forked_child = 1;
+    finisher = 0; /* the parent's finish, if it had begun, is the parent's */
     /* release: the child's resets above happen before its first event sees UNINIT (one thread) */
     __atomic_store_n(&at__state, AT_STATE_UNINIT, __ATOMIC_RELEASE);
 }
@@ -209,6 +218,29 @@ static void wait_started(void)
         at__futex((uint32_t *)&at__state, FUTEX_WAIT_PRIVATE, AT_STATE_STARTING, &step);
 }
 
+/* Waits up to timeout_ns for the thread finishing the trace, or for the writer to have written
+ * the end (then removes the ring file, if that thread has not, since a thread stopped by a
+ * fatal signal on another will not). Polled every millisecond for the writer. */
+static void wait_finished(uint64_t timeout_ns)
+{
+    uint64_t deadline =
+        timeout_ns == AT_WAIT_FOREVER ? UINT64_MAX : at__clock_ns(CLOCK_MONOTONIC) + timeout_ns;
+    for (;;) {
+        /* acquire: pairs with at__finish's release store of FINISHED */
+        uint32_t now_finishing = __atomic_load_n(&finisher, __ATOMIC_ACQUIRE);
+        if (now_finishing == FINISHED)
+            return;
+        if (at__writer_finished()) {
+            at__ring_remove();
+            return;
+        }
+        if (at__clock_ns(CLOCK_MONOTONIC) >= deadline)
+            return;
+        struct timespec ms = {0, 1000 * 1000};
+        at__futex(&finisher, FUTEX_WAIT_PRIVATE, now_finishing, &ms);
+    }
+}
+
 int at__finish(uint64_t timeout_ns)
 {
     if (getpid() != at__pid) /* a vfork child shares our memory: hands off */
@@ -227,15 +259,27 @@ int at__finish(uint64_t timeout_ns)
                                     __ATOMIC_ACQUIRE))
         return -EALREADY;
     wait_started();
-    expected = AT_STATE_RUNNING;
-    /* acq_rel: one caller finishes; pairs with the slow path's acquire loads, which then stop */
-    if (!__atomic_compare_exchange_n(&at__state, &expected, AT_STATE_OFF, 0, __ATOMIC_ACQ_REL,
-                                     __ATOMIC_ACQUIRE))
+    uint32_t self = (uint32_t)gettid(), first = 0;
+    /* relaxed: the state's CAS below orders what the finish does */
+    if (!__atomic_compare_exchange_n(&finisher, &first, self, 0, __ATOMIC_RELAXED,
+                                     __ATOMIC_RELAXED)) {
+        if (first != self) /* else a signal handler interrupted this thread's own finish */
+            wait_finished(timeout_ns);
         return -EALREADY;
-    at__takeback_note_drops(); /* before the writer's last pass, which writes them */
-    int err = at__writer_stop(timeout_ns);
-    if (err == 0)
-        at__ring_remove(); /* everything is in the trace: nothing to recover */
+    }
+    int err = -EALREADY;
+    expected = AT_STATE_RUNNING;
+    /* acq_rel: pairs with the slow path's acquire loads, which then stop */
+    if (__atomic_compare_exchange_n(&at__state, &expected, AT_STATE_OFF, 0, __ATOMIC_ACQ_REL,
+                                    __ATOMIC_ACQUIRE)) {
+        at__takeback_note_drops(); /* before the writer's last pass, which writes them */
+        err = at__writer_stop(timeout_ns);
+        if (err == 0)
+            at__ring_remove(); /* everything is in the trace: nothing to recover */
+    }
+    /* release: pairs with wait_finished's acquire load */
+    __atomic_store_n(&finisher, FINISHED, __ATOMIC_RELEASE);
+    at__futex(&finisher, FUTEX_WAKE_PRIVATE, INT32_MAX, NULL);
     return err;
 }
 
@@ -248,6 +292,7 @@ int at__finish(uint64_t timeout_ns)
 __attribute__((constructor)) static void at_constructor(void)
 {
     at__pid = getpid();
+    at__process_init();
     at__patch_init();
     at__stacks_init();
 }

@@ -21,6 +21,9 @@ int at__ensure_started(void);
  * event, no start may begin after this) or -ECHILD (called in a vfork child, which must not
  * touch it). */
 int at__finish(uint64_t timeout_ns);
+/* At load (process.c): the handler that finishes the trace when the program calls
+ * quick_exit, registered before any of the program's, so that it runs after them. */
+void at__process_init(void);
 /* at__record_slow, the slow path's entry (declared in at_record.h), is defined in lifecycle.c,
  * above record.c: it starts the recorder at the first event (not in a signal handler), then
  * hands the event to at__record_event. */

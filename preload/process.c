@@ -1,4 +1,5 @@
-/* The ways a process image ends that skip the destructor: _exit and _Exit, and exec. Before
+/* The ways a process image ends that skip the destructor: _exit and _Exit, exec, quick_exit,
+ * and exit() on a thread while another runs the exit handlers. Before
  * each, the trace is finished, so that every event committed so far is in the file with its
  * end record; the wait for the writer has a deadline, since _exit is often called from a
  * signal handler that interrupted a thread holding a lock (what is not written by then stays
@@ -25,11 +26,27 @@
 static void (*real_exit)(int);
 static void (*real__exit)(int);
 static void (*real__Exit)(int);
+static void (*real_quick_exit)(int);
 static int (*real_execve)(const char *, char *const[], char *const[]);
 static int (*real_execv)(const char *, char *const[]);
 static int (*real_execvp)(const char *, char *const[]);
 static int (*real_execvpe)(const char *, char *const[], char *const[]);
 static int (*real_fexecve)(int, char *const[], char *const[]);
+
+/* Calls of exit and quick_exit so far in this process image. glibc runs the exit handlers,
+ * among them the destructor that finishes the trace, on the first caller only; a later one,
+ * on another thread while the first runs them, goes straight to glibc's own _exit, which no
+ * wrapper sees. So a later caller finishes the trace first, as _exit does (or waits for the
+ * thread finishing it), and what the first one's handlers record after that is dropped. */
+static uint32_t exits;
+
+static void before_exit(void)
+{
+    /* relaxed: at__finish orders the finish itself; a vfork child's count would be its
+     * parent's */
+    if (getpid() == at__pid && __atomic_fetch_add(&exits, 1, __ATOMIC_RELAXED) > 0)
+        at__finish(AT_FINISH_DEADLINE_NS);
+}
 
 AT_EXPORT void exit(int status)
 {
@@ -40,8 +57,29 @@ AT_EXPORT void exit(int status)
         fflush(NULL);
         real__exit(status);
     }
+    before_exit();
     real_exit(status);
     __builtin_unreachable();
+}
+
+/* quick_exit runs the at_quick_exit handlers, then glibc's own _exit: the trace is finished by
+ * the handler registered at load (at__process_init), which runs after the program's. */
+AT_EXPORT void quick_exit(int status)
+{
+    AT_RESOLVE(real_quick_exit, "quick_exit");
+    before_exit();
+    real_quick_exit(status);
+    __builtin_unreachable();
+}
+
+static void finish_at_quick_exit(void)
+{
+    at__finish(AT_FINISH_DEADLINE_NS);
+}
+
+void at__process_init(void)
+{
+    at_quick_exit(finish_at_quick_exit);
 }
 
 AT_EXPORT void _exit(int status)

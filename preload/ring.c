@@ -227,15 +227,21 @@ int at__ring_create(const char *trace_path)
 }
 
 /* Called at a clean end: every block is in the trace, so the file has nothing to recover. The
- * mapping stays, since threads still running may record into it until the process ends. */
+ * mapping stays, since threads still running may record into it until the process ends. The
+ * thread finishing the trace and one waiting for it may both come here (lifecycle.c), and the
+ * second may end the process as soon as this returns: each unlinks (the path is cleared only
+ * after an unlink, so a caller that finds it cleared finds the file gone), one closes. */
 void at__ring_remove(void)
 {
+    /* relaxed: a cleared path means only that an unlink returned before */
+    if (__atomic_load_n(&at__ring.path[0], __ATOMIC_RELAXED))
+        unlink(at__ring.path);
+    if (__atomic_exchange_n(&at__ring.removed, 1, __ATOMIC_ACQ_REL))
+        return;
     if (is_ring_file(at__ring.fd))
         close(at__ring.fd);
     at__ring.fd = -1;
-    if (at__ring.path[0])
-        unlink(at__ring.path);
-    at__ring.path[0] = '\0';
+    __atomic_store_n(&at__ring.path[0], '\0', __ATOMIC_RELAXED);
 }
 
 int at__ring_can_grow(void)

@@ -25,6 +25,7 @@ struct at_ring {
     uint32_t capacity;    /* event slots per block */
     uint32_t free_count;  /* FREE blocks; atomic */
     uint32_t hint;        /* where the next search for a FREE block starts; atomic, relaxed */
+    uint32_t removed;     /* at__ring_remove has run or is running; atomic */
     char path[4096];      /* the ring file, "" when anonymous */
 };
 

@@ -1007,6 +1007,12 @@ int at__writer_stop(uint64_t timeout_ns)
     return wait_finished(timeout_ns);
 }
 
+int at__writer_finished(void)
+{
+    /* acquire: pairs with writer_main's release store of finished */
+    return (int)__atomic_load_n(&w.finished, __ATOMIC_ACQUIRE);
+}
+
 /* In a forked child: the writer thread did not come along; the file and its offset are the
  * parent's. Close our copy of the descriptor and start from nothing. */
 void at__writer_after_fork(void)

@@ -22,6 +22,8 @@ uint32_t at__writer_pool_moves(void);
  * the program's threads hold. Returns 0 or -ETIMEDOUT (what is not written stays in the ring
  * file for recovery). */
 int at__writer_stop(uint64_t timeout_ns);
+/* 1 once the writer has written the end of the trace (its last pass after at__writer_stop). */
+int at__writer_finished(void);
 /* Wakes the writer (to prepare blocks a thread needs). */
 void at__writer_wake(void);
 /* Overwrite mode: write the blocks now. Async-signal-safe. */

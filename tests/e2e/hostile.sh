@@ -76,3 +76,28 @@ for mode in thread process; do
     done
     equal "first event in a handler ($mode): runs that hung, failed or lost count (of 10)" $bad 0
 done
+
+# The process ends on several threads at once: every thread calls exit() (glibc runs the exit
+# handlers, and the tracer's finish, on one of them, and ends the process from whichever gets
+# to its _exit first), or half call exit() and half _exit(); or the program leaves with
+# quick_exit(), whose handler records once more. In every run: status 0, the trace whole (its
+# end record, nothing truncated or dropped), every send in it, and no ring file left behind.
+# 8 threads: without the wait for the finishing thread, 8 runs in 8 were cut short.
+rings="$TMP/exit_rings"
+mkdir -p "$rings"
+for how in exit_all exit_mixed quick; do
+    bad=0
+    for run in $(seq 10); do
+        timeout -s KILL 30 env ACTORTRACE_RING_DIR="$rings" ACTORTRACE_OUT="$TMP/race.trace" \
+            LD_PRELOAD="$LIB_NOP" "$P/exit_race" 8 20000 $how >"$TMP/race.out" 2>/dev/null &&
+            "$DECODE" -o "$TMP/race.jsonl" "$TMP/race.trace" 2>/dev/null &&
+            [ "$(summary "$TMP/race.jsonl" truncated)" = false ] &&
+            [ "$(summary "$TMP/race.jsonl" dropped)" = 0 ] &&
+            [ "$(kind_count "$TMP/race.jsonl" send)" -eq "$(truth "$TMP/race.out" send)" ] ||
+            bad=$((bad + 1))
+        rm -f "$TMP/race.trace"
+    done
+    equal "$how: runs that failed, were cut short or lost a send (of 10)" $bad 0
+    equal "$how: ring files left behind" "$(ls "$rings" | wc -l)" 0
+    rm -f "$rings"/*
+done
