@@ -125,7 +125,9 @@ PATCH_PROGS := $(patsubst $(B)/examples/%,$(STATIC)/%,$(EXAMPLES)) $(STATIC)/rin
 	$(STATIC)/dlopen-runpath $(B)/patch/opener-runpath $(B)/patch/opener-rpath \
 	$(B)/patch/a/libplugin.so $(B)/patch/b/libplugin.so \
 	$(AETHER_STATIC) $(STATIC)/aether/pingpong-rdynamic \
-	$(PATCH_CALLERS) $(B)/patch/dlrace $(B)/patch/plug-rt_park.so \
+	$(PATCH_CALLERS) $(B)/patch/dlrace $(B)/patch/dlcross $(B)/patch/reload \
+	$(B)/patch/libparkcaller.so $(B)/patch/spinplug.so $(B)/patch/spinload \
+	$(B)/patch/plug-rt_park.so \
 	$(B)/patch/plug-rt_unpark.so $(B)/patch/plug-rt_exit.so
 
 # GLib's program traced through tests/targets/shimgen/glib.spec: the shim generated, and
@@ -447,9 +449,27 @@ $(B)/patch/libspin.so: $(TGT)/patch/spin.c
 	$(CC) $(CFLAGS) $(WARN) -fPIC -shared -pthread -Wl,-Bsymbolic-functions -o $@ $<
 $(B)/patch/plug-%.so: $(TGT)/patch/plug.c
 	@mkdir -p $(@D)
-	$(CC) $(CFLAGS) $(WARN) -fPIC -shared -Wl,-Bsymbolic-functions -DNAME=$* -o $@ $<
+	$(CC) $(CFLAGS) $(WARN) -fPIC -shared -Wl,-Bsymbolic-functions -DNAME=$* \
+		-Wl,-soname,plug-$*.so -o $@ $<
 $(B)/patch/dlrace: $(TGT)/patch/dlrace.c $(B)/patch/libspin.so
 	$(CC) $(CFLAGS) $(WARN) -pthread -o $@ $< $(B)/patch/libspin.so -ldl -Wl,-rpath,'$$ORIGIN'
+# A patched plugin unloaded, then loaded again by a library calling it through its PLT.
+$(B)/patch/libparkcaller.so: $(TGT)/patch/parkcaller.c $(B)/patch/plug-rt_park.so
+	$(CC) $(CFLAGS) $(WARN) -fPIC -shared -o $@ $< $(B)/patch/plug-rt_park.so -Wl,-rpath,'$$ORIGIN'
+$(B)/patch/reload: $(TGT)/patch/reload.c
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) $(WARN) -o $@ $< -ldl
+# A plugin patched in dlopen while its own thread runs the function.
+$(B)/patch/spinplug.so: $(TGT)/patch/spinplug.c
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) $(WARN) -fPIC -shared -pthread -Wl,-Bsymbolic-functions -o $@ $<
+$(B)/patch/spinload: $(TGT)/patch/spinload.c
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) $(WARN) -o $@ $< -ldl
+# Plugins patched in dlopen on one thread while another loads and unloads a library.
+$(B)/patch/dlcross: $(TGT)/patch/dlcross.c
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) $(WARN) -pthread -o $@ $< -ldl
 # A program whose rt_exit is too short to patch.
 $(STATIC)/refused: $(TGT)/patch/refused.c $(RT)/refrt.h
 	@mkdir -p $(@D)

@@ -215,6 +215,7 @@ struct at_patchable {
     void **real;            /* the wrapper's real_<symbol> */
     unsigned returns;       /* AT_RETURN_* */
     const char *patched_in; /* the object whose entry was patched; set by the recorder */
+    void *wrapper;          /* the wrapper's address in the library; set by the recorder */
 };
 
 /* The pragma undefines __SSE__ for what follows it. */
@@ -226,7 +227,7 @@ struct at_patchable {
 
 #define AT_PATCHABLE(symbol, returns)                                                              \
     {                                                                                              \
-#symbol, (void **)&real_##symbol, returns, 0                                               \
+#symbol, (void **)&real_##symbol, returns, 0, 0                                            \
     }
 /* aligned: as the struct, not more, so that the tables of several shims lie end to end in the
  * section, one array (the compiler would align a large array to 32 bytes, leaving gaps). */

@@ -183,11 +183,12 @@ static void report(const struct at_patchable *d, const struct object *o, const c
 }
 
 /* The entries patched, by address: two declared names at one address (an alias, or code the
- * linker folded) are patched once, under the first. */
+ * linker folded) are patched once, under the first. With the object's load address, so that
+ * an object's entries are forgotten when it is unloaded. */
 #define MAX_PATCHED 4096
 static struct {
-    uintptr_t entry;
-    const char *symbol;
+    uintptr_t entry, base;
+    struct at_patchable *declared;
 } patched[MAX_PATCHED];
 static unsigned npatched;
 
@@ -195,14 +196,14 @@ static const char *patched_as(uintptr_t entry)
 {
     for (unsigned i = 0; i < npatched; i++)
         if (patched[i].entry == entry)
-            return patched[i].symbol;
+            return patched[i].declared->symbol;
     return NULL;
 }
 
 static void patch_one(struct at_patchable *d, const struct object *o, const Elf64_Sym *sym)
 {
-    struct at_patch p = {.entry = o->base + sym->st_value, .size = sym->st_size};
-    p.wrapper = dlsym(self, d->symbol);
+    struct at_patch p = {.entry = o->base + sym->st_value, .size = sym->st_size, .real = d->real};
+    p.wrapper = d->wrapper;
     p.returns = d->returns;
     p.prot = segment_prot(o, p.entry);
     p.stub_only = stub_only;
@@ -222,10 +223,9 @@ static void patch_one(struct at_patchable *d, const struct object *o, const Elf6
         report(d, o, p.why, 0);
         return;
     }
-    *d->real = p.trampoline;
     d->patched_in = o->path;
     if (npatched < MAX_PATCHED)
-        patched[npatched++] = (typeof(patched[0])){p.entry, d->symbol};
+        patched[npatched++] = (typeof(patched[0])){p.entry, o->base, d};
     report(d, o, NULL, p.direct);
 }
 
@@ -394,6 +394,11 @@ static int patch_loaded(void)
     self_path = me.dli_fname;
     qsort(__start_at_patchable, (size_t)(__stop_at_patchable - __start_at_patchable),
           sizeof *__start_at_patchable, by_symbol);
+    /* here, not in visit(): dl_iterate_phdr holds the loader's write lock, and dlsym there
+     * takes its load lock, the order a dlopen or dlclose on another thread takes them in
+     * reverse */
+    for (struct at_patchable *d = __start_at_patchable; d < __stop_at_patchable; d++)
+        d->wrapper = dlsym(self, d->symbol);
     at__patch_batch_begin(); /* before main; other threads are safe (patch_x86.c) */
     dl_iterate_phdr(visit, NULL);
     at__patch_batch_end();
@@ -408,6 +413,48 @@ void at__patch_init(void)
     stub_only = off && strcmp(off, "stub") == 0;
     pthread_mutex_lock(&patch_mutex);
     patching = patch_loaded() == 0;
+    pthread_mutex_unlock(&patch_mutex);
+}
+
+/* The load addresses of the objects loaded now, marked in `present` by their index in seen[]. */
+static int mark_present(struct dl_phdr_info *info, size_t size, void *present)
+{
+    (void)size;
+    for (unsigned i = 0; i < nseen; i++)
+        if (seen[i] == info->dlpi_addr)
+            ((uint8_t *)present)[i] = 1;
+    return 0;
+}
+
+void at__patch_forget_unloaded(void)
+{
+    /* acquire: as in at__patch_new_objects */
+    if (!__atomic_load_n(&patching, __ATOMIC_ACQUIRE))
+        return;
+    pthread_mutex_lock(&patch_mutex);
+    static uint8_t present[MAX_OBJECTS]; /* under patch_mutex */
+    memset(present, 0, nseen);
+    dl_iterate_phdr(mark_present, present);
+    unsigned kept = 0;
+    for (unsigned i = 0; i < npatched; i++) {
+        unsigned s = 0;
+        while (s < nseen && seen[s] != patched[i].base)
+            s++;
+        if (s < nseen && !present[s]) {
+            /* its code is gone, and patched_in named its link map's path: a copy loaded again
+             * (at this address or another) is patched anew, and real_ is looked up again */
+            patched[i].declared->patched_in = NULL;
+            __atomic_store_n(patched[i].declared->real, NULL, __ATOMIC_RELEASE);
+        } else {
+            patched[kept++] = patched[i];
+        }
+    }
+    npatched = kept;
+    kept = 0;
+    for (unsigned i = 0; i < nseen; i++)
+        if (present[i])
+            seen[kept++] = seen[i];
+    nseen = kept;
     pthread_mutex_unlock(&patch_mutex);
 }
 

@@ -11,6 +11,10 @@
 void at__patch_init(void);
 /* Patches the objects loaded since the last call (patch_dlopen.c, after dlopen). */
 void at__patch_new_objects(void);
+/* After a dlclose: forgets the objects no longer loaded, so that one loaded later at the same
+ * address is patched, and a patched function whose object went is patched anew in the copy
+ * loaded again (its wrapper's real_ is cleared, never left on a trampoline into code gone). */
+void at__patch_forget_unloaded(void);
 /* 1 when the function whose wrapper forwards through *real was patched, in an object that
  * defines symbol (in .symtab, else .dynsym): a shim's check of a runtime linked into a program,
  * whose functions dlsym cannot find. */
@@ -26,6 +30,8 @@ struct at_patch {
     int prot;         /* the protection of its pages, restored after the write */
     int stub_only;    /* every call through the stub (ACTORTRACE_PATCH=stub), never direct */
     void *trampoline; /* runs the displaced instructions and jumps back into the function */
+    void **real;      /* the wrapper's real_<symbol>, set to the trampoline before the entry
+                       * jumps to the wrapper, which may run at once on another thread */
     int direct;       /* the entry goes to the wrapper without the stub: no caller keeps a
                        * value in a call-clobbered register across a call to it (patch_x86.c) */
     char why[96];     /* why it was refused: "its 3 bytes are fewer than the jump needs" */

@@ -1,4 +1,5 @@
-/* dlopen, wrapped so that the objects it loads are patched before it returns (patch.c). Other
+/* dlopen, wrapped so that the objects it loads are patched before it returns (patch.c), and
+ * dlclose, so that what it unloads is forgotten there. Other
  * threads run meanwhile, code patched earlier too: patch_x86.c never takes execute permission
  * from it, and stores each new jump in one aligned store where it can.
  *
@@ -24,6 +25,7 @@
 #include "util.h"
 
 static void *(*real_dlopen)(const char *, int);
+static int (*real_dlclose)(void *);
 
 /* The link map of the object holding addr, NULL when none does (generated code). */
 static struct link_map *object_at(const void *addr)
@@ -145,4 +147,14 @@ AT_EXPORT void *dlopen(const char *file, int mode)
     if (handle)
         at__patch_new_objects();
     return handle;
+}
+
+/* dlclose, wrapped so that what it unloads is forgotten by the patching (patch.c). */
+AT_EXPORT int dlclose(void *handle)
+{
+    AT_RESOLVE(real_dlclose, "dlclose");
+    int result = real_dlclose ? real_dlclose(handle) : -1;
+    if (result == 0)
+        at__patch_forget_unloaded();
+    return result;
 }

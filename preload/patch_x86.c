@@ -644,5 +644,9 @@ int at__patch_entry(struct at_patch *p)
     uintptr_t stub = emit(p, c, displaced);
     if (stub == 0)
         return -EINVAL;
+    /* release: the wrapper's acquire (or dependent) load of real_ sees the trampoline whole;
+     * should the entry not be written, the trampoline still runs the function as it is */
+    if (p->real)
+        __atomic_store_n(p->real, p->trampoline, __ATOMIC_RELEASE);
     return write_entry(p, stub, far);
 }
