@@ -58,9 +58,8 @@ static int is_function(const struct sigaction *act)
 
 /* Never inlined, alone in its section: a captured stack ends at its frame (stacks.c). */
 __attribute__((noinline, noclone, section(AT_SIGNAL_CALL_SECTION))) static void
-call_program(int sig, siginfo_t *info, void *context)
+call_program(const struct sigaction *act, int sig, siginfo_t *info, void *context)
 {
-    struct sigaction *act = &program[sig];
     if (act->sa_flags & SA_SIGINFO)
         act->sa_sigaction(sig, info, context);
     else
@@ -74,10 +73,11 @@ static void die_as_default(int sig, const siginfo_t *info)
     sigemptyset(&dfl.sa_mask);
     real_sigaction(sig, &dfl, NULL);
     /* A fault the kernel raised (si_code > 0) happens again when we return; a signal that was
-     * sent is sent again, and arrives when this handler returns and unblocks it. */
-    int fault = (sig == SIGSEGV || sig == SIGBUS || sig == SIGFPE || sig == SIGILL ||
-                 sig == SIGTRAP || sig == SIGSYS) &&
-                info->si_code > 0;
+     * sent is sent again, and arrives when this handler returns and unblocks it. So are a trap
+     * (a breakpoint's int3 is behind the instruction when we return, and nothing traps again)
+     * and a SIGSYS (the system call it stands for was skipped). */
+    int fault =
+        (sig == SIGSEGV || sig == SIGBUS || sig == SIGFPE || sig == SIGILL) && info->si_code > 0;
     if (!fault)
         raise(sig);
 }
@@ -198,6 +198,8 @@ static void handler_leave(struct handler_frame *h)
     at_frame_pop(&h->frame);
 }
 
+static int install(int sig);
+
 /* In front of every handler the program installs, and of the fatal signals' default action.
  * in_signal tells the recorder that this thread runs a handler (record.c). */
 static void on_signal(int sig, siginfo_t *info, void *context)
@@ -209,12 +211,16 @@ static void on_signal(int sig, siginfo_t *info, void *context)
         if (at_enabled())
             at__writer_request_dump();
         if (is_function(&program[sig]))
-            call_program(sig, info, context);
+            call_program(&program[sig], sig, info, context);
     } else if (is_function(&program[sig])) {
-        int reset = program[sig].sa_flags & SA_RESETHAND;
-        call_program(sig, info, context);
-        if (reset)
-            program[sig].sa_handler = SIG_DFL;
+        struct sigaction act = program[sig];
+        /* SA_RESETHAND, as the kernel does it: the default from the handler's start (a signal
+         * it raises gets the default action; what it installs stays) */
+        if (act.sa_flags & SA_RESETHAND) {
+            program[sig] = (struct sigaction){.sa_handler = SIG_DFL};
+            install(sig);
+        }
+        call_program(&act, sig, info, context);
     } else if (program[sig].sa_handler == SIG_DFL) {
         end_as_default(sig, info);
     }

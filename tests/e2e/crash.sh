@@ -11,7 +11,7 @@ mkdir -p "$ACTORTRACE_RING_DIR"
 
 # double_free: glibc aborts holding malloc's lock, for good; the trace must still end cleanly
 # (the writer needs no lock a stopped thread holds), and a hang is a failure (timeout).
-for how in segv bus fpe ill abort term int exit_ _Exit_ chain double_free; do
+for how in segv bus fpe ill trap abort term int exit_ _Exit_ chain resethand double_free; do
     limit "$P" "$how" $SENDS >"$TMP/$how.plain" 2>/dev/null
     want=$?
     echo $want >"$TMP/$how.status"
@@ -28,6 +28,13 @@ for how in segv bus fpe ill abort term int exit_ _Exit_ chain double_free; do
     equal "$how: not truncated" "$(summary "$TMP/$how.jsonl" truncated)" false
 done
 check "chain: the program's own handler ran" grep -q "program handler ran" "$TMP/chain.out"
+# SA_RESETHAND: the disposition is the default from the handler's start, and what the handler
+# installs stays (before, the default replaced it once the handler returned, and the handler
+# that raised its signal again ran again, and again)
+equal "resethand: a one-shot handler that installs itself again runs for each signal" \
+    "$(grep -c "one-shot handler ran" "$TMP/resethand.out")" 3
+equal "resethand: a one-shot handler that raises its signal again runs once" \
+    "$(grep -c "dying handler ran" "$TMP/resethand.out")" 1
 # Started with SIGINT ignored, as a shell starts a background job, the int case still dies of
 # SIGINT, untraced and traced, instead of waiting in pause() for ever. (timeout would give it
 # back the default action, so the shell that ignores it runs the program itself.)

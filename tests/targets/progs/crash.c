@@ -9,6 +9,12 @@
  *   chain                             a SIGSEGV handler of the program's own, installed after
  *                                     tracing started, prints a line, restores the default
  *                                     action and returns, so the fault ends the process
+ *   trap                              a breakpoint trap (int3), default action, with no
+ *                                     second thread (whose stop could end the process)
+ *   resethand                         one-shot handlers (SA_RESETHAND): a SIGUSR1 handler that
+ *                                     installs itself again, raised 3 times, then a SIGTERM
+ *                                     one with SA_NODEFER that raises SIGTERM again to die of
+ *                                     it; each prints a line a call
  * Usage: crash HOW SENDS. Prints {"ground_truth":{"send":SENDS}} before ending. */
 #include <fcntl.h>
 #include <pthread.h>
@@ -36,6 +42,38 @@ static void on_segv(int sig)
     ssize_t ignored = write(STDOUT_FILENO, line, sizeof line - 1);
     (void)ignored;
     signal(sig, SIG_DFL);
+}
+
+/* The one-shot handlers of "resethand": the disposition is the default as each begins. */
+static void on_usr1_again(int sig)
+{
+    static const char line[] = "one-shot handler ran\n";
+    ssize_t ignored = write(STDOUT_FILENO, line, sizeof line - 1);
+    (void)ignored;
+    struct sigaction again = {.sa_handler = on_usr1_again, .sa_flags = SA_RESETHAND};
+    sigemptyset(&again.sa_mask);
+    sigaction(sig, &again, NULL);
+}
+
+static void on_term_once(int sig)
+{
+    static const char line[] = "dying handler ran\n";
+    ssize_t ignored = write(STDOUT_FILENO, line, sizeof line - 1);
+    (void)ignored;
+    raise(sig);
+}
+
+static void one_shot_handlers(void)
+{
+    struct sigaction act = {.sa_handler = on_usr1_again, .sa_flags = SA_RESETHAND};
+    sigemptyset(&act.sa_mask);
+    sigaction(SIGUSR1, &act, NULL);
+    for (int i = 0; i < 3; i++)
+        raise(SIGUSR1);
+    act = (struct sigaction){.sa_handler = on_term_once, .sa_flags = SA_RESETHAND | SA_NODEFER};
+    sigemptyset(&act.sa_mask);
+    sigaction(SIGTERM, &act, NULL);
+    raise(SIGTERM);
 }
 
 static void bus_error(void)
@@ -81,6 +119,10 @@ static void end(const char *how)
         printf("%d\n", (zero + 7) / zero);
     else if (!strcmp(how, "ill"))
         __builtin_trap();
+    else if (!strcmp(how, "trap"))
+        __asm__ volatile("int3");
+    else if (!strcmp(how, "resethand"))
+        one_shot_handlers();
     else if (!strcmp(how, "abort"))
         abort();
     else if (!strcmp(how, "term"))
@@ -107,7 +149,7 @@ int main(int argc, char **argv)
     if (!strcmp(argv[1], "chain"))
         signal(SIGSEGV, on_segv);
     pthread_t t;
-    if (strcmp(argv[1], "idle") != 0)
+    if (strcmp(argv[1], "idle") != 0 && strcmp(argv[1], "trap") != 0)
         pthread_create(&t, NULL, background, NULL);
     printf("{\"ground_truth\":{\"send\":%ld}}\n", sends);
     fflush(stdout);
