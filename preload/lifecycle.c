@@ -4,7 +4,7 @@
  * so leaves no file behind. at__finish stops it: every committed event goes into the file,
  * then the end record. It runs from the destructor (after the program's atexit handlers, from
  * whichever thread called exit), and from _exit, exec and fatal signals (process.c,
- * signals.c). A forked child starts a recorder of its own. */
+ * signals.c). A forked child starts a recorder of its own; a _Fork child records nothing. */
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/futex.h>
@@ -71,6 +71,30 @@ static void fork_child(void)
     finisher = 0; /* the parent's finish, if it had begun, is the parent's */
     /* release: the child's resets above happen before its first event sees UNINIT (one thread) */
     __atomic_store_n(&at__state, AT_STATE_UNINIT, __ATOMIC_RELEASE);
+}
+
+/* glibc's _Fork: a fork that runs no atfork handler, for a child that may only call
+ * async-signal-safe functions (malloc's locks are as the parent's threads left them). The child
+ * lets go of its parent's buffer and trace with stores and system calls only, and records
+ * nothing: a recorder of its own would need malloc. (It would otherwise take itself for a
+ * vfork child, and record into its parent's blocks, which the file shares.) */
+static pid_t (*real__Fork)(void);
+
+AT_EXPORT pid_t _Fork(void)
+{
+    AT_RESOLVE(real__Fork, "_Fork");
+    if (!real__Fork)
+        return -1;
+    pid_t pid = real__Fork();
+    if (pid == 0) {
+        at__pid = getpid();
+        /* relaxed: one thread; no event of this process starts anything */
+        __atomic_store_n(&at__state, AT_STATE_OFF, __ATOMIC_RELAXED);
+        finisher = FINISHED; /* nothing to finish: the parent's writer is the parent's */
+        at__record_after_fork();
+        at__ring_after_fork();
+    }
+    return pid;
 }
 
 /* Once per process image: what survives a fork (settings, the thread-exit key, the fork

@@ -62,6 +62,20 @@ check "a file of an earlier run: refused" grep -q 'stale.trace (File exists); no
     "$TMP/stale.err"
 check "a file of an earlier run: no .1 made" [ ! -e "$TMP/stale.trace.1" ]
 
+# _Fork() runs no atfork handler: the child records nothing (a recorder of its own would need
+# malloc, unsafe there), writes nothing into its parent's buffer, and its exit() runs its exit
+# handlers (before, it took the child for a vfork child's and left with _exit, and its sends
+# went into the parent's ring: 6,544 events and 193,457 dropped in the parent's trace)
+run _Fork _Fork
+check "_Fork: program succeeds" [ $? -eq 0 ]
+check "_Fork: one trace file (the parent's)" [ "$(ls "$TMP/_Fork" | wc -l)" -eq 1 ]
+"$DECODE" -o "$TMP/_Fork.jsonl" "$TMP/_Fork"/*.trace
+check "_Fork: parent's trace complete" [ $? -eq 0 ]
+equal "_Fork: parent has every send" "$(sends_of "$TMP/_Fork.jsonl" 1)" 6000
+equal "_Fork: parent has none of the child's" "$(sends_of "$TMP/_Fork.jsonl" 2)" 0
+equal "_Fork: nothing dropped" "$(summary "$TMP/_Fork.jsonl" dropped)" 0
+equal "_Fork: the exit handlers ran in both processes" "$(grep -c 'exit handler ran' "$TMP/_Fork.out")" 2
+
 for mode in vfork vfork_exit spawn; do
     run "$mode" "$mode"
     check "$mode: program succeeds" [ $? -eq 0 ]

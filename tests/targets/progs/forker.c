@@ -10,6 +10,8 @@
  *   spawn    the same with posix_spawn
  *   fork_first  fork() before any send; the child sends 1..N to actor 2 and exits; the parent
  *            waits and sends 1..N
+ *   _Fork    as fork, with _Fork() (no atfork handlers); an exit handler prints a line in each
+ *            process
  * Usage: forker MODE N. Prints {"ground_truth":{...}} with the counts of its own process. */
 #include <spawn.h>
 #include <stdio.h>
@@ -30,6 +32,11 @@ static void sends(int actor, long from, long to)
 static void send_at_exit(void)
 {
     nop_send(4, 1);
+}
+
+static void say_exit(void)
+{
+    printf("exit handler ran\n");
 }
 
 static int wait_child(pid_t pid)
@@ -64,8 +71,10 @@ int main(int argc, char **argv)
     sends(1, 1, n);
     fflush(stdout);
     int ok = 1;
-    if (!strcmp(mode, "fork")) {
-        pid_t pid = fork();
+    if (!strcmp(mode, "fork") || !strcmp(mode, "_Fork")) {
+        if (!strcmp(mode, "_Fork"))
+            atexit(say_exit);
+        pid_t pid = strcmp(mode, "fork") ? _Fork() : fork();
         if (pid == 0) {
             sends(2, 1, n);
             exit(0);
