@@ -117,7 +117,7 @@ SHIMGEN_TEST := $(B)/shimgen $(B)/asan/shimgen \
 STATIC := $(B)/static
 AETHER_STATIC := $(patsubst %,$(STATIC)/aether/%,pingpong forkjoin ask single panic)
 PATCH_CALLERS := $(B)/patch/ipara $(B)/patch/regs $(B)/patch/alias $(B)/patch/shadow \
-                 $(B)/patch/direct
+                 $(B)/patch/direct $(B)/patch/coldjump
 PATCH_PROGS := $(patsubst $(B)/examples/%,$(STATIC)/%,$(EXAMPLES)) $(STATIC)/ring-rdynamic \
 	$(STATIC)/ring-rdynamic-stripped \
 	$(STATIC)/pingpong-stripped $(STATIC)/refused $(STATIC)/dlopen $(B)/symbolic/librefrt.so \

@@ -200,9 +200,65 @@ static const char *patched_as(uintptr_t entry)
     return NULL;
 }
 
-static void patch_one(struct at_patchable *d, const struct object *o, const Elf64_Sym *sym)
+/* A declared function an object defines, while the object is patched. */
+struct candidate {
+    struct at_patchable *declared;
+    const Elf64_Sym *sym;
+    uintptr_t entry, end, foreign; /* foreign: as at_patch's */
+};
+
+static int by_entry(const void *a, const void *b)
 {
-    struct at_patch p = {.entry = o->base + sym->st_value, .size = sym->st_size, .real = d->real};
+    uintptr_t x = ((const struct candidate *)a)->entry, y = ((const struct candidate *)b)->entry;
+    return (x > y) - (x < y);
+}
+
+/* Sets each candidate's `foreign`: the lowest address in (entry, entry + AT_PATCH_WINDOW) that a
+ * direct jump or call with a 32-bit displacement (e8, e9, 0f 80-8f) from outside the function
+ * goes to. GCC moves a function's rare paths into a part of their own (name.cold, which a
+ * stripped object does not name), which may jump back to just past the entry; the jump written
+ * there would cut such a target in two. The object's code is read byte by byte, not decoded,
+ * so bytes that only look like a jump can refuse a function, never let one through. c[0..n)
+ * is sorted by entry. */
+static void find_foreign_jumps(const struct object *o, struct candidate *c, unsigned n)
+{
+    for (unsigned i = 0; i < o->nphdrs; i++) {
+        const Elf64_Phdr *ph = &o->phdrs[i];
+        if (ph->p_type != PT_LOAD || !(ph->p_flags & PF_X))
+            continue;
+        const uint8_t *code = (const uint8_t *)(o->base + ph->p_vaddr);
+        for (size_t at = 0; at + 6 <= ph->p_filesz; at++) {
+            size_t len = code[at] == 0xe8 || code[at] == 0xe9                ? 5
+                         : code[at] == 0x0f && (code[at + 1] & 0xf0) == 0x80 ? 6
+                                                                             : 0;
+            if (len == 0)
+                continue;
+            int32_t rel;
+            memcpy(&rel, code + at + len - 4, sizeof rel);
+            uintptr_t from = (uintptr_t)(code + at), to = from + len + (uintptr_t)(intptr_t)rel;
+            unsigned lo = 0, hi = n; /* the first candidate whose entry is at or past `to` */
+            while (lo < hi) {
+                unsigned mid = (lo + hi) / 2;
+                if (c[mid].entry < to)
+                    lo = mid + 1;
+                else
+                    hi = mid;
+            }
+            struct candidate *k = lo > 0 ? &c[lo - 1] : NULL; /* the last entry before `to` */
+            if (k && to - k->entry < AT_PATCH_WINDOW && (from < k->entry || from >= k->end) &&
+                (!k->foreign || to < k->foreign))
+                k->foreign = to;
+        }
+    }
+}
+
+static void patch_one(struct at_patchable *d, const struct object *o, const Elf64_Sym *sym,
+                      uintptr_t foreign)
+{
+    struct at_patch p = {.entry = o->base + sym->st_value,
+                         .size = sym->st_size,
+                         .foreign = foreign,
+                         .real = d->real};
     p.wrapper = d->wrapper;
     p.returns = d->returns;
     p.prot = segment_prot(o, p.entry);
@@ -327,14 +383,23 @@ static void patch_object(const struct object *o)
                            (o->path == exe_path || calls_directly(o, &f, symtab))
                        ? symtab->sh_size / sizeof(Elf64_Sym)
                        : 0;
-    for (size_t i = 0; i < nsyms; i++) {
+    struct candidate c[__stop_at_patchable - __start_at_patchable + 1];
+    unsigned n = 0;
+    for (size_t i = 0; i < nsyms && n < sizeof c / sizeof c[0]; i++) {
         const Elf64_Sym *sym;
         const char *name = elf_symbol(&f, symtab, i, &sym);
         struct at_patchable *d = name ? declared(name) : NULL;
         if (d && ELF64_ST_TYPE(sym->st_info) == STT_FUNC && sym->st_shndx != SHN_UNDEF &&
             ELF64_ST_BIND(sym->st_info) != STB_LOCAL)
-            patch_one(d, o, sym);
+            c[n++] = (struct candidate){d, sym, o->base + sym->st_value,
+                                        o->base + sym->st_value + sym->st_size, 0};
     }
+    if (n > 0) {
+        qsort(c, n, sizeof c[0], by_entry);
+        find_foreign_jumps(o, c, n);
+    }
+    for (unsigned i = 0; i < n; i++)
+        patch_one(c[i].declared, o, c[i].sym, c[i].foreign);
     munmap((void *)f.data, f.size);
 }
 

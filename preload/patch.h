@@ -22,19 +22,24 @@ int at__patch_defines(void **real, const char *symbol);
 
 /* One function to patch. The caller fills entry, size, wrapper and prot; at__patch_entry sets
  * trampoline, or why. */
+/* The most bytes a patched entry displaces: the far jump's 14, and the instruction it ends in. */
+#define AT_PATCH_WINDOW 32
+
 struct at_patch {
-    uintptr_t entry;  /* the function's first byte */
-    size_t size;      /* its length, from the symbol table */
-    void *wrapper;    /* where calls to it go once patched (through patch_stubs.c) */
-    unsigned returns; /* the registers of its return value: AT_RETURN_* (actortrace.h) */
-    int prot;         /* the protection of its pages, restored after the write */
-    int stub_only;    /* every call through the stub (ACTORTRACE_PATCH=stub), never direct */
-    void *trampoline; /* runs the displaced instructions and jumps back into the function */
-    void **real;      /* the wrapper's real_<symbol>, set to the trampoline before the entry
-                       * jumps to the wrapper, which may run at once on another thread */
-    int direct;       /* the entry goes to the wrapper without the stub: no caller keeps a
-                       * value in a call-clobbered register across a call to it (patch_x86.c) */
-    char why[96];     /* why it was refused: "its 3 bytes are fewer than the jump needs" */
+    uintptr_t entry;   /* the function's first byte */
+    size_t size;       /* its length, from the symbol table */
+    void *wrapper;     /* where calls to it go once patched (through patch_stubs.c) */
+    unsigned returns;  /* the registers of its return value: AT_RETURN_* (actortrace.h) */
+    int prot;          /* the protection of its pages, restored after the write */
+    int stub_only;     /* every call through the stub (ACTORTRACE_PATCH=stub), never direct */
+    void *trampoline;  /* runs the displaced instructions and jumps back into the function */
+    uintptr_t foreign; /* the first address past the entry that a jump from elsewhere in the
+                        * object goes to (a .cold part's), within AT_PATCH_WINDOW; 0 = none */
+    void **real;       /* the wrapper's real_<symbol>, set to the trampoline before the entry
+                        * jumps to the wrapper, which may run at once on another thread */
+    int direct;        /* the entry goes to the wrapper without the stub: no caller keeps a
+                        * value in a call-clobbered register across a call to it (patch_x86.c) */
+    char why[96];      /* why it was refused: "its 3 bytes are fewer than the jump needs" */
 };
 
 /* What a function's stub gives at__patch_enter (patch_stubs.c): it lies in the chunk with the

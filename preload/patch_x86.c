@@ -640,6 +640,11 @@ int at__patch_entry(struct at_patch *p)
     size_t displaced = displaced_len(p, far ? FAR_JUMP_LEN : NEAR_JUMP_LEN);
     if (displaced == 0 || check_branches(p, displaced) < 0)
         return -EINVAL;
+    if (into_displaced(p, displaced, p->foreign)) {
+        refuse(p, "a jump from outside it (a .cold part) goes to +%lu, which the jump replaces",
+               p->foreign - p->entry);
+        return -EINVAL;
+    }
     p->direct = !p->stub_only && callers_keep_nothing(p);
     uintptr_t stub = emit(p, c, displaced);
     if (stub == 0)

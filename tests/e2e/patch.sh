@@ -322,6 +322,17 @@ equal "dlopen on one thread, dlclose on another: runs of 10 that hung or failed"
 equal "dlopen on one thread, dlclose on another: every plugin seen by the patching" \
     "$(grep -c 'not patching rt_park in .*/cross[0-9]*[.]so: already patched' "$TMP/cross.err")" 49
 
+# A function whose rare path, apart in its own section as GCC puts name.cold, jumps back to
+# just past its entry: the jump written there would cut that target in two (before: SIGILL).
+# It is left alone, and says why.
+ACTORTRACE_OUT="$TMP/cold.trace" LD_PRELOAD="$LIB" timeout -s KILL 20 "$P/coldjump" \
+    >"$TMP/cold.out" 2>"$TMP/cold.err"
+equal "a .cold part jumping into the entry: exit status as untraced" $? 0
+check "a .cold part jumping into the entry: every call made" grep -qx "parked 20" "$TMP/cold.out"
+check "a .cold part jumping into the entry: refused, and why" grep -q \
+    "not patching rt_park in .*coldjump: a jump from outside it (a .cold part) goes to +1" \
+    "$TMP/cold.err"
+
 # A plugin patched inside dlopen while its own thread calls the function, the test copy waiting
 # 50 ms after each store into code: the wrapper, reached at once through the new entry, finds
 # the function to forward to (before, it found none: 3 runs in 3 died of SIGSEGV). 5 runs.
