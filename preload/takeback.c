@@ -345,19 +345,22 @@ static void take_back(uint32_t wanted, uint32_t freed, struct taken *taken)
 
 uint32_t at__takeback_pass(struct at_ring_block **blocks, uint32_t max)
 {
+    struct taken taken = {.blocks = blocks, .max = max};
+    /* on every pass, whether or not a thread waits: in a process whose threads come and go a
+     * few at a time, none waits until the blocks the ended ones left fill the pool, and from
+     * then on the pool keeps their few events and every new one is overwritten at once */
+    uint32_t freed = write_partial(&taken);
     /* acq_rel: pairs with at__takeback_ask's fetch_add */
     uint32_t wanted = __atomic_exchange_n(&reg.wanted, 0, __ATOMIC_ACQ_REL);
     /* Nobody waits: no lock, no barrier. Taking a block back when the pool is short only
      * because the writer is behind would help nobody, and leave its idle owner to drop. */
     if (!wanted)
-        return 0;
+        return taken.count;
     /* relaxed: only the writer stores it */
     if (__atomic_load_n(&reg.enabled, __ATOMIC_RELAXED) == 0)
         start();
     if (__atomic_load_n(&reg.enabled, __ATOMIC_RELAXED) < 0) /* as above */
-        return 0;
-    struct taken taken = {.blocks = blocks, .max = max};
-    uint32_t freed = write_partial(&taken);
+        return taken.count;
     /* a thread waiting asks again (and wakes the writer) if the lock is busy */
     if (pthread_mutex_trylock(&reg.lock) == 0) {
         take_back(wanted, freed, &taken);

@@ -88,3 +88,33 @@ wait $pid
 "$DECODE" -o "$TMP/dump.jsonl" "$TMP/dump.trace"
 check "overwrite: the trace ends cleanly after SIGTERM" [ $? -eq 0 ]
 equal "overwrite: every send is there" "$(sends_of "$TMP/dump.jsonl" 1)" 100000
+
+# Overwrite mode in a process whose threads come and go a few at a time: the partly filled
+# block each ended thread leaves is written, never left to fill the pool. 600 short threads one
+# after another, then 200,000 sends on the main thread: every event is kept, nothing replaced
+# (before: the ended threads' blocks held the whole pool, none of the 200,000 was kept, and the
+# run took 6 s instead of 0.02). On 16 blocks (26,176 events), a short thread every 1,000 sends:
+# the pool holds mostly the newest events of the main thread (before: 408 of them).
+OW="$B/tests/progs/overwrite_churn"
+limit env ACTORTRACE_MODE=overwrite ACTORTRACE_OUT="$TMP/owc.trace" LD_PRELOAD="$LIB_NOP" \
+    "$OW" 600 10 200000 0 >"$TMP/owc.out" 2>&1
+check "overwrite, ended threads: program succeeds" [ $? -eq 0 ]
+"$DECODE" -o "$TMP/owc.jsonl" "$TMP/owc.trace"
+check "overwrite, ended threads: the trace ends cleanly" [ $? -eq 0 ]
+equal "overwrite, ended threads: the short threads' sends kept" "$(sends_of "$TMP/owc.jsonl" 1)" \
+    "$(truth "$TMP/owc.out" short_send)"
+equal "overwrite, ended threads: the main thread's sends kept" "$(sends_of "$TMP/owc.jsonl" 2)" \
+    "$(truth "$TMP/owc.out" final_send)"
+equal "overwrite, ended threads: nothing replaced" "$(summary "$TMP/owc.jsonl" dropped)" 0
+limit env ACTORTRACE_MODE=overwrite ACTORTRACE_BUFFER_MB=1 ACTORTRACE_OUT="$TMP/owm.trace" \
+    LD_PRELOAD="$LIB_NOP" "$OW" 0 10 200000 1000 >"$TMP/owm.out" 2>&1
+check "overwrite, a thread every 1000 sends: program succeeds" [ $? -eq 0 ]
+"$DECODE" -o "$TMP/owm.jsonl" "$TMP/owm.trace" 2>/dev/null
+kept=$(sends_of "$TMP/owm.jsonl" 2)
+check "overwrite, a thread every 1000 sends: the main thread keeps 3/4 of the pool or more ($kept)" \
+    [ "$kept" -ge 19632 ]
+equal "overwrite, a thread every 1000 sends: its last send is kept" \
+    "$(jq -c 'select(.event == "send" and .actor == 2 and .msg == 200000)' "$TMP/owm.jsonl" | wc -l)" 1
+equal "overwrite, a thread every 1000 sends: kept + replaced = sent" \
+    $(($(kind_count "$TMP/owm.jsonl" send) + $(summary "$TMP/owm.jsonl" dropped))) \
+    $(($(truth "$TMP/owm.out" short_send) + $(truth "$TMP/owm.out" final_send)))
