@@ -219,7 +219,13 @@ int at__ensure_started(void)
     if (__atomic_compare_exchange_n(&at__state, &expected, AT_STATE_STARTING, 0, __ATOMIC_ACQ_REL,
                                     __ATOMIC_ACQUIRE)) {
         starting_here = 1;
+        /* start() makes calls that are cancellation points (opening the file, starting the
+         * writer); a cancellation acted on in there would leave the state STARTING for good,
+         * and every thread that records waiting for it */
+        int cancel;
+        pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &cancel);
         int state = start_guarded(start);
+        pthread_setcancelstate(cancel, NULL);
         starting_here = 0;
         return state;
     }

@@ -65,6 +65,16 @@ static void drop(struct at_thread_state *self)
     at__ring_count_lost(AT_LOST_DROPPED, 1);
 }
 
+int at__in_signal_handler(void)
+{
+    return at__thread.in_signal != 0;
+}
+
+void at__record_drop(void)
+{
+    drop(&at__thread);
+}
+
 /* next and capacity in one store, so that a signal handler sees both old or both new. */
 typedef uint64_t __attribute__((may_alias)) room_word;
 _Static_assert(offsetof(struct at_thread, next) % 8 == 0 &&

@@ -598,9 +598,12 @@ static struct pipe *add(void *const handles[], zsock_t *const socks[], int ends)
     return added == ends ? pipe : NULL; /* a half-added pipe is freed when its end closes */
 }
 
-/* The end of a socket about to carry a message; NULL when it cannot be tracked. */
+/* The end of a socket about to carry a message; NULL when it cannot be tracked (no socket: the
+ * call fails with ENOTSOCK, and a table entry for it would never be found again). */
 static struct end *track(void *handle)
 {
+    if (!handle)
+        return NULL;
     /* acquire: pairs with the release increments after each change of the table */
     uint32_t generation = __atomic_load_n(&table_generation, __ATOMIC_ACQUIRE);
     if (AT_LIKELY(handle == last.handle && generation == last.generation))
@@ -765,10 +768,12 @@ static uint64_t sent_msg(const struct end *end, struct frame *frame)
 
 /* Before a frame goes to libzmq: records send if it starts a message (see starts()), and
  * returns the name it recorded (0 for another frame). */
-static uint32_t send_begin(struct end *end, struct frame *frame, int more)
+/* Records the send of a message's first frame; returns its name, or -1 when nothing was
+ * recorded (a later frame). */
+static int64_t send_begin(struct end *end, struct frame *frame, int more)
 {
     if (end && !starts(end, end->send_frames, &end->send_delimited, frame, more))
-        return 0;
+        return -1;
     uint64_t sender = self_actor();
     uint32_t name = frame_name(frame);
     if (end) {
@@ -783,13 +788,13 @@ static uint32_t send_begin(struct end *end, struct frame *frame, int more)
 
 /* After the call. A recorded send whose call failed is marked by the same fields, and its id
  * goes to the next message. */
-static void send_end(struct end *end, struct frame *frame, uint32_t name, int result, int flags)
+static void send_end(struct end *end, struct frame *frame, int64_t name, int result, int flags)
 {
     if (AT_UNLIKELY(result < 0)) {
         int saved = errno;
-        if (name)
+        if (name >= 0)
             at_record(label(KIND_SEND_FAILED), peer_of(end), self_actor(), sent_msg(end, frame),
-                      name, 0);
+                      (uint32_t)name, 0);
         errno = saved;
     } else if (end) {
         end->send_more = (flags & ZMQ_SNDMORE) != 0;
@@ -833,9 +838,11 @@ static void received(struct end *end, struct frame *frame, int more)
 AT_EXPORT int zmq_msg_send(zmq_msg_t *msg, void *socket, int flags)
 {
     AT_SHIM_RESOLVE(&shim, real_zmq_msg_send);
+    if (!socket) /* fails with ENOTSOCK: no message */
+        return real_zmq_msg_send(msg, socket, flags);
     struct end *end = track(socket);
     struct frame frame = {msg, NULL, 0};
-    uint32_t name = send_begin(end, &frame, flags & ZMQ_SNDMORE);
+    int64_t name = send_begin(end, &frame, flags & ZMQ_SNDMORE);
     int result = real_zmq_msg_send(msg, socket, flags);
     send_end(end, &frame, name, result, flags);
     return result;
@@ -845,9 +852,11 @@ AT_EXPORT int zmq_msg_send(zmq_msg_t *msg, void *socket, int flags)
 static int send_buffer(int (*real)(void *, const void *, size_t, int), void *socket,
                        const void *buf, size_t len, int flags)
 {
+    if (!socket) /* fails with ENOTSOCK: no message */
+        return real(socket, buf, len, flags);
     struct end *end = track(socket);
     struct frame frame = {NULL, buf, len};
-    uint32_t name = send_begin(end, &frame, flags & ZMQ_SNDMORE);
+    int64_t name = send_begin(end, &frame, flags & ZMQ_SNDMORE);
     int result = real(socket, buf, len, flags);
     send_end(end, &frame, name, result, flags);
     return result;
@@ -871,7 +880,7 @@ AT_EXPORT int zmq_send_const(void *socket, const void *buf, size_t len, int flag
 AT_EXPORT int zmq_sendiov(void *socket, struct iovec *iov, size_t count, int flags)
 {
     AT_SHIM_RESOLVE(&shim, real_zmq_sendiov);
-    if (!iov || count == 0)
+    if (!iov || count == 0 || !socket)
         return real_zmq_sendiov(socket, iov, count, flags);
     if (!(flags & ZMQ_SNDMORE) && count > 1) {
         int result = 0;
@@ -881,7 +890,7 @@ AT_EXPORT int zmq_sendiov(void *socket, struct iovec *iov, size_t count, int fla
     }
     struct end *end = track(socket);
     struct frame frame = {NULL, iov[0].iov_base, iov[0].iov_len};
-    uint32_t name = send_begin(end, &frame, 0);
+    int64_t name = send_begin(end, &frame, 0);
     int result = real_zmq_sendiov(socket, iov, count, flags);
     send_end(end, &frame, name, result, flags & ~ZMQ_SNDMORE);
     return result;

@@ -86,6 +86,10 @@ static int enabled(void)
     int on = __atomic_load_n(&shim_on, __ATOMIC_RELAXED);
     if (AT_UNLIKELY(on < 0)) {
         on = at__config_glibc();
+        /* the labels now, unless in a signal handler (see record): a wake a handler makes later
+         * is then recorded */
+        for (unsigned i = 0; on && !at__in_signal_handler() && i < LABELS; i++)
+            at_shim_label(&labels, i);
         /* relaxed: the same setting whichever thread stores it */
         __atomic_store_n(&shim_on, on, __ATOMIC_RELAXED);
     }
@@ -105,11 +109,22 @@ static unsigned wake_event(void)
 
 enum event { PARK, UNPARK, WAKE };
 
+/* A signal handler (sem_post is async-signal-safe, the way a handler wakes a thread) does not
+ * register a label: the registry's lock and malloc may be what it interrupted. There a path not
+ * registered yet is left out, and a wake, whose kind is a label, is dropped and counted. */
 static void record(enum event event, enum object object, const void *address)
 {
     in_shim = 1;
-    unsigned kind = event == PARK ? AT_EV_PARK : event == UNPARK ? AT_EV_UNPARK : wake_event();
-    at_record(kind, at_current_actor(), (uint64_t)(uintptr_t)address, 0, 0, path_of(object));
+    int handler = at__in_signal_handler();
+    unsigned path = handler ? at_shim_label_registered(&labels, object) : path_of(object);
+    unsigned kind = event == PARK     ? AT_EV_PARK
+                    : event == UNPARK ? AT_EV_UNPARK
+                    : handler         ? at_shim_label_registered(&labels, KIND_WAKE)
+                                      : wake_event();
+    if (kind)
+        at_record(kind, at_current_actor(), (uint64_t)(uintptr_t)address, 0, 0, path);
+    else
+        at__record_drop();
     in_shim = 0;
 }
 

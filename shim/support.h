@@ -130,6 +130,12 @@ static inline unsigned at_shim_label(const struct at_shim_labels *labels, unsign
     return id;
 }
 
+/* The recorder's (preload/record.c), for the shims compiled into the library: whether a signal
+ * handler runs on this thread, and an event dropped because it could not be recorded safely
+ * there, counted as every drop is. */
+int at__in_signal_handler(void);
+void at__record_drop(void);
+
 /* The label whose id was registered already, without registering: for a signal handler, which
  * must not take the registry's lock. 0 when it was not. */
 static inline unsigned at_shim_label_registered(const struct at_shim_labels *labels, unsigned which)
