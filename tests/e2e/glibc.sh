@@ -99,7 +99,7 @@ equal "both shims: glibc events inside the runtime's park or unpark" "$(jq -s '
 # A signal handler's sem_post (async-signal-safe, the usual way a handler wakes a thread),
 # every 200 us while the main thread allocates without pause. When it is the shim's first
 # call, the handler must not register the "wake" kind (the registry's lock and malloc may be
-# what it interrupted: before, 5 runs in 6 hung): those wakes are dropped and counted. When
+# what it interrupted: before, 5 runs in 8 hung): those wakes are dropped and counted. When
 # the main thread posted first, the kinds are registered and every wake is recorded. A handler
 # that interrupts the shim's own recording on its thread only forwards (the few per run that
 # the counts below allow for). 10 runs of the first, 3 of the second.

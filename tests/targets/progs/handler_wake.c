@@ -3,8 +3,9 @@
  * interrupts malloc. For the glibc shim (ACTORTRACE_GLIBC=1):
  *   first  the handler's sem_post is the first call of the shim in the process
  *   after  the main thread posts once before the timer starts
- * A second thread takes the posts with sem_wait. Runs MS milliseconds; prints the handler's
- * calls ("ticks") and the main thread's posts. Usage: handler_wake first|after MS */
+ * A second thread, there from the start (so that malloc takes its arena's lock), takes the
+ * posts with sem_trywait, which the shim does not wrap. Runs MS milliseconds; prints the
+ * handler's calls ("ticks") and the main thread's posts. Usage: handler_wake first|after MS */
 #include <pthread.h>
 #include <semaphore.h>
 #include <signal.h>
@@ -29,8 +30,9 @@ static void on_alarm(int sig)
 static void *taker(void *unused)
 {
     (void)unused;
-    while (sem_wait(&wakeups) == 0 && !stop)
-        ;
+    while (!stop)
+        if (sem_trywait(&wakeups) != 0)
+            nanosleep(&(struct timespec){0, 100 * 1000}, NULL);
     return NULL;
 }
 
@@ -50,6 +52,8 @@ int main(int argc, char **argv)
     int posts = strcmp(argv[1], "after") == 0;
     double ms = atof(argv[2]);
     sem_init(&wakeups, 0, 0);
+    pthread_t t;
+    pthread_create(&t, NULL, taker, NULL);
     if (posts)
         sem_post(&wakeups);
     struct sigaction act = {.sa_handler = on_alarm, .sa_flags = SA_RESTART};
@@ -57,13 +61,9 @@ int main(int argc, char **argv)
     sigaction(SIGALRM, &act, NULL);
     struct itimerval every = {{0, 200}, {0, 200}};
     setitimer(ITIMER_REAL, &every, NULL);
-    pthread_t t;
-    if (!posts) /* the handler's post comes first: the taker waits until the timer runs */
-        while (ticks == 0)
-            ;
-    pthread_create(&t, NULL, taker, NULL);
     for (double end = now_ms() + ms; now_ms() < end;)
-        free(malloc(5000 + (size_t)(rand() % 100)));
+        for (int i = 0; i < 1000; i++) /* above the thread cache: the arena's lock */
+            free(malloc(5000 + (size_t)(i & 63)));
     setitimer(ITIMER_REAL, &(struct itimerval){{0, 0}, {0, 0}}, NULL);
     stop = 1;
     sem_post(&wakeups);
