@@ -62,8 +62,9 @@ NOP_SHIM    := $(TGT)/nop/nop_shim.c
 # ---- flags ----
 
 # Hidden by default: the library exports actortrace.h's API and the wrapped symbols (AT_EXPORT),
-# nothing internal (tests/e2e/exports.sh).
-PRELOAD_FLAGS := -fPIC -ftls-model=initial-exec -fvisibility=hidden -pthread
+# nothing internal (tests/e2e/exports.sh). -Bsymbolic: its own references to what it exports
+# bind to itself, so that a second copy in LD_PRELOAD (lifecycle.c) cannot take them over.
+PRELOAD_FLAGS := -fPIC -ftls-model=initial-exec -fvisibility=hidden -pthread -Wl,-Bsymbolic
 # Declares the version nodes of the glibc symbols that shim/glibc.c defines under a version.
 SHIM_VERSIONS := -Wl,--version-script=shim/glibc.map
 # Entry patching (preload/patch*.c) decodes and re-encodes instructions with Zydis.

@@ -516,6 +516,12 @@ static int run(struct record *r, pid_t *pid)
     running = 0;
     while (view > 0 && waitpid(view, NULL, 0) < 0 && errno == EINTR)
         continue;
+    /* the program has ended: what follows (the summary, which reads every trace) is ended by
+     * the signals that end any command, and so is the tracedecode it runs */
+    sigaction(SIGINT, &terminal[0], NULL);
+    sigaction(SIGQUIT, &terminal[1], NULL);
+    for (size_t i = 0; i < sizeof passed_on / sizeof *passed_on; i++)
+        signal(passed_on[i], SIG_DFL);
     return *pid > 0 ? status : -1;
 }
 
@@ -599,7 +605,8 @@ static long long json_number(const char *json, const char *key)
 static void summarise(char *file)
 {
     static const char *const stats[] = {"--format", "stats", "--json", "--", NULL};
-    char *const files[] = {file, NULL};
+    char dash[] = "./-"; /* a trace named "-" (-o -), which tracedecode would take for stdin */
+    char *const files[] = {strcmp(file, "-") == 0 ? dash : file, NULL};
     char json[4096]; /* the totals lead the report */
     int status = at__cli_decode(stats, files, json, sizeof json);
     long long events = json_number(json, "events"), dropped = json_number(json, "dropped");

@@ -407,6 +407,19 @@ static int run(struct decode *d, const struct options *opt, int fd)
     return status < 0 || err < 0 ? 2 : status;
 }
 
+/* 1 when `output` names one of the traces --follow reads (the same file, or the same name of
+ * one not made yet): truncating it would destroy the trace it follows. */
+static int follows(const char *output, const char *const *paths, size_t n)
+{
+    struct stat out, in;
+    int exists = stat(output, &out) == 0;
+    for (size_t i = 0; i < n; i++)
+        if (strcmp(output, paths[i]) == 0 || (exists && stat(paths[i], &in) == 0 &&
+                                              in.st_dev == out.st_dev && in.st_ino == out.st_ino))
+            return 1;
+    return 0;
+}
+
 /* --follow and --top: the formats that stream, without filters or names. */
 static int watch(struct options *opt, const char *const *paths, size_t n)
 {
@@ -428,6 +441,11 @@ static int watch(struct options *opt, const char *const *paths, size_t n)
     }
     opt->watch.format = opt->format == &at__jsonl_ops ? opt->format : NULL;
     opt->watch.ring |= !opt->watch.format; /* the seconds are whole only with the ring's events */
+    if (strcmp(opt->output, "-") != 0 && follows(opt->output, paths, n)) {
+        fprintf(stderr, "tracedecode: %s: is one of the trace files; not overwriting it\n",
+                opt->output);
+        return 2;
+    }
     int fd = strcmp(opt->output, "-") == 0
                  ? STDOUT_FILENO
                  : open(opt->output, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);

@@ -7,6 +7,7 @@
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "order.h"
 #include "watch.h"
@@ -185,6 +186,14 @@ static int top_loop(struct top *t)
 
 int at__top_run(const struct watch_options *o)
 {
+    /* its keys come from a terminal: on anything else getch() fails at once, every time, and
+     * the view would spin until a signal ends it */
+    if (!isatty(STDIN_FILENO)) {
+        fputs("tracedecode: --top reads its keys from a terminal, and standard input is not "
+              "one\n",
+              stderr);
+        return 2;
+    }
     struct top t = {.o = o};
     int err = at__watch_init(&t.w, o);
     if (err == 0) {

@@ -392,3 +392,34 @@ equal "installed, own shim: every send, in both processes" "$(kind_count shim.js
 make -s -C "$TOP" uninstall PREFIX=/usr/local DESTDIR="$DEST" >uninstall.out 2>&1
 equal "make uninstall: exit status 0" "$?" 0
 equal "make uninstall: no file left" "$(find "$DEST" -type f)" ""
+
+# --- two copies of the tracer in LD_PRELOAD (an installed one exported, a build's added by
+# record): each binds its own functions (-Bsymbolic), the program runs, and the trace is whole
+# (before: each called the other's exported functions, dlopen recursed, and every program died
+# of SIGSEGV, /bin/true too)
+mkdir -p copy
+cp "$TRACER_LIB" copy/
+status "two copies, true" 0 env LD_PRELOAD="$TMP/copy/${TRACER_LIB##*/}:$TRACER_LIB" /bin/true
+status "two copies, record" 0 env LD_PRELOAD="$TMP/copy/${TRACER_LIB##*/}" \
+    "$AT" record -o two.trace -- "$PP" 1000
+"$DECODE" -o two.jsonl two.trace
+check "two copies, record: the trace decodes clean" [ $? -eq 0 ]
+equal "two copies, record: the trace has every send" "$(kind_count two.jsonl send)" \
+    "$(truth "two copies, record.out" send)"
+
+# --- a trace named "-" (-o -): the summary is the trace's, not standard input's
+status "record -o -" 0 sh -c "'$AT' record -o - -- '$PP' 100 <pp.trace"
+"$DECODE" -o dash.jsonl ./-
+equal "record -o -: the summary is the trace's" \
+    "$(grep '^actortrace: trace' "record -o -.err")" "$(trace_line dash.jsonl -)"
+rm -f ./-
+
+# --- --follow and --top: refused where they would destroy a trace or spin
+cp pp.trace follow.trace
+status "follow into the trace it reads" 2 "$DECODE" --follow -o follow.trace follow.trace
+check "follow into the trace it reads: the trace is untouched" cmp -s pp.trace follow.trace
+says "follow into the trace it reads: says why" "follow into the trace it reads.err" \
+    "follow.trace: is one of the trace files; not overwriting it"
+status "top without a terminal" 2 timeout -s KILL 10 "$DECODE" --top pp.trace </dev/null
+says "top without a terminal: says why" "top without a terminal.err" \
+    "--top reads its keys from a terminal"
