@@ -150,7 +150,10 @@ int at__cli_find_program(const char *prog, char *out, size_t cap)
     int err = -ENOENT;
     if (strchr(prog, '/')) {
         snprintf(out, cap, "%s", prog);
-        return access(prog, F_OK) == 0 ? 0 : -errno;
+        struct stat st;
+        if (stat(prog, &st) < 0)
+            return access(prog, F_OK) == 0 ? 0 : -errno;
+        return S_ISDIR(st.st_mode) ? -EISDIR : 0;
     }
     for (const char *dir = path ? path : "/bin:/usr/bin";; dir++) {
         int len = (int)strcspn(dir, ":"); /* an empty entry is the current directory */

@@ -58,8 +58,28 @@ static char exe_path[PATH_MAX];
 static int exe_stripped; /* the executable has no .symtab and exports no function in .dynsym:
                           * what it links in cannot be found */
 #define MAX_OBJECTS 4096
-static uintptr_t seen[MAX_OBJECTS]; /* the objects visited, by load address */
+/* The objects visited, by load address and a hash of their path: another object may be loaded
+ * at a freed address on one thread before the dlclose that freed it, on another, has told the
+ * patching (at__patch_forget_unloaded). */
+static struct seen_object {
+    uintptr_t base;
+    uint64_t path;
+} seen[MAX_OBJECTS];
 static unsigned nseen;
+
+/* FNV-1a of an object's path. */
+static uint64_t path_hash(const char *path)
+{
+    uint64_t h = 0xcbf29ce484222325ull;
+    for (; *path; path++)
+        h = (h ^ (uint8_t)*path) * 0x100000001b3ull;
+    return h;
+}
+
+static int same_object(const struct seen_object *s, uintptr_t base, uint64_t path)
+{
+    return s->base == base && s->path == path;
+}
 
 static int elf_open(struct elf_file *f, const char *path)
 {
@@ -188,6 +208,7 @@ static void report(const struct at_patchable *d, const struct object *o, const c
 #define MAX_PATCHED 4096
 static struct {
     uintptr_t entry, base;
+    uint64_t path; /* as in seen[] */
     struct at_patchable *declared;
 } patched[MAX_PATCHED];
 static unsigned npatched;
@@ -281,7 +302,7 @@ static void patch_one(struct at_patchable *d, const struct object *o, const Elf6
     }
     d->patched_in = o->path;
     if (npatched < MAX_PATCHED)
-        patched[npatched++] = (typeof(patched[0])){p.entry, o->base, d};
+        patched[npatched++] = (typeof(patched[0])){p.entry, o->base, path_hash(o->path), d};
     report(d, o, NULL, p.direct);
 }
 
@@ -422,14 +443,15 @@ int at__patch_defines(void **real, const char *symbol)
     return found;
 }
 
-/* 1 the first time object `base` is seen (or when too many were seen to remember). */
-static int first_visit(uintptr_t base)
+/* 1 the first time the object at `base` with that path is seen (or when too many were seen to
+ * remember). */
+static int first_visit(uintptr_t base, uint64_t path)
 {
     for (unsigned i = 0; i < nseen; i++)
-        if (seen[i] == base)
+        if (same_object(&seen[i], base, path))
             return 0;
     if (nseen < MAX_OBJECTS)
-        seen[nseen++] = base;
+        seen[nseen++] = (struct seen_object){base, path};
     return 1;
 }
 
@@ -440,7 +462,7 @@ static int visit(struct dl_phdr_info *info, size_t size, void *unused)
     if (o.path[0] == 0)
         o.path = exe_path;
     /* ourselves; the vdso, which has no file, elf_open skips */
-    if (first_visit(o.base) && strcmp(o.path, self_path) != 0)
+    if (first_visit(o.base, path_hash(o.path)) && strcmp(o.path, self_path) != 0)
         patch_object(&o);
     return 0;
 }
@@ -485,8 +507,9 @@ void at__patch_init(void)
 static int mark_present(struct dl_phdr_info *info, size_t size, void *present)
 {
     (void)size;
+    uint64_t path = path_hash(info->dlpi_name[0] ? info->dlpi_name : exe_path);
     for (unsigned i = 0; i < nseen; i++)
-        if (seen[i] == info->dlpi_addr)
+        if (same_object(&seen[i], info->dlpi_addr, path))
             ((uint8_t *)present)[i] = 1;
     return 0;
 }
@@ -503,7 +526,7 @@ void at__patch_forget_unloaded(void)
     unsigned kept = 0;
     for (unsigned i = 0; i < npatched; i++) {
         unsigned s = 0;
-        while (s < nseen && seen[s] != patched[i].base)
+        while (s < nseen && !same_object(&seen[s], patched[i].base, patched[i].path))
             s++;
         if (s < nseen && !present[s]) {
             /* its code is gone, and patched_in named its link map's path: a copy loaded again

@@ -185,6 +185,12 @@ refused "refuse a static program" 126 "actortrace: ./static is statically linked
 cp "$PP" noexec && chmod 644 noexec
 refused "refuse a program that is not executable" 126 "actortrace: ./noexec: Permission denied" \
     "$AT" record -o none.trace -- ./noexec
+# a directory is not a program: refused, in one line (before: it ran, the shell's "cannot run",
+# and three lines about a trace and runtimes that were never in question)
+mkdir -p adir
+refused "refuse a directory" 126 "actortrace: ./adir: Is a directory" \
+    "$AT" record -o none.trace -- ./adir
+equal "refuse a directory: one line" "$(wc -l <"refuse a directory.err")" 1
 refused "refuse an unknown option" 125 \
     "actortrace record: unknown option '--stack' (actortrace record --help lists the options)" \
     "$AT" record -o none.trace --stack all -- "$PP" 10
