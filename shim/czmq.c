@@ -768,12 +768,10 @@ static uint64_t sent_msg(const struct end *end, struct frame *frame)
 
 /* Before a frame goes to libzmq: records send if it starts a message (see starts()), and
  * returns the name it recorded (0 for another frame). */
-/* Records the send of a message's first frame; returns its name, or -1 when nothing was
- * recorded (a later frame). */
-static int64_t send_begin(struct end *end, struct frame *frame, int more)
+static uint32_t send_begin(struct end *end, struct frame *frame, int more)
 {
     if (end && !starts(end, end->send_frames, &end->send_delimited, frame, more))
-        return -1;
+        return 0;
     uint64_t sender = self_actor();
     uint32_t name = frame_name(frame);
     if (end) {
@@ -788,13 +786,13 @@ static int64_t send_begin(struct end *end, struct frame *frame, int more)
 
 /* After the call. A recorded send whose call failed is marked by the same fields, and its id
  * goes to the next message. */
-static void send_end(struct end *end, struct frame *frame, int64_t name, int result, int flags)
+static void send_end(struct end *end, struct frame *frame, uint32_t name, int result, int flags)
 {
     if (AT_UNLIKELY(result < 0)) {
         int saved = errno;
-        if (name >= 0)
+        if (name)
             at_record(label(KIND_SEND_FAILED), peer_of(end), self_actor(), sent_msg(end, frame),
-                      (uint32_t)name, 0);
+                      name, 0);
         errno = saved;
     } else if (end) {
         end->send_more = (flags & ZMQ_SNDMORE) != 0;
@@ -842,7 +840,7 @@ AT_EXPORT int zmq_msg_send(zmq_msg_t *msg, void *socket, int flags)
         return real_zmq_msg_send(msg, socket, flags);
     struct end *end = track(socket);
     struct frame frame = {msg, NULL, 0};
-    int64_t name = send_begin(end, &frame, flags & ZMQ_SNDMORE);
+    uint32_t name = send_begin(end, &frame, flags & ZMQ_SNDMORE);
     int result = real_zmq_msg_send(msg, socket, flags);
     send_end(end, &frame, name, result, flags);
     return result;
@@ -856,7 +854,7 @@ static int send_buffer(int (*real)(void *, const void *, size_t, int), void *soc
         return real(socket, buf, len, flags);
     struct end *end = track(socket);
     struct frame frame = {NULL, buf, len};
-    int64_t name = send_begin(end, &frame, flags & ZMQ_SNDMORE);
+    uint32_t name = send_begin(end, &frame, flags & ZMQ_SNDMORE);
     int result = real(socket, buf, len, flags);
     send_end(end, &frame, name, result, flags);
     return result;
@@ -890,7 +888,7 @@ AT_EXPORT int zmq_sendiov(void *socket, struct iovec *iov, size_t count, int fla
     }
     struct end *end = track(socket);
     struct frame frame = {NULL, iov[0].iov_base, iov[0].iov_len};
-    int64_t name = send_begin(end, &frame, 0);
+    uint32_t name = send_begin(end, &frame, 0);
     int result = real_zmq_sendiov(socket, iov, count, flags);
     send_end(end, &frame, name, result, flags & ~ZMQ_SNDMORE);
     return result;

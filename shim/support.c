@@ -25,24 +25,12 @@ static const struct at_shim_real *entry_of(const struct at_shim *shim, void **re
 }
 
 /* Returns what the wrapper stores in *real: a trampoline set meanwhile, else what dlsym found. */
-/* Stores found into *real unless it is set: the patching (preload/patch_x86.c) may have set it
- * to a patched entry's trampoline meanwhile, and found, looked up before, may be that entry,
- * which calls the wrapper again. */
-static void set_if_unset(void **real, void *found)
-{
-    void *unset = NULL;
-    /* acq_rel: pairs with the patching's release store of the trampoline */
-    __atomic_compare_exchange_n(real, &unset, found, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE);
-}
-
 void *at__shim_resolve(const struct at_shim *shim, void **real)
 {
     const struct at_shim_real *r = entry_of(shim, real);
     if (!r || *real)
         return *real;
-    void *found = r->version ? at_resolve_versioned(r->symbol, r->version) : at_resolve(r->symbol);
-    set_if_unset(real, found);
-    return *real;
+    return r->version ? at_resolve_versioned(r->symbol, r->version) : at_resolve(r->symbol);
 }
 
 /* 1 when the runtime has the symbol: its pointer is set already (a patched entry's
@@ -56,7 +44,7 @@ static int present(const struct at_shim *shim, const struct at_shim_real *r)
     void *found =
         r->version ? dlvsym(RTLD_NEXT, r->symbol, r->version) : dlsym(RTLD_NEXT, r->symbol);
     if (found) {
-        set_if_unset(r->real, found);
+        *r->real = found;
         return 1;
     }
     if (!shim->all_required)

@@ -86,7 +86,7 @@ struct at_shim {
 #define AT_SHIM_RESOLVE(shim, real)                                                                \
     do {                                                                                           \
         if (AT_UNLIKELY((real) == NULL))                                                           \
-            at__shim_resolve((shim), (void **)&(real));                                            \
+            *(void **)&(real) = at__shim_resolve((shim), (void **)&(real));                        \
     } while (0)
 void *at__shim_resolve(const struct at_shim *shim, void **real);
 
