@@ -4,17 +4,21 @@
 # own tracer (erlang:trace with send and 'receive', to a process that only counts them), and
 # traced by the library's floor variant (build/bench/floor: the same shims and patched entries,
 # each event one rdtsc and a 16-byte store, no writer): what any rdtsc-per-event tracer with
-# these wrappers can reach. Each round runs the four in turn, in an order that rotates, so that
-# all see the same background load; the figures are medians of BEAM_ROUNDS rounds (default 3 x
-# RUNS) of the ring's own time, from its first spawn to its last message, which leaves the
-# emulator's start-up out, with F (hotpath --floor) measured after each round. Target:
-# actortrace at most 1.15 times untraced, with nothing dropped. Then the CPU time of the whole
-# emulator (medians), and what tracing adds per event recorded.
+# these wrappers can reach; and by that variant without its clock (build/bench/noclock: the
+# store alone), which parts the floor into the wrappers' cost and the rdtsc's. Each round runs
+# the five in turn, in an order that rotates, so that all see the same background load; the
+# figures are medians of BEAM_ROUNDS rounds (default 3 x RUNS) of the ring's own time, from its
+# first spawn to its last message, which leaves the emulator's start-up out, with F
+# (hotpath --floor) measured after each round. The ring's time is bimodal on two cores (the
+# token kept by one scheduler, or passed between the two), so the fastest run of each is printed
+# too: what each costs where the ring is fastest. Target: actortrace at most 1.15 times
+# untraced, with nothing dropped. Then the CPU time of the whole emulator (medians), and what
+# tracing adds per event recorded.
 . "$(dirname "$0")/lib.sh"
 
 ROUNDS=${BEAM_ROUNDS:-$((3 * RUNS))}
 N=100 M=1000
-echo "== BEAM: ring of $N processes x $M rounds, untraced / actortrace / erlang:trace / floor variant, $ROUNDS rounds"
+echo "== BEAM: ring of $N processes x $M rounds, untraced / actortrace / erlang:trace / floor variant / without its clock, $ROUNDS rounds"
 if ! command -v erlc >/dev/null; then
     echo "  skipped: erl is not installed (scripts/install-deps.sh installs erlang-base)"
     return 0 2>/dev/null || exit 0
@@ -45,26 +49,37 @@ floor() {
         ring plain beam.floor LD_PRELOAD="$B/bench/floor/libactortrace.so"
     fi
 }
+noclock() {
+    if [ -f "$B/bench/noclock/libactortrace.so" ]; then
+        ring plain beam.noclock LD_PRELOAD="$B/bench/noclock/libactortrace.so"
+    fi
+}
 
-: >>"$TMP/beam.floor" # stays empty when the floor variant is not built
+: >>"$TMP/beam.floor" # these two stay empty when the variants are not built
+: >>"$TMP/beam.noclock"
+set -- plain actortrace erlang_trace floor noclock
 for i in $(seq "$ROUNDS"); do
-    case $((i % 4)) in
-    0) plain; actortrace; erlang_trace; floor ;;
-    1) actortrace; erlang_trace; floor; plain ;;
-    2) erlang_trace; floor; plain; actortrace ;;
-    3) floor; plain; actortrace; erlang_trace ;;
-    esac
+    for j in 0 1 2 3 4; do # the five, starting with the (i mod 5)th
+        eval "\${$(((i + j) % 5 + 1))}"
+    done
     "$B/bench/hotpath" --floor 2000000 >>"$TMP/beam.F"
 done
+fastest() { sort -n "$TMP/$1" | head -n 1; }
 awk -v p="$(median <"$TMP/beam.plain")" -v t="$(median <"$TMP/beam.traced")" \
     -v e="$(median <"$TMP/beam.erlang")" -v d="$(sort -n "$TMP/beam.dropped" | tail -n 1)" \
-    -v f="$(median <"$TMP/beam.floor")" -v F="$(median <"$TMP/beam.F")" 'BEGIN {
+    -v f="$(median <"$TMP/beam.floor")" -v n="$(median <"$TMP/beam.noclock")" \
+    -v F="$(median <"$TMP/beam.F")" -v p1="$(fastest beam.plain)" -v t1="$(fastest beam.traced)" \
+    -v f1="$(fastest beam.floor)" -v n1="$(fastest beam.noclock)" 'BEGIN {
     printf "  untraced %.1f ms; actortrace %.1f ms (%.2fx, target <= 1.15), most dropped in a run: %d;\n",
         p / 1000, t / 1000, t / p, d
     printf "  erlang:trace %.1f ms (%.2fx); ", e / 1000, e / p
-    if (f > 0) printf "floor variant %.1f ms (%.2fx); ", f / 1000, f / p
-    else printf "floor variant not measured (make bench builds bench/floor/libactortrace.so); "
-    printf "F %.1f ns\n", F }'
+    if (f > 0 && n > 0) {
+        printf "floor variant %.1f ms (%.2fx), without its clock %.1f ms (%.2fx); F %.1f ns\n",
+            f / 1000, f / p, n / 1000, n / p, F
+        printf "  fastest runs: untraced %.1f ms, actortrace %.2fx, floor variant %.2fx, without its clock %.2fx\n",
+            p1 / 1000, t1 / p1, f1 / p1, n1 / p1
+    } else
+        printf "floor variants not measured (make bench builds them); F %.1f ns\n", F }'
 # CPU time is less at the mercy of other work than wall time: what tracing adds, per event
 awk -v p="$(median <"$TMP/beam.plain.cpu")" -v t="$(median <"$TMP/beam.traced.cpu")" \
     -v e="$(median <"$TMP/beam.erlang.cpu")" -v n="$(median <"$TMP/beam.events")" 'BEGIN {

@@ -74,3 +74,23 @@ timeout 60 gdb -q -batch -ex 'set breakpoint pending on' \
     -ex run -ex kill --args "$B/static/aether/forkjoin" 8 50 >"$TMP/gdb.out" 2>&1
 check "floor variant: the Aether shim's step wrapper runs (a breakpoint in step_trampoline is hit)" \
     grep -q 'hit Breakpoint 1, step_trampoline' "$TMP/gdb.out"
+
+# The floor variant without its clock (tests/bench/beam.sh): the same wrappers, each event the
+# floor's store alone.
+NOCLOCK="$B/bench/noclock/libactortrace.so"
+beam_clock_reads() { # the rdtsc in three of the BEAM shim's wrappers in library $1
+    objdump -d --no-show-raw-insn "$1" | awk '
+        /^[0-9a-f]+ <(erts_schedule|erts_queue_proc_message|_Z23beam_jit_remove_messageP7processlPmS1_j)>:$/ { on = 1; next }
+        /^$/ { on = 0 }
+        on && /rdtsc/ { n++ }
+        END { print n + 0 }'
+}
+check "floor variant: the BEAM's wrappers read the clock" \
+    [ "$(beam_clock_reads "$B/bench/floor/libactortrace.so")" -ge 3 ]
+equal "floor variant without its clock: the BEAM's wrappers read none" \
+    "$(beam_clock_reads "$NOCLOCK")" 0
+ACTORTRACE_OUT="$TMP/noclock.trace" LD_PRELOAD="$NOCLOCK" "$B/static/aether/forkjoin" 8 500 \
+    >"$TMP/noclock.out"
+equal "floor variant without its clock: the fork/join runs, with the same counts as untraced" \
+    "$?:$(counts "$TMP/noclock.out")" "0:$(counts "$TMP/plain.out")"
+check "floor variant without its clock: no trace written" [ ! -e "$TMP/noclock.trace" ]
