@@ -497,13 +497,16 @@ static int run(struct record *r, pid_t *pid)
 {
     static const int passed_on[] = {SIGTERM, SIGHUP, SIGUSR1, SIGUSR2};
     struct sigaction ignore = {.sa_handler = SIG_IGN}, pass = {.sa_handler = forward};
-    struct sigaction terminal[2];
+    struct sigaction terminal[2], before[sizeof passed_on / sizeof *passed_on];
     int status;
     sigaction(SIGINT, &ignore, &terminal[0]);
     sigaction(SIGQUIT, &ignore, &terminal[1]);
     pass.sa_flags = SA_RESTART;
-    for (size_t i = 0; i < sizeof passed_on / sizeof *passed_on; i++)
-        sigaction(passed_on[i], &pass, NULL);
+    for (size_t i = 0; i < sizeof passed_on / sizeof *passed_on; i++) {
+        sigaction(passed_on[i], NULL, &before[i]);
+        if (before[i].sa_handler != SIG_IGN) /* else the program inherits it ignored (nohup) */
+            sigaction(passed_on[i], &pass, NULL);
+    }
     clock_gettime(CLOCK_REALTIME_COARSE, &r->start); /* the clock of file times */
     fflush(NULL);
     if ((*pid = fork()) == 0)
@@ -516,12 +519,12 @@ static int run(struct record *r, pid_t *pid)
     running = 0;
     while (view > 0 && waitpid(view, NULL, 0) < 0 && errno == EINTR)
         continue;
-    /* the program has ended: what follows (the summary, which reads every trace) is ended by
-     * the signals that end any command, and so is the tracedecode it runs */
+    /* the program has ended: what follows (the summary, which reads every trace, and the
+     * tracedecode it runs) takes every signal as the command was started to take it */
     sigaction(SIGINT, &terminal[0], NULL);
     sigaction(SIGQUIT, &terminal[1], NULL);
     for (size_t i = 0; i < sizeof passed_on / sizeof *passed_on; i++)
-        signal(passed_on[i], SIG_DFL);
+        sigaction(passed_on[i], &before[i], NULL);
     return *pid > 0 ? status : -1;
 }
 

@@ -420,6 +420,41 @@ equal "record -o -: the summary is the trace's" \
     "$(grep '^actortrace: trace' "record -o -.err")" "$(trace_line dash.jsonl -)"
 rm -f ./-
 
+# --- signals once the program has ended: the summary (a trace of 10 M events takes it about half
+# a second) ends as any command does on SIGTERM, and keeps a signal the command was started
+# ignoring (nohup) ignored
+summary_signal() { # summary_signal NAME SIGNAL [IGNORED]: record's exit status in NAME.status
+    rm -f "$1.trace"
+    (
+        [ -n "${3:-}" ] && trap '' "$3"
+        exec "$AT" record -o "$1.trace" -- "$PP" 1000000 >/dev/null 2>"$1.err"
+    ) &
+    local rec=$! i=0
+    # the program's end, then the summary's tracedecode
+    while pgrep -P "$rec" -x pingpong >/dev/null && [ $i -lt 3000 ]; do sleep 0.01; i=$((i + 1)); done
+    while ! pgrep -P "$rec" -x tracedecode >/dev/null && [ $i -lt 3000 ]; do sleep 0.01; i=$((i + 1)); done
+    kill -s "$2" "$rec"
+    wait "$rec"
+    echo $? >"$1.status"
+}
+summary_signal term TERM
+equal "record: SIGTERM during the summary ends it" "$(cat term.status)" 143
+summary_signal nohup HUP HUP
+# and during the run: the program inherits it ignored, as it would untraced
+rm -f nohup_run.trace
+(trap '' HUP && exec "$AT" record -o nohup_run.trace -- "$PP" 1000000 >nohup_run.out 2>/dev/null) &
+rec=$!
+i=0
+while ! pgrep -P "$rec" -x pingpong >/dev/null && [ $i -lt 3000 ]; do sleep 0.01; i=$((i + 1)); done
+kill -s HUP "$rec"
+wait "$rec"
+equal "record: SIGHUP during the run, started with it ignored (nohup): the program runs on" \
+    "$?:$(truth nohup_run.out send)" "0:$((2 * 1000000 + 1))"
+equal "record: SIGHUP during the summary, started with it ignored (nohup): ends as usual" \
+    "$(cat nohup.status)" 0
+says "record: SIGHUP ignored: the summary is written" nohup.err "actortrace: trace: nohup.trace"
+rm -f term.trace* nohup.trace* nohup_run.trace*
+
 # --- --follow and --top: refused where they would destroy a trace or spin
 cp pp.trace follow.trace
 status "follow into the trace it reads" 2 "$DECODE" --follow -o follow.trace follow.trace
