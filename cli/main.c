@@ -152,7 +152,7 @@ int at__cli_find_program(const char *prog, char *out, size_t cap)
         snprintf(out, cap, "%s", prog);
         struct stat st;
         if (stat(prog, &st) < 0)
-            return access(prog, F_OK) == 0 ? 0 : -errno;
+            return -errno;
         return S_ISDIR(st.st_mode) ? -EISDIR : 0;
     }
     for (const char *dir = path ? path : "/bin:/usr/bin";; dir++) {

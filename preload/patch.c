@@ -46,6 +46,7 @@ struct object {
     uintptr_t base;
     const Elf64_Phdr *phdrs;
     unsigned nphdrs;
+    uint64_t path_hash; /* path_hash(path): with base, what seen[] knows it by */
 };
 
 /* Patching runs in the constructor and in dlopen, under patch_mutex. */
@@ -302,7 +303,7 @@ static void patch_one(struct at_patchable *d, const struct object *o, const Elf6
     }
     d->patched_in = o->path;
     if (npatched < MAX_PATCHED)
-        patched[npatched++] = (typeof(patched[0])){p.entry, o->base, path_hash(o->path), d};
+        patched[npatched++] = (typeof(patched[0])){p.entry, o->base, o->path_hash, d};
     report(d, o, NULL, p.direct);
 }
 
@@ -455,14 +456,19 @@ static int first_visit(uintptr_t base, uint64_t path)
     return 1;
 }
 
+/* A loaded object's path: the link map's name, the program's for the program (no name). */
+static const char *loaded_path(const struct dl_phdr_info *info)
+{
+    return info->dlpi_name[0] ? info->dlpi_name : exe_path;
+}
+
 static int visit(struct dl_phdr_info *info, size_t size, void *unused)
 {
     (void)size, (void)unused;
-    struct object o = {info->dlpi_name, info->dlpi_addr, info->dlpi_phdr, info->dlpi_phnum};
-    if (o.path[0] == 0)
-        o.path = exe_path;
+    const char *path = loaded_path(info);
+    struct object o = {path, info->dlpi_addr, info->dlpi_phdr, info->dlpi_phnum, path_hash(path)};
     /* ourselves; the vdso, which has no file, elf_open skips */
-    if (first_visit(o.base, path_hash(o.path)) && strcmp(o.path, self_path) != 0)
+    if (first_visit(o.base, o.path_hash) && strcmp(o.path, self_path) != 0)
         patch_object(&o);
     return 0;
 }
@@ -507,7 +513,7 @@ void at__patch_init(void)
 static int mark_present(struct dl_phdr_info *info, size_t size, void *present)
 {
     (void)size;
-    uint64_t path = path_hash(info->dlpi_name[0] ? info->dlpi_name : exe_path);
+    uint64_t path = path_hash(loaded_path(info));
     for (unsigned i = 0; i < nseen; i++)
         if (same_object(&seen[i], info->dlpi_addr, path))
             ((uint8_t *)present)[i] = 1;
