@@ -140,6 +140,49 @@ static struct {
     unsigned step_rest;     /* frames left to write without the step or lattice (write_group) */
 } w = {.fd = -1};
 
+/* The writer's CPU time by phase, in the benchmarks' copies of the library that
+ * tests/bench/programs.sh reads (AT_BENCH_PHASES; make bench builds them in build/bench/phases/):
+ * each phase is timed with the writer thread's CPU clock, a few times a pass, and at the end the
+ * writer appends one line to the file PHASES_OUT names, in nanoseconds:
+ * "encode E pack P grow G write W clear C writer T events N", T being all its CPU time. Every
+ * other copy compiles PHASE(which, statement) to the statement alone. */
+#ifdef AT_BENCH_PHASES
+enum phase { PHASE_ENCODE, PHASE_PACK, PHASE_GROW, PHASE_WRITE, PHASE_CLEAR, PHASES };
+static uint64_t phase_ns[PHASES];
+#define PHASE(which, statement)                                                                    \
+    do {                                                                                           \
+        uint64_t phase_start = at__clock_ns(CLOCK_THREAD_CPUTIME_ID);                              \
+        statement;                                                                                 \
+        phase_ns[which] += at__clock_ns(CLOCK_THREAD_CPUTIME_ID) - phase_start;                    \
+    } while (0)
+
+static void report_phases(void)
+{
+    const char *path = getenv("PHASES_OUT");
+    int fd = path ? open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644) : -1;
+    if (fd < 0)
+        return;
+    char line[256];
+    int n = snprintf(
+        line, sizeof line,
+        "encode %llu pack %llu grow %llu write %llu clear %llu writer %llu "
+        "events %llu\n",
+        (unsigned long long)phase_ns[PHASE_ENCODE], (unsigned long long)phase_ns[PHASE_PACK],
+        (unsigned long long)phase_ns[PHASE_GROW], (unsigned long long)phase_ns[PHASE_WRITE],
+        (unsigned long long)phase_ns[PHASE_CLEAR],
+        (unsigned long long)at__clock_ns(CLOCK_THREAD_CPUTIME_ID),
+        (unsigned long long)w.events_written);
+    if (write(fd, line, (size_t)n) != n)
+        at__warn("PHASES_OUT: cannot write to %s", path);
+    close(fd);
+}
+#else
+#define PHASE(which, statement) statement
+static void report_phases(void)
+{
+}
+#endif
+
 uint64_t at__threads_total; /* threads that took a block (record.c), for the end; atomic */
 
 static int is_trace_file(int fd)
@@ -171,7 +214,8 @@ static int write_all(const struct iovec *iov_in, int n)
     memcpy(iov, iov_in, (size_t)n * sizeof *iov);
     struct iovec *v = iov;
     while (n > 0) {
-        ssize_t done = writev(w.fd, v, n);
+        ssize_t done;
+        PHASE(PHASE_WRITE, done = writev(w.fd, v, n));
         if (done < 0 && errno == EINTR)
             continue;
         if (done < 0)
@@ -324,7 +368,7 @@ static void flush(void)
             w.blocks_written += f->framed;
         }
         for (unsigned b = 0; b < f->nblocks; b++)
-            at__ring_release(f->blocks[b]);
+            PHASE(PHASE_CLEAR, at__ring_release(f->blocks[b]));
         released += f->nblocks;
     }
     if (err == 0)
@@ -432,8 +476,9 @@ static void append_frame(uint32_t tid, const struct at_tsc_lattice *clock, struc
     if (extra)
         t->head.crc = at_crc32c(0, t->entry, extra - sizeof t->head);
     uint8_t *frame = w.batch + w.batch_len;
-    const uint8_t *payload = seal(&h, w.raw, len, frame + h.header_size,
-                                  w.batch_cap - w.batch_len - h.header_size, !behind());
+    const uint8_t *payload;
+    PHASE(PHASE_PACK, payload = seal(&h, w.raw, len, frame + h.header_size,
+                                     w.batch_cap - w.batch_len - h.header_size, !behind()));
     if (payload == w.raw)
         memcpy(frame + h.header_size, w.raw, len);
     memcpy(frame, &h, sizeof h);
@@ -450,7 +495,8 @@ static void write_group(const struct group *g, int give_back)
     /* acquire: pairs with the release in writer_main; before it, the columns without */
     const struct at_tsc_lattice *clock =
         w.step_rest || !__atomic_load_n(&w.lattice_ready, __ATOMIC_ACQUIRE) ? NULL : &w.tsc_lattice;
-    size_t len = encode_group(g, clock, &t, &info);
+    size_t len;
+    PHASE(PHASE_ENCODE, len = encode_group(g, clock, &t, &info));
     /* Events whose tsc is off the step or lattice cost a place in a list each: where one in 32
      * or more is (a thread recording as fast as it can reads the clock between its steps, at
      * 10 ns an event), the step makes the frame larger and its encoding slower than without, so
@@ -599,7 +645,8 @@ static void drain(int events)
  * block (two thousand starting at once need many steps). */
 static int grow_ring(uint32_t free_seen)
 {
-    uint32_t more = at__ring_grow(free_seen);
+    uint32_t more;
+    PHASE(PHASE_GROW, more = at__ring_grow(free_seen));
     if (more > 0)
         wake_free_waiters(more);
     return more > 0;
@@ -827,6 +874,7 @@ static void *writer_main(void *unused)
             sleep_unless_pending(seen);
     }
     finish();
+    report_phases();
     /* release: pairs with wait_finished's acquire load: the end is in the file */
     __atomic_store_n(&w.finished, 1, __ATOMIC_RELEASE);
     at__futex(&w.finished, FUTEX_WAKE_PRIVATE, INT32_MAX, NULL);

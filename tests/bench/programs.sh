@@ -18,11 +18,17 @@
 #             runs, one doing twice the other's work, so that start-up and exit cancel. The
 #             program's own instructions are left out because its threads' spinning and waiting
 #             vary from run to run by more than the tracer adds. Not moved by the load.
+#   phases    the writer's CPU time per event by what it does, in PHASE_RUNS traced runs (5
+#             unless set) with the library's copy that times them (build/bench/phases/,
+#             AT_BENCH_PHASES in preload/writer.c): encoding the events, packing them (zstd),
+#             growing the ring, writing, clearing freed blocks, and the rest (waking, claiming
+#             blocks, metadata, start and end)
 # Events are those of the traced run's trace; the floor variant's runs are credited with the
 # same number. Run by tests/bench/run.sh; runs alone too: PAIRS=5 sh tests/bench/programs.sh
 . "$(dirname "$0")/lib.sh"
 
 PAIRS=${PAIRS:-51}
+PHASE_RUNS=${PHASE_RUNS:-5}
 FLOOR_CALLS=2000000
 THREADCPU="$B/bench/libthreadcpu.so"
 
@@ -125,6 +131,37 @@ instructions_row() { # instructions_row LIB FLOOR_LIB SMALL BIG: the "instructio
             ($3 - $1) / e, ($7 - $5) / e, cmd }' | sed "s|$B/||g"
 }
 
+phases_row() { # phases_row LIB F COMMAND...: the "phases" line of a row, F in ns
+    local lib=$1 f=$2 i
+    shift 2
+    # the copy of LIB (or of its first library, with a shim after it) that times the phases
+    lib=$(echo "$lib" | sed "s|^$B/libactortrace.so|$B/bench/phases/libactortrace.so|
+        s|^$B/tests/libactortrace-refrt.so|$B/bench/phases/libactortrace-refrt.so|
+        s|^$B/bench/libactortrace-bench.so|$B/bench/phases/libactortrace-bench.so|")
+    if [ ! -e "${lib%%:*}" ] || [ "${lib#"$B/bench/phases/"}" = "$lib" ]; then
+        echo "    writer by phase: not measured (no copy of the library times them; make bench builds them)"
+        return
+    fi
+    rm -f "$TMP/phases"
+    for i in $(seq "$PHASE_RUNS"); do
+        rm -f "$TMP/ph.trace"
+        ACTORTRACE_OUT="$TMP/ph.trace" PHASES_OUT="$TMP/phases" LD_PRELOAD="$(echo "$lib" | tr : ' ')" \
+            "$@" >/dev/null 2>&1
+    done
+    # one line a run: encode E pack P grow G write W clear C writer T events N (ns)
+    awk -v f="$f" -v runs="$PHASE_RUNS" '$14 > 0 {
+            n++; for (k = 2; k <= 12; k += 2) v[k, n] = $k / $14 / f
+            v[0, n] = ($12 - $2 - $4 - $6 - $8 - $10) / $14 / f }
+        function median(k,   i, j, t, a) {
+            for (i = 1; i <= n; i++) a[i] = v[k, i]
+            for (i = 2; i <= n; i++) for (j = i; j > 1 && a[j - 1] > a[j]; j--) { t = a[j]; a[j] = a[j - 1]; a[j - 1] = t }
+            return n % 2 ? a[(n + 1) / 2] : (a[n / 2] + a[n / 2 + 1]) / 2 }
+        END {
+            if (n == 0) { printf "    writer by phase: not measured (no run of %d wrote the figures)\n", runs; exit }
+            printf "    writer by phase in F (%d runs, medians): encode %.2f, pack (zstd) %.2f, grow the ring %.2f, write %.2f, clear %.2f, rest %.2f; all %.2f\n",
+                n, median(2), median(4), median(6), median(8), median(10), median(0), median(12) }' "$TMP/phases"
+}
+
 row() { # row NAME LIB FLOOR_LIB SMALL BIG COMMAND...: one program's figures (instructions_row:
     # SMALL and BIG)
     local name=$1 lib=$2 floorlib=$3 small=$4 big=$5
@@ -158,6 +195,7 @@ row() { # row NAME LIB FLOOR_LIB SMALL BIG COMMAND...: one program's figures (in
           printf "    CPU added per event in F: program threads %s, writer %s; floor variant %s\n",
               m($3), m($4), m($5)
           split($6, b, " "); printf "    %.2f bytes/event\n", b[1] }'
+    phases_row "$lib" "$f" "$@"
     instructions_row "$lib" "$floorlib" "$small" "$big"
 }
 

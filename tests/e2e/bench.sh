@@ -94,3 +94,20 @@ ACTORTRACE_OUT="$TMP/noclock.trace" LD_PRELOAD="$NOCLOCK" "$B/static/aether/fork
 equal "floor variant without its clock: the fork/join runs, with the same counts as untraced" \
     "$?:$(counts "$TMP/noclock.out")" "0:$(counts "$TMP/plain.out")"
 check "floor variant without its clock: no trace written" [ ! -e "$TMP/noclock.trace" ]
+
+# The copies that time the writer by phase (tests/bench/programs.sh): one line a run, each phase
+# a share of the writer's CPU time, every event of the trace counted; the product has none of it.
+PHASES="$B/bench/phases/libactortrace-bench.so"
+rm -f "$TMP/phases"
+limit env ACTORTRACE_MODE=block ACTORTRACE_OUT="$TMP/ph.trace" PHASES_OUT="$TMP/phases" \
+    LD_PRELOAD="$PHASES" "$B/bench/hotpath" 200000 >/dev/null
+equal "phases: the traced run exits 0 and writes one line" "$?:$(wc -l <"$TMP/phases")" "0:1"
+check "phases: the line has every phase ($(cat "$TMP/phases"))" grep -Eq \
+    '^encode [0-9]+ pack [0-9]+ grow [0-9]+ write [0-9]+ clear [0-9]+ writer [0-9]+ events [0-9]+$' \
+    "$TMP/phases"
+equal "phases: its events are the trace's" "$(awk '{ print $14 }' "$TMP/phases")" \
+    "$("$DECODE" -f stats --json "$TMP/ph.trace" | jq .events)"
+check "phases: encoding and packing took some of the writer's time, the phases no more than all of it" \
+    awk '{ exit !($2 > 0 && $4 > 0 && $2 + $4 + $6 + $8 + $10 <= $12) }' "$TMP/phases"
+check "phases: the product library does not time them" \
+    sh -c "! grep -q PHASES_OUT '$PRODUCT_LIB'"
