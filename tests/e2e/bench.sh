@@ -32,6 +32,10 @@ equal "codec: every event of the trace re-encoded" \
     "$(echo "$out" | sed -n 's/.*(\([0-9]*\) events in.*/\1/p')" $((200000 + 100000))
 check "codec: encode and zstd figures ($out)" \
     sh -c "echo '$out' | grep -Eq '^encode [0-9.]+ ns/event, zstd [0-9.]+ ns/event'"
+out=$("$B/bench/codec" "$TMP/h.trace" first)
+equal "codec first: exits 0, every event re-encoded, each frame timed once" \
+    "$?:$(echo "$out" | sed -n 's/.*(\([0-9]*\) events in.*first passes.*/\1/p')" \
+    "0:$((200000 + 100000))"
 limit "$B/bench/codec" "$TMP/h.jsonl" 2>"$TMP/codec.err"
 equal "codec: exits 1 on a file that is not a trace" $? 1
 check "codec: says why" grep -q "not an actortrace trace" "$TMP/codec.err"
