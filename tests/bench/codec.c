@@ -17,7 +17,7 @@
  *                         lattice of period 49 and residues 0 and 24
  *   codec TRACE first     the same as with level 1, each frame timed on its first pass only,
  *                         as the writer meets it: the earlier passes of the best of REPEATS
- *                         leave zstd's hash table in the cache
+ *                         leave zstd's workspace in the cache
  *   codec TRACE encodings how many EVENTS frames the trace holds in each encoding */
 #include <errno.h>
 #include <stdbool.h>

@@ -44,7 +44,7 @@ floor() { # floor: the writer's encoding and zstd on the last traced run's event
     # from the program and warm in the cache (tests/bench/codec.c): the least the writer can
     # cost per event with this format, beside what it cost in the program
     printf "    apart from the program: %s\n" "$("$B/bench/codec" "$TMP/this.trace" | cut -d ';' -f 1)"
-    # each frame on its first pass, as the writer meets it (zstd's hash table not in the cache)
+    # each frame on its first pass, as the writer meets it (zstd's workspace not in the cache)
     printf "    the same, first passes: %s\n" \
         "$("$B/bench/codec" "$TMP/this.trace" first | cut -d ';' -f 1)"
     # the same events in the predicted encoding (ACTORTRACE_ENCODING=predicted) and its bytes
