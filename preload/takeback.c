@@ -312,7 +312,11 @@ static uint32_t take_chosen(struct taken *taken)
 
 /* Overwrite mode: the blocks handed over partly filled (a thread ended) are written, not
  * kept: they would take the pool's room for few events, and are never overwritten
- * (at__ring_steal_oldest takes only filled ones). Returns the blocks freed. */
+ * (at__ring_steal_oldest takes only filled ones). Each is claimed first, FULL to WRITING, as
+ * the writer claims every block it writes: a thread may take a FULL block over at any moment,
+ * and one that looked FULL here and had its count cleared by such a take-over was written and
+ * freed while its new owner filled it, whose events were then lost uncounted. Returns the
+ * blocks freed. */
 static uint32_t write_partial(struct taken *taken)
 {
     uint32_t freed = 0;
@@ -321,11 +325,26 @@ static uint32_t write_partial(struct taken *taken)
     for (uint32_t i = 0;
          i < count && at__config.mode == AT_MODE_OVERWRITE && taken->count < taken->max; i++) {
         struct at_ring_block *block = at__ring_block(i);
-        /* acquire: pairs with at__writer_submit's release store of FULL (and of used) */
-        if (__atomic_load_n(&block->state, __ATOMIC_ACQUIRE) == AT_BLOCK_FULL &&
-            block->used < block->capacity) {
+        /* relaxed: hints, so that filled blocks are left alone; the claim below decides */
+        if (__atomic_load_n(&block->state, __ATOMIC_RELAXED) != AT_BLOCK_FULL)
+            continue;
+        /* a test holds the writer here until a thread takes the block over */
+        at__test_wait_change("ACTORTRACE_TEST_PARTIAL_WAIT_MS", &block->used, block->capacity);
+        if (__atomic_load_n(&block->used, __ATOMIC_RELAXED) >= block->capacity)
+            continue;
+        uint32_t expected = AT_BLOCK_FULL;
+        /* acquire: pairs with at__writer_submit's release store of FULL (and of used); against
+         * at__ring_steal_oldest's compare-exchange: one of the two takes the block */
+        if (!__atomic_compare_exchange_n(&block->state, &expected, AT_BLOCK_WRITING, 0,
+                                         __ATOMIC_ACQUIRE, __ATOMIC_RELAXED))
+            continue;
+        if (block->used < block->capacity) {
             hand_to_writer(taken, block, block->used);
             freed++;
+        } else {
+            /* taken over and handed back filled since the look above: kept. Release: pairs
+             * with at__ring_steal_oldest's acquire compare-exchange */
+            __atomic_store_n(&block->state, AT_BLOCK_FULL, __ATOMIC_RELEASE);
         }
     }
     return freed;

@@ -106,6 +106,16 @@ void at__test_delay(const char *name)
         nanosleep(&delay, NULL);
 }
 
+void at__test_wait_change(const char *name, const uint32_t *word, uint32_t value)
+{
+    const char *v = getenv(name);
+    uint64_t until = at__clock_ns(CLOCK_MONOTONIC) + (uint64_t)(v ? atol(v) : 0) * 1000 * 1000;
+    /* relaxed: the caller's own loads after this are what it acts on */
+    while (__atomic_load_n(word, __ATOMIC_RELAXED) == value &&
+           at__clock_ns(CLOCK_MONOTONIC) < until)
+        __builtin_ia32_pause();
+}
+
 uint64_t at__test_limit_ns(const char *name, uint64_t ns)
 {
     const char *v = getenv(name);

@@ -93,19 +93,26 @@ static inline long at__futex(uint32_t *word, int op, uint32_t value, const struc
 }
 
 /* The test copies' delays, limits and values (AT_TEST_HOOKS). at__test_delay sleeps the
- * milliseconds that the environment variable `name` gives, if any; at__test_limit_ns is the
- * milliseconds it gives, in ns, or `ns` when it gives none; at__test_lattice sets *lattice to
- * the clock lattice it gives, "PERIOD" (a step; 1: none) or "PERIOD:R0,R1,...", and leaves it
- * as it is when it gives none. The product has none of them. */
+ * milliseconds that the environment variable `name` gives, if any; at__test_wait_change waits
+ * as long at most for *word to differ from `value` (holding one side of a race until the other
+ * has moved); at__test_limit_ns is the milliseconds it gives, in ns, or `ns` when it gives
+ * none; at__test_lattice sets *lattice to the clock lattice it gives, "PERIOD" (a step; 1:
+ * none) or "PERIOD:R0,R1,...", and leaves it as it is when it gives none. The product has none
+ * of them. */
 struct at_tsc_lattice;
 #ifdef AT_TEST_HOOKS
 void at__test_delay(const char *name);
+void at__test_wait_change(const char *name, const uint32_t *word, uint32_t value);
 uint64_t at__test_limit_ns(const char *name, uint64_t ns);
 void at__test_lattice(const char *name, struct at_tsc_lattice *lattice);
 #else
 static inline void at__test_delay(const char *name)
 {
     (void)name;
+}
+static inline void at__test_wait_change(const char *name, const uint32_t *word, uint32_t value)
+{
+    (void)name, (void)word, (void)value;
 }
 static inline uint64_t at__test_limit_ns(const char *name, uint64_t ns)
 {
