@@ -582,9 +582,10 @@ static void write_taken_back(void)
 {
     uint32_t n = at__takeback_pass(w.taken, at__ring.block_max);
     for (uint32_t i = 0; i < n; i++) {
-        /* relaxed: the writer owns the block; write_if_full moves it on */
-        __atomic_store_n(&w.taken[i]->state, AT_BLOCK_FULL, __ATOMIC_RELAXED);
-        write_if_full(w.taken[i]);
+        /* relaxed: the writer owns the block (a thread's, taken back, or one it claimed);
+         * WRITING at once, never FULL, where a thread could take a filled one over */
+        __atomic_store_n(&w.taken[i]->state, AT_BLOCK_WRITING, __ATOMIC_RELAXED);
+        write_block(w.taken[i], w.taken[i]->used, 1);
     }
     if (n)
         flush();
